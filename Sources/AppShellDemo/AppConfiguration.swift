@@ -1,0 +1,86 @@
+import AppShellHTTP
+import AppShellJSON
+import Foundation
+
+/// Everything `appshell` can be configured with: `config.json`, then `APPSHELL_*` environment
+/// variables over it. Each key, its type, range and default is in `AppConfiguration.keys`.
+public struct AppConfiguration: Sendable, Equatable {
+    /// How the HTTP server listens and its limits.
+    public var server = HTTPServerConfiguration()
+    /// The directory whose files are served as they are (relative to the working directory).
+    public var publicDirectory = "Public"
+    /// `Cache-Control: max-age` for static files, in seconds.
+    public var staticMaxAgeSeconds = 3600
+
+    /// The defaults.
+    public init() {}
+
+    /// Loads `path` (when it exists, or always when `required`) and then the environment.
+    /// Unknown keys, wrong types and out-of-range values throw an error naming the key.
+    public static func load(
+        path: String, required: Bool, environment: [String: String]
+    ) throws(ConfigurationError) -> AppConfiguration {
+        var configuration = AppConfiguration()
+        if let contents = FileManager.default.contents(atPath: path) {
+            try configuration.apply(file: path, contents: Array(contents))
+        } else if required || FileManager.default.fileExists(atPath: path) {
+            throw ConfigurationError("\(path): cannot be read (missing or not permitted)")
+        }
+        try configuration.apply(environment: environment)
+        return configuration
+    }
+
+    /// Applies the members of a JSON object read from `file`.
+    mutating func apply(file: String, contents: [UInt8]) throws(ConfigurationError) {
+        let document: JSON
+        do {
+            document = try JSON(parsing: contents)
+        } catch {
+            throw ConfigurationError("\(file): not valid JSON: \(error)")
+        }
+        guard let members = document.objectValue else {
+            throw ConfigurationError("\(file): must hold a JSON object, not \(document.typeDescription)")
+        }
+        for name in members.keys.sorted() {
+            guard let key = AppConfiguration.keys.first(where: { $0.name == name }) else {
+                throw ConfigurationError("\(file): unknown key \"\(name)\"\(AppConfiguration.suggestion(for: name))")
+            }
+            try key.apply(members[name]!, &self, "\(file): \"\(name)\"")
+        }
+    }
+
+    /// Applies every `APPSHELL_*` variable; an unknown one is an error (a misspelt key would
+    /// otherwise be silently ignored). `APPSHELL_CONFIG` names the file and is skipped here.
+    mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        for (variable, text) in environment.sorted(by: { $0.key < $1.key }) {
+            guard variable.hasPrefix("APPSHELL_"), variable != "APPSHELL_CONFIG" else { continue }
+            guard let key = AppConfiguration.keys.first(where: { $0.environmentName == variable }) else {
+                throw ConfigurationError("environment: unknown variable \(variable)")
+            }
+            let value: JSON
+            switch key.kind {
+            case .string:
+                value = .string(text)
+            case .integer:
+                guard let number = Int(text) else {
+                    throw ConfigurationError("environment: \(variable) must be \(key.kind.expectation), got \"\(text)\"")
+                }
+                value = .integer(number)
+            case .boolean:
+                switch text.lowercased() {
+                case "true", "1", "yes": value = .bool(true)
+                case "false", "0", "no": value = .bool(false)
+                default:
+                    throw ConfigurationError("environment: \(variable) must be true or false, got \"\(text)\"")
+                }
+            }
+            try key.apply(value, &self, "environment: \(variable)")
+        }
+    }
+
+    private static func suggestion(for name: String) -> String {
+        let lowered = name.lowercased()
+        guard let close = keys.first(where: { $0.name.lowercased() == lowered }) else { return "" }
+        return " (did you mean \"\(close.name)\"?)"
+    }
+}

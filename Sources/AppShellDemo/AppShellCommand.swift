@@ -1,0 +1,71 @@
+import AppShellHTTP
+import AppShellJSON
+
+/// The `appshell` command line: parses arguments, loads the configuration, serves until SIGTERM
+/// or SIGINT, and shuts down gracefully.
+public enum AppShellCommand {
+    /// Exit status for a usage or configuration error.
+    public static let configurationErrorStatus: Int32 = 2
+
+    static let usage = """
+        usage: appshell [--config PATH]
+          --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
+          --help          show this help
+        Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
+        """
+
+    /// Runs the command and returns the process's exit status. Call `TerminationSignal.block()`
+    /// before anything else in `main`.
+    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        var configPath = environment["APPSHELL_CONFIG"] ?? "config.json"
+        var explicitPath = environment["APPSHELL_CONFIG"] != nil
+        var remaining = arguments.dropFirst()
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--config":
+                guard let path = remaining.popFirst() else {
+                    AccessLog.error("--config needs a path\n\(usage)")
+                    return configurationErrorStatus
+                }
+                configPath = path
+                explicitPath = true
+            case "--help", "-h":
+                print(usage)
+                return 0
+            default:
+                AccessLog.error("unknown argument \(argument)\n\(usage)")
+                return configurationErrorStatus
+            }
+        }
+        let configuration: AppConfiguration
+        do {
+            configuration = try AppConfiguration.load(path: configPath, required: explicitPath, environment: environment)
+        } catch {
+            AccessLog.error("configuration error: \(error)")
+            return configurationErrorStatus
+        }
+        return serve(configuration)
+    }
+
+    private static func serve(_ configuration: AppConfiguration) -> Int32 {
+        let server: HTTPServer
+        do {
+            let responder = try DemoApp(configuration: configuration).makeResponder()
+            server = HTTPServer(configuration: configuration.server, responder: responder)
+            try server.start()
+        } catch {
+            AccessLog.error("cannot start: \(error)")
+            return 1
+        }
+        let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+        AccessLog.event(
+            "listening",
+            ["url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
+             "threads": .integer(configuration.server.threads)])
+        let signal = TerminationSignal.wait()
+        AccessLog.event("stopping", ["signal": .integer(Int(signal))])
+        let finished = server.shutdown()
+        AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])
+        return 0
+    }
+}

@@ -1,0 +1,112 @@
+import AppShellHTTP
+import AppShellJSON
+
+/// One configuration key: its name in config.json, its environment variable, its type and range,
+/// and where its value goes.
+struct ConfigurationKey: Sendable {
+    /// The value types a key can have.
+    enum Kind: Sendable {
+        case string
+        case integer(ClosedRange<Int>)
+        case boolean
+
+        /// What a value must be, for error messages.
+        var expectation: String {
+            switch self {
+            case .string: return "a non-empty string"
+            case .integer(let range): return "an integer from \(range.lowerBound) to \(range.upperBound)"
+            case .boolean: return "true or false"
+            }
+        }
+    }
+
+    let name: String
+    let kind: Kind
+    let summary: String
+    private let assign: @Sendable (JSON, inout AppConfiguration) -> Void
+
+    /// `APPSHELL_` and the name in upper snake case: `maxBodyBytes` → `APPSHELL_MAX_BODY_BYTES`.
+    var environmentName: String {
+        var result = "APPSHELL_"
+        var previous: Character?
+        for character in name {
+            if character.isUppercase, let previous, previous.isLowercase || previous.isNumber { result += "_" }
+            result += character.uppercased()
+            previous = character
+        }
+        return result
+    }
+
+    init(
+        _ name: String, _ kind: Kind, _ summary: String,
+        _ assign: @escaping @Sendable (JSON, inout AppConfiguration) -> Void
+    ) {
+        self.name = name
+        self.kind = kind
+        self.summary = summary
+        self.assign = assign
+    }
+
+    /// Checks `value` against the key's type and range and stores it; `origin` names the key in
+    /// the error.
+    func apply(_ value: JSON, _ configuration: inout AppConfiguration, _ origin: String) throws(ConfigurationError) {
+        let valid: Bool
+        switch (kind, value) {
+        case (.string, .string(let text)): valid = !text.isEmpty
+        case (.integer(let range), .integer(let number)): valid = range.contains(number)
+        case (.boolean, .bool): valid = true
+        default: valid = false
+        }
+        guard valid else {
+            let shown: String
+            switch value {
+            case .string, .integer, .bool, .double: shown = value.serializedString
+            default: shown = value.typeDescription
+            }
+            throw ConfigurationError("\(origin) must be \(kind.expectation), got \(shown)")
+        }
+        assign(value, &configuration)
+    }
+}
+
+extension AppConfiguration {
+    /// Every key `appshell` accepts, in the order the README lists them.
+    static let keys: [ConfigurationKey] = [
+        ConfigurationKey("host", .string, "address to bind (IPv4 or IPv6 literal)") {
+            $1.server.host = $0.stringValue!
+        },
+        ConfigurationKey("port", .integer(0...65535), "TCP port; 0 picks a free one") {
+            $1.server.port = $0.integerValue!
+        },
+        ConfigurationKey("threads", .integer(1...1024), "worker threads (default: the number of cores)") {
+            $1.server.threads = $0.integerValue!
+        },
+        ConfigurationKey("publicDirectory", .string, "directory of static files") {
+            $1.publicDirectory = $0.stringValue!
+        },
+        ConfigurationKey("staticMaxAgeSeconds", .integer(0...31_536_000), "Cache-Control max-age of static files") {
+            $1.staticMaxAgeSeconds = $0.integerValue!
+        },
+        ConfigurationKey("maxBodyBytes", .integer(0...1_073_741_824), "largest request body; 413 beyond") {
+            $1.server.maxBodyBytes = $0.integerValue!
+        },
+        ConfigurationKey(
+            "connectionMemoryBytes", .integer(4096...16_777_216), "per-connection memory; request line and headers must fit"
+        ) { $1.server.connectionMemoryBytes = $0.integerValue! },
+        ConfigurationKey("maxConnections", .integer(1...1_000_000), "open connections at most") {
+            $1.server.maxConnections = $0.integerValue!
+        },
+        ConfigurationKey("maxConnectionsPerIP", .integer(0...1_000_000), "open connections per client IP; 0: no limit") {
+            $1.server.maxConnectionsPerIP = $0.integerValue!
+        },
+        ConfigurationKey("idleTimeoutSeconds", .integer(0...86_400), "idle connection timeout; 0: none") {
+            $1.server.idleTimeoutSeconds = $0.integerValue!
+        },
+        ConfigurationKey("shutdownTimeoutSeconds", .integer(0...3600), "grace period for in-flight requests on SIGTERM") {
+            $1.server.shutdownTimeoutSeconds = $0.integerValue!
+        },
+        ConfigurationKey("accessLog", .boolean, "one JSON line per request on stdout") {
+            $1.server.accessLog = $0.boolValue!
+        },
+    ]
+}

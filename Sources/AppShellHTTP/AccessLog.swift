@@ -1,0 +1,75 @@
+import AppShellJSON
+import Glibc
+
+/// Writes one JSON line per request, and the server's own events, to standard output.
+///
+/// Each line is one `write(2)` of less than a pipe buffer, so lines from different worker
+/// threads never interleave.
+public struct AccessLog: Sendable {
+    /// Whether request lines are written.
+    public let enabled: Bool
+
+    /// A log that writes request lines when `enabled`.
+    public init(enabled: Bool) { self.enabled = enabled }
+
+    /// `{"time","method","path","status","bytes","micros"}` for one finished request.
+    func request(method: String, path: String, status: Int, bytes: Int, micros: Int) {
+        guard enabled else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        line.append(contentsOf: "{\"time\":\"".utf8)
+        line.append(contentsOf: Clock.wallTimestamp().utf8)
+        line.append(contentsOf: "\",\"method\":".utf8)
+        JSON.writeString(method, into: &line)
+        line.append(contentsOf: ",\"path\":".utf8)
+        JSON.writeString(path, into: &line)
+        line.append(contentsOf: ",\"status\":\(status),\"bytes\":\(bytes),\"micros\":\(micros)}\n".utf8)
+        AccessLog.write(line, to: 1)
+    }
+
+    /// A server event such as `listening` or `stopped`, with extra fields, always written.
+    public static func event(_ name: String, _ fields: [String: JSON] = [:]) {
+        var object = fields
+        object["time"] = .string(Clock.wallTimestamp())
+        object["event"] = .string(name)
+        var line = JSON.object(object).serialized
+        line.append(0x0A)
+        write(line, to: 1)
+    }
+
+    /// Writes `message` as one line to standard error.
+    public static func error(_ message: String) {
+        write(Array("appshell: \(message)\n".utf8), to: 2)
+    }
+
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
+
+/// Clock readings for durations and log timestamps.
+enum Clock {
+    /// Monotonic time in microseconds.
+    static func monotonicMicros() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000_000 + now.tv_nsec / 1000
+    }
+
+    /// The current UTC time as RFC 3339 with microseconds.
+    static func wallTimestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return HTTPDate.iso8601(seconds: now.tv_sec, microseconds: now.tv_nsec / 1000)
+    }
+}

@@ -1,0 +1,133 @@
+import CMicroHTTPD
+import Glibc
+
+// libmicrohttpd's C callbacks. They cannot capture context: the server comes back through the
+// `cls` pointer (unretained: the server outlives its daemon) and each request's state through
+// `*con_cls` (retained from the request line until the completion callback).
+
+/// Called with the raw request target as soon as the request line is parsed.
+let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+    server.inFlight.add(1, ordering: .relaxed)
+    let target = uri.map { String(cString: $0) } ?? ""
+    let pending = PendingRequest(target: target, startMicros: Clock.monotonicMicros())
+    return Unmanaged.passRetained(pending).toOpaque()
+}
+
+/// Called once more for every chunk of the body and once at the end.
+let accessHandlerCallback: MHD_AccessHandlerCallback = {
+    cls, connection, _, method, _, uploadData, uploadSize, requestContext in
+    guard let cls, let connection, let uploadSize, let requestContext, let raw = requestContext.pointee
+    else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
+    return server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
+}
+
+/// Called when a request is done (sent, failed or timed out).
+let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    guard let cls, let requestContext, let raw = requestContext.pointee else { return }
+    requestContext.pointee = nil
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeRetainedValue()
+    if pending.status != 0 {
+        server.log.request(
+            method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
+            micros: Clock.monotonicMicros() - pending.startMicros)
+    }
+    server.inFlight.subtract(1, ordering: .releasing)
+}
+
+/// Collects header fields into the `HTTPHeaders` that `cls` points to.
+private let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+    headers.pointee.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    return .YES
+}
+
+extension HTTPServer {
+    fileprivate func handle(
+        _ connection: OpaquePointer, _ pending: PendingRequest, method: UnsafePointer<CChar>?,
+        upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
+        if !pending.headersSeen {
+            // First call: headers only. Answering now would be an "early response" that closes
+            // the connection, so only a body that is already known to be too large is answered.
+            pending.headersSeen = true
+            pending.method = method.map { String(cString: $0) } ?? ""
+            if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+                let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes
+            {
+                return send(tooLarge(), on: connection, pending)
+            }
+            return .YES
+        }
+        if uploadSize.pointee != 0 {
+            let count = uploadSize.pointee
+            if !pending.tooLarge {
+                if pending.body.count + count > configuration.maxBodyBytes {
+                    pending.tooLarge = true
+                    pending.body = []
+                } else if let upload {
+                    upload.withMemoryRebound(to: UInt8.self, capacity: count) {
+                        pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+                    }
+                }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
+        return send(respond(connection, pending), on: connection, pending)
+    }
+
+    private func tooLarge() -> Response {
+        .error(HTTPError(.contentTooLarge, "the request body is larger than \(configuration.maxBodyBytes) bytes"), for: nil)
+    }
+
+    private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
+        var headers = HTTPHeaders()
+        _ = withUnsafeMutablePointer(to: &headers) {
+            MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        let request: Request
+        do {
+            request = try Request(
+                method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
+                body: pending.body, remoteAddress: SocketAddress.text(appshell_mhd_client_address(connection)))
+        } catch {
+            return .error(error, for: nil)
+        }
+        do {
+            return try responder.respond(to: request)
+        } catch let error as HTTPError {
+            return .error(error, for: request)
+        } catch {
+            AccessLog.error("\(request.method) \(request.path) failed: \(error)")
+            return .error(HTTPError(.internalServerError, "internal server error"), for: request)
+        }
+    }
+
+    private func send(_ response: Response, on connection: OpaquePointer, _ pending: PendingRequest) -> MHD_Result {
+        let made: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            made = bytes.withUnsafeBytes {
+                MHD_create_response_from_buffer(
+                    $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .file(let file):
+            made = MHD_create_response_from_fd(file.size, file.take())
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        for field in response.headers where !HTTPHeaders.equalNames(field.name, "Content-Length") {
+            MHD_add_response_header(made, field.name, field.value)
+        }
+        if draining.load(ordering: .relaxed) { MHD_add_response_header(made, "Connection", "close") }
+        pending.status = response.status.rawValue
+        pending.bytes = response.body.count
+        return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+    }
+}

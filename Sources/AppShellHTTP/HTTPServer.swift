@@ -1,0 +1,107 @@
+import CMicroHTTPD
+import Glibc
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool calls one responder.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: config, responder: router)
+/// try server.start()
+/// waitForTerminationSignal()
+/// server.shutdown()
+/// ```
+public final class HTTPServer: Sendable {
+    /// The settings the server was made with.
+    public let configuration: HTTPServerConfiguration
+    let responder: any HTTPResponder
+    let log: AccessLog
+    private let state = Mutex(State())
+    /// Requests between their request line and their completion.
+    let inFlight = Atomic<Int>(0)
+    /// Set once a graceful shutdown began: responses then carry `Connection: close`.
+    let draining = Atomic<Bool>(false)
+
+    /// The daemon pointer; libmicrohttpd's daemon functions are thread-safe.
+    private struct Daemon: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private struct State: ~Copyable {
+        var daemon: Daemon?
+        var port = 0
+        var stopped = false
+    }
+
+    /// A server that answers every request with `responder`; call `start()` to listen.
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+        self.configuration = configuration
+        self.responder = responder
+        self.log = AccessLog(enabled: configuration.accessLog)
+    }
+
+    /// The bound port (the real one when configured with port 0); 0 before `start()`.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// Binds and starts the worker threads; throws when the address is invalid or in use.
+    public func start() throws(HTTPServerError) {
+        let config = configuration
+        var storage = sockaddr_storage()
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_USE_TURBO.rawValue | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+        if !SocketAddress.fill(&storage, host: config.host, port: config.port) {
+            throw HTTPServerError("host \(config.host) is not an IPv4 or IPv6 address")
+        }
+        if Int32(storage.ss_family) == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let daemon: OpaquePointer? = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                var settings = appshell_mhd_settings(
+                    flags: flags, address: address, thread_pool_size: UInt32(config.threads),
+                    connection_limit: UInt32(config.maxConnections),
+                    per_ip_connection_limit: UInt32(config.maxConnectionsPerIP),
+                    connection_timeout_seconds: UInt32(config.idleTimeoutSeconds),
+                    connection_memory_limit: config.connectionMemoryBytes, listen_backlog: 1024,
+                    access_handler: accessHandlerCallback, completed_handler: completedCallback,
+                    uri_log_handler: requestStartedCallback, context: context)
+                return appshell_mhd_start(&settings)
+            }
+        }
+        guard let daemon else {
+            throw HTTPServerError(
+                "could not listen on \(config.host):\(config.port) (address in use, or not allowed)")
+        }
+        state.withLock {
+            $0.daemon = Daemon(pointer: daemon)
+            $0.port = Int(appshell_mhd_bound_port(daemon))
+        }
+    }
+
+    /// Stops gracefully: stops accepting connections, lets in-flight requests finish for up to
+    /// `timeoutSeconds` (the configured shutdown timeout by default), then closes everything.
+    /// Returns whether every in-flight request finished in time. Safe to call more than once.
+    @discardableResult
+    public func shutdown(timeoutSeconds: Int? = nil) -> Bool {
+        guard let daemon = state.withLock({ state -> Daemon? in
+            guard !state.stopped, let daemon = state.daemon else { return nil }
+            state.stopped = true
+            return daemon
+        })?.pointer
+        else { return true }
+        draining.store(true, ordering: .relaxed)
+        let listener = MHD_quiesce_daemon(daemon)
+        if listener >= 0 { close(listener) }
+        let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
+        while inFlight.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
+            usleep(5_000)
+        }
+        let finished = inFlight.load(ordering: .acquiring) == 0
+        MHD_stop_daemon(daemon)
+        state.withLock { $0.daemon = nil }
+        return finished
+    }
+
+    deinit {
+        shutdown(timeoutSeconds: 0)
+    }
+}

@@ -1,0 +1,32 @@
+import Glibc
+
+/// How the HTTP server listens and the limits it enforces.
+public struct HTTPServerConfiguration: Sendable, Equatable {
+    /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `0.0.0.0`, `::1`).
+    public var host = "127.0.0.1"
+    /// The TCP port; 0 lets the system pick a free one (read it back from `HTTPServer.port`).
+    public var port = 8080
+    /// Worker threads in libmicrohttpd's pool; each runs its own epoll loop.
+    public var threads = HTTPServerConfiguration.processorCount
+    /// The largest request body accepted; longer bodies get 413 and are never buffered.
+    public var maxBodyBytes = 1_048_576
+    /// libmicrohttpd's per-connection memory: the request line and headers must fit in it
+    /// (a larger header block gets 431).
+    public var connectionMemoryBytes = 32_768
+    /// Open connections at most, across all clients.
+    public var maxConnections = 1024
+    /// Open connections at most from one IP address.
+    public var maxConnectionsPerIP = 256
+    /// Seconds a connection may sit idle before it is closed.
+    public var idleTimeoutSeconds = 30
+    /// Seconds a graceful shutdown waits for in-flight requests before closing them.
+    public var shutdownTimeoutSeconds = 10
+    /// Whether each request writes a JSON access-log line to standard output.
+    public var accessLog = true
+
+    /// The defaults.
+    public init() {}
+
+    /// The number of online processors (at least 1).
+    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}

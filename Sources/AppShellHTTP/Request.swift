@@ -1,0 +1,139 @@
+import AppShellJSON
+
+/// One HTTP request as a handler sees it: method, decoded path, query, headers, cookies, body.
+public struct Request: Sendable {
+    /// The request method.
+    public let method: HTTPMethod
+    /// The request target exactly as sent (path and query, still percent-encoded).
+    public let target: String
+    /// The path's segments, each percent-decoded on its own: `/a%2Fb/c` is `["a/b", "c"]`, so an
+    /// encoded slash never becomes a separator. Empty segments (from `//` or a trailing `/`) are kept.
+    public let pathSegments: [String]
+    /// The query's name/value pairs in order, decoded (`+` is a space).
+    public let queryItems: [(name: String, value: String)]
+    /// The header fields.
+    public let headers: HTTPHeaders
+    /// The body bytes (empty when there is none); never longer than the configured limit.
+    public let body: [UInt8]
+    /// The client's IP address as text, e.g. `127.0.0.1`.
+    public let remoteAddress: String
+    /// Values a router captured from `:name` segments of the matched route.
+    public internal(set) var parameters: [String: String] = [:]
+
+    /// A request from its parts; `target` must be an origin-form target (`/path?query`).
+    /// Throws 400 when the target is not one or does not decode.
+    public init(
+        method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+        remoteAddress: String = "127.0.0.1"
+    ) throws(HTTPError) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+        let utf8 = target.utf8
+        guard utf8.first == UInt8(ascii: "/") else {
+            throw .badRequest("the request target must be a path starting with '/'")
+        }
+        let question = utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = target[..<(question ?? target.endIndex)]
+        var segments: [String] = []
+        for raw in rawPath.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            guard let segment = PercentEncoding.decode(raw, plusIsSpace: false) else {
+                throw .badRequest("the path has a malformed percent escape, invalid UTF-8 or a NUL byte")
+            }
+            segments.append(segment)
+        }
+        pathSegments = segments
+        if let question {
+            let rawQuery = target[target.index(after: question)...]
+            guard let items = PercentEncoding.decodePairs(rawQuery.utf8) else {
+                throw .badRequest("the query has a malformed percent escape, invalid UTF-8 or a NUL byte")
+            }
+            queryItems = items
+        } else {
+            queryItems = []
+        }
+    }
+
+    /// The decoded path, segments joined with `/` (for logs and simple matching).
+    public var path: String { "/" + pathSegments.joined(separator: "/") }
+
+    /// The first query value named `name`.
+    public func query(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+
+    /// The cookies from every `Cookie` header (RFC 6265 §5.4); the first of a repeated name wins.
+    public var cookies: [String: String] {
+        var result: [String: String] = [:]
+        for header in headers.values(for: "Cookie") {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " || $0 == "\t" }
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                let name = String(trimmed[..<equals]).trimmingSpaces()
+                var value = trimmed[trimmed.index(after: equals)...].trimmingSpacesSubstring()
+                if value.count >= 2, value.first == "\"", value.last == "\"" {
+                    value = value.dropFirst().dropLast()
+                }
+                if !name.isEmpty, result[name] == nil { result[name] = String(value) }
+            }
+        }
+        return result
+    }
+
+    /// The media type of the body without parameters, lowercased (`application/json`).
+    public var contentType: String? {
+        guard let header = headers["Content-Type"] else { return nil }
+        let type = header.split(separator: ";", maxSplits: 1).first.map(String.init) ?? header
+        return type.trimmingSpaces().lowercased()
+    }
+
+    /// The body decoded as JSON; 415 when it is not declared `application/json`, 400 when it does
+    /// not parse (the message says where).
+    public func decodeJSON() throws(HTTPError) -> JSON {
+        guard contentType == "application/json" else {
+            throw HTTPError(.unsupportedMediaType, "the body must be sent as Content-Type: application/json")
+        }
+        do {
+            return try JSON(parsing: body)
+        } catch {
+            throw .badRequest("the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// The body decoded as `application/x-www-form-urlencoded` fields; 415 for another content
+    /// type, 400 when malformed. A repeated field keeps its first value.
+    public func decodeForm() throws(HTTPError) -> [String: String] {
+        guard contentType == "application/x-www-form-urlencoded" else {
+            throw HTTPError(
+                .unsupportedMediaType, "the body must be sent as Content-Type: application/x-www-form-urlencoded")
+        }
+        let text = String(decoding: body, as: UTF8.self)
+        guard let pairs = PercentEncoding.decodePairs(text[...].utf8) else {
+            throw .badRequest("the form body has a malformed percent escape or invalid UTF-8")
+        }
+        return Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the client prefers an HTML answer (a browser navigation) to JSON.
+    public var prefersHTML: Bool {
+        guard let accept = headers["Accept"] else { return false }
+        return accept.contains("text/html")
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs.
+    func trimmingSpaces() -> String { String(Substring(self).trimmingSpacesSubstring()) }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces and tabs, as a substring.
+    func trimmingSpacesSubstring() -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let start = firstIndex { !isSpace($0) } ?? endIndex
+        let end = lastIndex { !isSpace($0) }.map { index(after: $0) } ?? start
+        return self[start..<Swift.max(start, end)]
+    }
+}

@@ -1,0 +1,104 @@
+import AppShellJSON
+
+/// What a handler answers: a status, header fields and a body.
+public struct Response: Sendable {
+    /// The status code.
+    public var status: HTTPStatus
+    /// The header fields; `Content-Length` is set by the server.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Body
+
+    /// Where a response's bytes come from.
+    public enum Body: Sendable {
+        /// Bytes in memory.
+        case bytes([UInt8])
+        /// An open regular file, sent with sendfile(2); the server closes it.
+        case file(OpenFile)
+
+        /// The number of bytes the body has.
+        public var count: Int {
+            switch self {
+            case .bytes(let bytes): return bytes.count
+            case .file(let file): return file.size
+            }
+        }
+    }
+
+    /// A response with the given parts.
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response from ready-made UTF-8 bytes (`Cache-Control: no-store`: state is live).
+    public static func json(bytes: [UInt8], status: HTTPStatus = .ok) -> Response {
+        Response(
+            status: status,
+            headers: ["Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store"],
+            body: .bytes(bytes))
+    }
+
+    /// A JSON response from a value.
+    public static func json(_ value: JSON, status: HTTPStatus = .ok) -> Response {
+        json(bytes: value.serialized, status: status)
+    }
+
+    /// An HTML response.
+    public static func html(_ text: String, status: HTTPStatus = .ok) -> Response {
+        Response(
+            status: status,
+            headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+            body: .bytes(Array(text.utf8)))
+    }
+
+    /// A plain-text response.
+    public static func text(_ text: String, status: HTTPStatus = .ok) -> Response {
+        Response(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .bytes(Array(text.utf8)))
+    }
+
+    /// A 303 redirect to `location` (after a form POST the browser then GETs it).
+    public static func redirect(to location: String, status: HTTPStatus = .seeOther) -> Response {
+        Response(status: status, headers: ["Location": location, "Cache-Control": "no-store"])
+    }
+
+    /// The response for `error`: `{"error": message}`, or a small HTML page when the request
+    /// comes from a browser navigation.
+    public static func error(_ error: HTTPError, for request: Request?) -> Response {
+        var response: Response
+        if request?.prefersHTML == true {
+            let message = HTML.escape(error.message)
+            response = .html(
+                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(error.status.rawValue)</title>"
+                    + "</head><body><main><h1>\(error.status.rawValue)</h1><p>\(message)</p></main></body></html>",
+                status: error.status)
+        } else {
+            response = .json(["error": .string(error.message)], status: error.status)
+        }
+        for (name, value) in error.headers.sorted(by: { $0.key < $1.key }) {
+            response.headers.replaceOrAdd(name: name, value: value)
+        }
+        return response
+    }
+}
+
+/// HTML text helpers.
+public enum HTML {
+    /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references.
+    public static func escape(_ text: String) -> String {
+        var output = ""
+        output.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\"": output += "&quot;"
+            case "'": output += "&#39;"
+            default: output.unicodeScalars.append(character)
+            }
+        }
+        return output
+    }
+}

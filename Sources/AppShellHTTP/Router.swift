@@ -1,0 +1,97 @@
+/// Routes requests by method and path to responders.
+///
+/// A path pattern is a list of segments: a literal (`api`) or a capture (`:name`, any one
+/// non-empty segment, available as `request.parameters["name"]`). A path no route matches goes to
+/// the fallback (static files, or a 404); a path that matches with another method gets 405 and an
+/// `Allow` header. `HEAD` is served by the `GET` route.
+public struct Router: HTTPResponder {
+    private struct Route: Sendable {
+        let method: HTTPMethod
+        let pattern: [Segment]
+        let responder: any HTTPResponder
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case capture(String)
+    }
+
+    private var routes: [Route] = []
+    private let fallback: (any HTTPResponder)?
+
+    /// An empty router; unmatched paths go to `fallback`, or get 404 without one.
+    public init(fallback: (any HTTPResponder)? = nil) { self.fallback = fallback }
+
+    /// Adds a route for `method` and `path` answered by `responder`.
+    public mutating func add(_ method: HTTPMethod, _ path: String, _ responder: any HTTPResponder) {
+        let pattern = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.hasPrefix(":") ? Segment.capture(String($0.dropFirst())) : Segment.literal(String($0))
+        }
+        routes.append(Route(method: method, pattern: Array(pattern), responder: responder))
+    }
+
+    /// Adds a route answered by a closure.
+    public mutating func add(
+        _ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response
+    ) {
+        add(method, path, ClosureResponder(handler))
+    }
+
+    /// Adds a `GET` (and so `HEAD`) route.
+    public mutating func get(_ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+        add(.get, path, handler)
+    }
+
+    /// Adds a `POST` route.
+    public mutating func post(_ path: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
+        add(.post, path, handler)
+    }
+
+    /// Finds the route for the request and answers with it.
+    public func respond(to request: Request) throws -> Response {
+        var allowed: [HTTPMethod] = []
+        var headMatch: (Route, [String: String])?
+        for route in routes {
+            guard let parameters = match(route.pattern, request.pathSegments) else { continue }
+            if route.method == request.method {
+                var routed = request
+                routed.parameters = parameters
+                return try route.responder.respond(to: routed)
+            }
+            if request.method == .head && route.method == .get && headMatch == nil {
+                headMatch = (route, parameters)
+            }
+            allowed.append(route.method)
+        }
+        if let (route, parameters) = headMatch {
+            var routed = request
+            routed.parameters = parameters
+            return try route.responder.respond(to: routed)
+        }
+        if allowed.isEmpty {
+            if let fallback { return try fallback.respond(to: request) }
+            throw HTTPError.notFound("no resource at \(request.path)")
+        }
+        if allowed.contains(.get) && !allowed.contains(.head) { allowed.append(.head) }
+        var names: [String] = []
+        for method in allowed where !names.contains(method.rawValue) { names.append(method.rawValue) }
+        throw HTTPError(
+            .methodNotAllowed, "\(request.method) is not allowed on \(request.path); allowed: \(names.joined(separator: ", "))",
+            headers: ["Allow": names.joined(separator: ", ")])
+    }
+
+    private func match(_ pattern: [Segment], _ segments: [String]) -> [String: String]? {
+        guard pattern.count == segments.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (part, segment) in zip(pattern, segments) {
+            switch part {
+            case .literal(let literal):
+                if literal != segment { return nil }
+            case .capture(let name):
+                if segment.isEmpty { return nil }
+                parameters[name] = segment
+            }
+        }
+        return parameters
+    }
+}

@@ -1,0 +1,38 @@
+import AppShellHTTP
+
+/// A real `HTTPServer` on 127.0.0.1 and a free port, for tests; stopped by `stop()` or when released.
+public final class LiveServer: Sendable {
+    /// The running server.
+    public let server: HTTPServer
+
+    /// Starts `responder` on a free port with `configuration` (its host and port are replaced).
+    public init(
+        configuration: HTTPServerConfiguration = LiveServer.testConfiguration, responder: any HTTPResponder
+    ) throws {
+        var configuration = configuration
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        server = HTTPServer(configuration: configuration, responder: responder)
+        try server.start()
+    }
+
+    /// Defaults for tests: two threads, no access log.
+    public static var testConfiguration: HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration()
+        configuration.threads = 2
+        configuration.accessLog = false
+        return configuration
+    }
+
+    /// The port the daemon reported.
+    public var port: Int { server.port }
+
+    /// A new client for this server.
+    public func client() -> TestClient { TestClient(port: port) }
+
+    /// Stops the server gracefully.
+    @discardableResult
+    public func stop(timeoutSeconds: Int = 5) -> Bool { server.shutdown(timeoutSeconds: timeoutSeconds) }
+
+    deinit { server.shutdown(timeoutSeconds: 0) }
+}

@@ -1,0 +1,87 @@
+import AppShellHTTP
+import Glibc
+
+/// A small blocking HTTP/1.1 client over a raw socket, for tests: well-formed requests with a
+/// cookie jar, and arbitrary bytes for malformed ones. Every read times out after 10 seconds so a
+/// hung server fails a test instead of stalling it.
+public final class TestClient: @unchecked Sendable {
+    // @unchecked: a client is used by one test thread at a time.
+    /// The server's port on 127.0.0.1.
+    public let port: Int
+    /// Cookies the server set, sent back on later requests (name → value).
+    public var cookies: [String: String] = [:]
+    private var connection: TestConnection?
+
+    /// A client for 127.0.0.1:`port`.
+    public init(port: Int) { self.port = port }
+
+    /// Sends a request on the kept-alive connection (opening one when needed) and reads the
+    /// response. `Host`, `Content-Length` and the jar's cookies are added.
+    public func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws -> TestResponse {
+        var lines = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        for (name, value) in headers { lines += "\(name): \(value)\r\n" }
+        if !cookies.isEmpty {
+            lines += "Cookie: " + cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") + "\r\n"
+        }
+        if !body.isEmpty || method == "POST" || method == "PUT" { lines += "Content-Length: \(body.count)\r\n" }
+        lines += "\r\n"
+        let connection = try self.connection ?? TestConnection(port: port)
+        self.connection = connection
+        do {
+            try connection.write(Array(lines.utf8) + body)
+            let response = try connection.readResponse(method: method)
+            remember(response)
+            if response.headers["Connection"]?.lowercased() == "close" { close() }
+            return response
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// `GET target`.
+    public func get(_ target: String, headers: [(String, String)] = []) throws -> TestResponse {
+        try send("GET", target, headers: headers)
+    }
+
+    /// `POST target` with a JSON body.
+    public func postJSON(_ target: String, _ json: String, headers: [(String, String)] = []) throws -> TestResponse {
+        try send("POST", target, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+
+    /// `POST target` with a form body.
+    public func postForm(_ target: String, _ form: String, headers: [(String, String)] = []) throws -> TestResponse {
+        try send(
+            "POST", target, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+            body: Array(form.utf8))
+    }
+
+    /// Writes `bytes` on a new connection and returns everything the server sends until it closes.
+    public func raw(_ bytes: [UInt8]) throws -> String {
+        let connection = try TestConnection(port: port)
+        try connection.write(bytes)
+        return String(decoding: try connection.readToEnd(), as: UTF8.self)
+    }
+
+    /// Closes the kept-alive connection.
+    public func close() { connection = nil }
+
+    private func remember(_ response: TestResponse) {
+        for header in response.headers.values(for: "Set-Cookie") {
+            let pair = header.split(separator: ";", maxSplits: 1).first ?? ""
+            guard let equals = pair.firstIndex(of: "=") else { continue }
+            let name = String(pair[..<equals]).trimmingCharacters(in: " ")
+            let value = String(pair[pair.index(after: equals)...])
+            let expired = header.lowercased().contains("max-age=0") || value.isEmpty
+            if expired { cookies[name] = nil } else { cookies[name] = value }
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
+    }
+}

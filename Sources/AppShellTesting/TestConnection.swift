@@ -1,0 +1,128 @@
+import AppShellHTTP
+import Glibc
+
+/// One TCP connection to 127.0.0.1 with a read buffer and a 10-second receive timeout.
+final class TestConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw TestClientError(description: "connect to port \(port) failed: errno \(code)")
+        }
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                throw TestClientError(description: "send failed: errno \(errno)")
+            }
+            offset += sent
+        }
+    }
+
+    /// Reads more bytes into the buffer; false at end of stream.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                return true
+            }
+            if count == 0 { return false }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw TestClientError(description: "read timed out") }
+            if errno == ECONNRESET { return false }
+            throw TestClientError(description: "recv failed: errno \(errno)")
+        }
+    }
+
+    func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffer = [] }
+        return buffer
+    }
+
+    private func readLine() throws -> String {
+        while true {
+            if let end = buffer.firstIndex(of: 0x0A) {
+                var line = Array(buffer[..<end])
+                buffer.removeSubrange(...end)
+                if line.last == 0x0D { line.removeLast() }
+                return String(decoding: line, as: UTF8.self)
+            }
+            guard try fill() else { throw TestClientError(description: "connection closed mid-response") }
+        }
+    }
+
+    private func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count {
+            guard try fill() else { throw TestClientError(description: "connection closed mid-body") }
+        }
+        defer { buffer.removeSubrange(0..<count) }
+        return Array(buffer[0..<count])
+    }
+
+    func readResponse(method: String) throws -> TestResponse {
+        let statusLine = try readLine()
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
+            throw TestClientError(description: "malformed status line: \(statusLine)")
+        }
+        var headers = HTTPHeaders()
+        while true {
+            let line = try readLine()
+            if line.isEmpty { break }
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(
+                name: String(line[..<colon]),
+                value: String(line[line.index(after: colon)...].drop { $0 == " " }))
+        }
+        var body: [UInt8] = []
+        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
+            body = []
+        } else if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
+            while true {
+                let sizeLine = try readLine()
+                guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) else {
+                    throw TestClientError(description: "malformed chunk size \(sizeLine)")
+                }
+                if size == 0 {
+                    while try !readLine().isEmpty {}
+                    break
+                }
+                body += try readBytes(size)
+                _ = try readLine()
+            }
+        } else if let length = headers["Content-Length"].flatMap({ Int($0) }) {
+            body = try readBytes(length)
+        } else {
+            body = try readToEnd()
+        }
+        return TestResponse(status: status, headers: headers, body: body)
+    }
+}

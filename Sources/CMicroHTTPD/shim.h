@@ -1,0 +1,89 @@
+/*
+ * Adapters that Swift needs to use libmicrohttpd.
+ *
+ * MHD_start_daemon, MHD_get_daemon_info and MHD_get_connection_info take variable arguments,
+ * which Swift cannot call, and option items carry function pointers in an intptr_t, which Swift
+ * cannot type-check. Each helper here is a prefixed static inline function with fixed, typed
+ * parameters. MHD_SIZE_UNKNOWN is a macro Swift does not import.
+ */
+#ifndef APPSHELL_CMICROHTTPD_SHIM_H
+#define APPSHELL_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <microhttpd.h>
+
+/** Content length for responses whose size is not known in advance (event streams). */
+static const uint64_t appshell_mhd_size_unknown = MHD_SIZE_UNKNOWN;
+
+/** Called with the raw request target; the returned pointer becomes the request's `*con_cls`. */
+typedef void *(*appshell_mhd_uri_log_callback)(void *cls, const char *uri,
+                                                 struct MHD_Connection *connection);
+
+/** Everything AppShell passes to MHD_start_daemon, with typed fields. */
+struct appshell_mhd_settings {
+  unsigned int flags;
+  const struct sockaddr *address;
+  unsigned int thread_pool_size;
+  unsigned int connection_limit;
+  unsigned int per_ip_connection_limit;
+  unsigned int connection_timeout_seconds;
+  size_t connection_memory_limit;
+  unsigned int listen_backlog;
+  MHD_AccessHandlerCallback access_handler;
+  MHD_RequestCompletedCallback completed_handler;
+  appshell_mhd_uri_log_callback uri_log_handler;
+  void *context;
+};
+
+/** Starts a daemon from `settings`; returns NULL when libmicrohttpd refuses (see stderr). */
+static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_settings *settings) {
+  struct MHD_OptionItem options[12];
+  int n = 0;
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)settings->address};
+  if (settings->thread_pool_size > 1)
+    options[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size, NULL};
+  options[n++] =
+      (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit, NULL};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                         settings->per_ip_connection_limit, NULL};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
+                                         settings->connection_timeout_seconds, NULL};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                         (intptr_t)settings->connection_memory_limit, NULL};
+  options[n++] =
+      (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog, NULL};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED,
+                                         (intptr_t)settings->completed_handler, settings->context};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK,
+                                         (intptr_t)settings->uri_log_handler, settings->context};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+  return MHD_start_daemon(settings->flags, 0, NULL, NULL, settings->access_handler,
+                          settings->context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/** The port the daemon is bound to (the real one when started on port 0), or 0. */
+static inline uint16_t appshell_mhd_bound_port(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info ? info->port : 0;
+}
+
+/** The number of open connections, or 0 when unknown. */
+static inline unsigned int appshell_mhd_current_connections(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  return info ? info->num_connections : 0;
+}
+
+/** The peer's socket address, or NULL. */
+static inline const struct sockaddr *appshell_mhd_client_address(
+    struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info ? info->client_addr : NULL;
+}
+
+#endif

@@ -1,0 +1,76 @@
+import AppShellJSON
+import Testing
+
+@Suite struct JSONParsingTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSON(parsing: #" {"a": [1, -2.5, true, false, null], "b": {"c": "d\u00e9\n"}, "e": 1e3} "#)
+        #expect(value["a"] == [1, -2.5, true, false, nil])
+        #expect(value["b"]?["c"]?.stringValue == "dé\n")
+        #expect(value["e"] == .double(1000))
+    }
+
+    @Test func keepsIntegersApartFromFractions() throws {
+        #expect(try JSON(parsing: "80") == .integer(80))
+        #expect(try JSON(parsing: "80.5") == .double(80.5))
+        #expect(try JSON(parsing: "-0") == .integer(0))
+        #expect(try JSON(parsing: "99999999999999999999") == .double(1e20))
+    }
+
+    @Test func decodesSurrogatePairs() throws {
+        #expect(try JSON(parsing: #""\ud83d\ude00""#) == .string("😀"))
+    }
+
+    @Test(arguments: [
+        ("", "unexpected end of input at line 1, column 1"),
+        ("{\"a\": 1,}", "unexpected character '}', expected a string key at line 1, column 9"),
+        ("{\"a\": 1, \"a\": 2}", "duplicate key \"a\" at line 1, column 10"),
+        ("[1 2]", "unexpected character '2', expected ',' or ']' at line 1, column 4"),
+        ("{\n  \"port\": 80x\n}", "unexpected character 'x', expected ',' or '}' at line 2, column 13"),
+        ("01", "unexpected content after the JSON value at line 1, column 2"),
+        ("\"\\ud800\"", "unpaired surrogate in \\u escape at line 1, column 8"),
+        ("\"a\u{01}\"", "control character in string at line 1, column 3"),
+        ("tru", "unexpected end of input at line 1, column 4"),
+        ("nul!", "invalid literal at line 1, column 1"),
+        ("1e999", "number out of range at line 1, column 1"),
+    ])
+    func rejectsMalformedInputWithPosition(input: String, message: String) {
+        #expect(throws: JSONError.self) { try JSON(parsing: input) }
+        do {
+            _ = try JSON(parsing: input)
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JSONError.self) { try JSON(parsing: [0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func limitsNesting() throws {
+        let deep = String(repeating: "[", count: JSON.maximumDepth + 1) + String(repeating: "]", count: JSON.maximumDepth + 1)
+        #expect(throws: JSONError.self) { try JSON(parsing: deep) }
+        let allowed = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)
+        #expect(try JSON(parsing: allowed).arrayValue != nil)
+    }
+}
+
+@Suite struct JSONSerializationTests {
+    @Test func writesCompactSortedOutput() {
+        let value: JSON = ["b": [1, 2.5, nil], "a": true, "c": "x"]
+        #expect(value.serializedString == #"{"a":true,"b":[1,2.5,null],"c":"x"}"#)
+    }
+
+    @Test func escapesStringsSafelyForHTML() {
+        let value: JSON = .string("\"q\" \\ \n <script>&\u{01}")
+        #expect(value.serializedString == #""\"q\" \\ \n \u003cscript\u003e\u0026\u0001""#)
+    }
+
+    @Test func roundTrips() throws {
+        let value: JSON = ["name": "é 😀", "list": [1, -3, 0.25, false], "nested": ["empty": [:], "none": nil]]
+        #expect(try JSON(parsing: value.serialized) == value)
+    }
+
+    @Test func writesNonFiniteNumbersAsNull() {
+        #expect(JSON.double(.infinity).serializedString == "null")
+    }
+}
