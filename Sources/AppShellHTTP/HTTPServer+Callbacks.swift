@@ -97,7 +97,10 @@ extension HTTPServer {
                 method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
                 body: pending.body, remoteAddress: SocketAddress.text(appshell_mhd_client_address(connection)))
         } catch {
-            return .error(error, for: nil)
+            // The client does not speak HTTP as we do: do not trust the rest of its stream.
+            var response = Response.error(error, for: nil)
+            response.headers.add(name: "Connection", value: "close")
+            return response
         }
         do {
             return try responder.respond(to: request)

@@ -62,6 +62,7 @@ public final class HTTPServer: Sendable {
                     per_ip_connection_limit: UInt32(config.maxConnectionsPerIP),
                     connection_timeout_seconds: UInt32(config.idleTimeoutSeconds),
                     connection_memory_limit: config.connectionMemoryBytes, listen_backlog: 1024,
+                    strict_for_client: 1,
                     access_handler: accessHandlerCallback, completed_handler: completedCallback,
                     uri_log_handler: requestStartedCallback, context: context)
                 return appshell_mhd_start(&settings)

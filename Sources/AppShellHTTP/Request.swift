@@ -31,6 +31,9 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(Request.isTokenByte) else {
+            throw .badRequest("the method is not a valid token")
+        }
         let utf8 = target.utf8
         guard utf8.first == UInt8(ascii: "/") else {
             throw .badRequest("the request target must be a path starting with '/'")
@@ -53,6 +56,17 @@ public struct Request: Sendable {
             queryItems = items
         } else {
             queryItems = []
+        }
+    }
+
+    /// Whether `byte` may appear in a token such as a method (RFC 9110 §5.6.2).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 

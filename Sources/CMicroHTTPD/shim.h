@@ -32,6 +32,7 @@ struct appshell_mhd_settings {
   unsigned int connection_timeout_seconds;
   size_t connection_memory_limit;
   unsigned int listen_backlog;
+  int strict_for_client;
   MHD_AccessHandlerCallback access_handler;
   MHD_RequestCompletedCallback completed_handler;
   appshell_mhd_uri_log_callback uri_log_handler;
@@ -40,7 +41,7 @@ struct appshell_mhd_settings {
 
 /** Starts a daemon from `settings`; returns NULL when libmicrohttpd refuses (see stderr). */
 static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_settings *settings) {
-  struct MHD_OptionItem options[12];
+  struct MHD_OptionItem options[16];
   int n = 0;
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)settings->address};
   if (settings->thread_pool_size > 1)
@@ -56,6 +57,8 @@ static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_se
                                          (intptr_t)settings->connection_memory_limit, NULL};
   options[n++] =
       (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog, NULL};
+  options[n++] =
+      (struct MHD_OptionItem){MHD_OPTION_STRICT_FOR_CLIENT, settings->strict_for_client, NULL};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED,
                                          (intptr_t)settings->completed_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK,

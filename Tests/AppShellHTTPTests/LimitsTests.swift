@@ -1,0 +1,124 @@
+import AppShellHTTP
+import AppShellTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Body, header and connection limits, and malformed requests.
+@Suite struct LimitsTests {
+    static func echoServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> LiveServer {
+        var configuration = LiveServer.testConfiguration
+        configuration.maxBodyBytes = 1024
+        configure(&configuration)
+        var router = Router()
+        router.post("/upload") { request in .text("received \(request.body.count)") }
+        router.get("/ok") { _ in .text("ok") }
+        return try LiveServer(configuration: configuration, responder: router)
+    }
+
+    @Test func bodyAtTheLimitIsAccepted() throws {
+        let live = try Self.echoServer()
+        let response = try live.client().send("POST", "/upload", body: [UInt8](repeating: 65, count: 1024))
+        #expect(response.status == 200)
+        #expect(response.text == "received 1024")
+    }
+
+    @Test func declaredOversizedBodyIs413() throws {
+        let live = try Self.echoServer()
+        let response = try live.client().send("POST", "/upload", body: [UInt8](repeating: 65, count: 1025))
+        #expect(response.status == 413)
+        #expect(response.json["error"]?.stringValue == "the request body is larger than 1024 bytes")
+        #expect(try live.client().get("/ok").text == "ok")
+    }
+
+    @Test func oversizedBodyIsRefusedBeforeItIsSent() throws {
+        let live = try Self.echoServer()
+        // Only the headers are sent: the server must answer without waiting for 10 MB.
+        let response = try live.client().raw(
+            Array("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n".utf8))
+        #expect(response.hasPrefix("HTTP/1.1 413"))
+    }
+
+    @Test func chunkedOversizedBodyIs413() throws {
+        let live = try Self.echoServer()
+        var request = "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        for _ in 0..<4 { request += "200\r\n" + String(repeating: "B", count: 512) + "\r\n" }
+        request += "0\r\n\r\n"
+        let response = try live.client().raw(Array(request.utf8))
+        #expect(response.hasPrefix("HTTP/1.1 413"))
+        var small = "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        small += "10\r\n" + String(repeating: "C", count: 16) + "\r\n0\r\n\r\n"
+        #expect(try live.client().raw(Array(small.utf8)).hasSuffix("received 16"))
+    }
+
+    @Test(arguments: [
+        ("GET / HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),
+        ("GET /\r\n\r\n", 400),
+        ("GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
+        ("G@T /ok HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET ok HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+    ])
+    func malformedRequestsAre400AndTheServerKeepsServing(raw: String, expected: Int) throws {
+        let live = try Self.echoServer()
+        let response = try live.client().raw(Array(raw.utf8))
+        #expect(response.hasPrefix("HTTP/1.1 \(expected) "), "answered: \(response.prefix(60))")
+        #expect(try live.client().get("/ok").status == 200)
+    }
+
+    /// libmicrohttpd closes the connection without an answer when the request line is not even
+    /// `METHOD SP TARGET` (documented in the README); the server must still serve others.
+    @Test(arguments: ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "GET /a b HTTP/1.1\r\nHost: x\r\n\r\n"])
+    func unparsableRequestLinesAreClosed(raw: String) throws {
+        let live = try Self.echoServer()
+        #expect(try live.client().raw(Array(raw.utf8)) == "")
+        #expect(try live.client().get("/ok").status == 200)
+    }
+
+    @Test func tooLargeHeaderIs431() throws {
+        let live = try Self.echoServer { $0.connectionMemoryBytes = 8192 }
+        let big = String(repeating: "v", count: 16_000)
+        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n".utf8))
+        let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
+        #expect(status == 431 || status == 400, "answered: \(response.prefix(60))")
+        #expect(try live.client().get("/ok").status == 200)
+    }
+
+    @Test func connectionsPerIPAreCapped() throws {
+        let live = try Self.echoServer { $0.maxConnectionsPerIP = 2 }
+        let first = live.client()
+        let second = live.client()
+        #expect(try first.get("/ok").status == 200)
+        #expect(try second.get("/ok").status == 200)
+        // Both stay open (keep-alive); a third from the same IP is closed without an answer.
+        let third = live.client()
+        #expect(throws: (any Error).self) { try third.get("/ok") }
+        second.close()
+        // Once one closes, a new one is admitted (the server notices the close asynchronously).
+        var admitted = false
+        for _ in 0..<50 where !admitted {
+            admitted = (try? live.client().get("/ok").status) == 200
+            if !admitted { usleep(20_000) }
+        }
+        #expect(admitted)
+        #expect(try first.get("/ok").status == 200)
+    }
+
+    @Test func totalConnectionsAreCapped() throws {
+        let live = try Self.echoServer { $0.maxConnections = 2 }
+        let first = live.client()
+        let second = live.client()
+        #expect(try first.get("/ok").status == 200)
+        #expect(try second.get("/ok").status == 200)
+        #expect(throws: (any Error).self) { try live.client().get("/ok") }
+    }
+
+    @Test func idleConnectionsAreClosed() throws {
+        let live = try Self.echoServer { $0.idleTimeoutSeconds = 1 }
+        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        // raw() reads until the server closes: it returns only because the idle timeout fired.
+        #expect(response.hasSuffix("ok"))
+    }
+}
