@@ -21,4 +21,7 @@ public struct TestResponse: Sendable {
 public struct TestClientError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public let description: String
+
+    /// An error saying `description`.
+    public init(description: String) { self.description = description }
 }

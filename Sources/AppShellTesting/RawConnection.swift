@@ -1,0 +1,17 @@
+/// A connection for sending a request in pieces (to keep it in flight) and reading the answer.
+public final class RawConnection: @unchecked Sendable {
+    // @unchecked: used by one thread at a time, handed over between them explicitly.
+    private let connection: TestConnection
+
+    /// Connects to 127.0.0.1:`port`.
+    public init(port: Int) throws { connection = try TestConnection(port: port) }
+
+    /// Sends `text` as it is.
+    public func send(_ text: String) throws { try connection.write(Array(text.utf8)) }
+
+    /// Sends `text`, then returns everything the server sends until it closes the connection.
+    public func finish(_ text: String) throws -> String {
+        try send(text)
+        return String(decoding: try connection.readToEnd(), as: UTF8.self)
+    }
+}

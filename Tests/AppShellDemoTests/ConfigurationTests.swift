@@ -1,0 +1,90 @@
+import AppShellDemo
+import Foundation
+import Testing
+
+/// config.json and APPSHELL_* variables: values, defaults, and the errors that stop a start.
+@Suite struct ConfigurationTests {
+    static func write(_ text: String) throws -> String {
+        let path = NSTemporaryDirectory() + "appshell-config-\(UUID().uuidString).json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func message(_ body: () throws -> Void) -> String? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func defaultsWithoutAFile() throws {
+        let configuration = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        #expect(configuration.server.host == "127.0.0.1")
+        #expect(configuration.server.port == 8080)
+        #expect(configuration.server.maxBodyBytes == 1_048_576)
+        #expect(configuration.publicDirectory == "Public")
+        #expect(configuration.server.threads >= 1)
+    }
+
+    @Test func readsTheFileAndTheEnvironmentOverridesIt() throws {
+        let path = try Self.write(#"{"port": 9000, "host": "0.0.0.0", "accessLog": false, "maxConnectionsPerIP": 8}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let configuration = try AppConfiguration.load(
+            path: path, required: true,
+            environment: ["APPSHELL_PORT": "9100", "APPSHELL_MAX_CONNECTIONS_PER_IP": "16", "HOME": "/root"])
+        #expect(configuration.server.port == 9100)
+        #expect(configuration.server.host == "0.0.0.0")
+        #expect(configuration.server.accessLog == false)
+        #expect(configuration.server.maxConnectionsPerIP == 16)
+    }
+
+    @Test func theShippedConfigLoads() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let configuration = try AppConfiguration.load(
+            path: root.appendingPathComponent("config.json").path, required: true, environment: [:])
+        #expect(configuration.server.port == 8080)
+    }
+
+    @Test(arguments: [
+        (#"{"prot": 80}"#, #"unknown key "prot""#),
+        (#"{"Port": 80}"#, #"unknown key "Port" (did you mean "port"?)"#),
+        (#"{"port": "80"}"#, #""port" must be an integer from 0 to 65535, got "80""#),
+        (#"{"port": 80.5}"#, #""port" must be an integer from 0 to 65535, got 80.5"#),
+        (#"{"port": 70000}"#, #""port" must be an integer from 0 to 65535, got 70000"#),
+        (#"{"accessLog": "yes"}"#, #""accessLog" must be true or false, got "yes""#),
+        (#"{"host": ""}"#, #""host" must be a non-empty string, got """#),
+        (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
+        (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
+        (#"[1]"#, "must hold a JSON object, not an array"),
+        (#"{"port": 80,}"#, "not valid JSON: unexpected character '}', expected a string key at line 1, column 13"),
+    ])
+    func fileErrorsNameTheKey(text: String, expected: String) throws {
+        let path = try Self.write(text)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let message = Self.message { _ = try AppConfiguration.load(path: path, required: true, environment: [:]) }
+        #expect(message == "\(path): \(expected)")
+    }
+
+    @Test(arguments: [
+        (["APPSHELL_PORT": "eighty"], #"environment: APPSHELL_PORT must be an integer from 0 to 65535, got "eighty""#),
+        (["APPSHELL_PORT": "-1"], "environment: APPSHELL_PORT must be an integer from 0 to 65535, got -1"),
+        (["APPSHELL_ACCESS_LOG": "maybe"], #"environment: APPSHELL_ACCESS_LOG must be true or false, got "maybe""#),
+        (["APPSHELL_PROT": "80"], "environment: unknown variable APPSHELL_PROT"),
+    ])
+    func environmentErrorsNameTheVariable(environment: [String: String], expected: String) {
+        let message = Self.message {
+            _ = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
+        }
+        #expect(message == expected)
+    }
+
+    @Test func aMissingRequiredFileIsAnError() {
+        let message = Self.message {
+            _ = try AppConfiguration.load(path: "/nonexistent/config.json", required: true, environment: [:])
+        }
+        #expect(message == "/nonexistent/config.json: cannot be read (missing or not permitted)")
+    }
+}
