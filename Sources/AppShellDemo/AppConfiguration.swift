@@ -63,7 +63,8 @@ public struct AppConfiguration: Sendable, Equatable {
                 value = .string(text)
             case .integer:
                 guard let number = Int(text) else {
-                    throw ConfigurationError("environment: \(variable) must be \(key.kind.expectation), got \"\(text)\"")
+                    throw ConfigurationError(
+                        "environment: \(variable) must be \(key.kind.expectation), got \"\(text)\"")
                 }
                 value = .integer(number)
             case .boolean:

@@ -39,7 +39,8 @@ public enum AppShellCommand {
         }
         let configuration: AppConfiguration
         do {
-            configuration = try AppConfiguration.load(path: configPath, required: explicitPath, environment: environment)
+            configuration = try AppConfiguration.load(
+                path: configPath, required: explicitPath, environment: environment)
         } catch {
             AccessLog.error("configuration error: \(error)")
             return configurationErrorStatus
@@ -57,11 +58,14 @@ public enum AppShellCommand {
             AccessLog.error("cannot start: \(error)")
             return 1
         }
-        let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+        let host =
+            configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         AccessLog.event(
             "listening",
-            ["url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
-             "threads": .integer(configuration.server.threads)])
+            [
+                "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
+                "threads": .integer(configuration.server.threads),
+            ])
         let signal = TerminationSignal.wait()
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()

@@ -91,18 +91,21 @@ extension AppConfiguration {
             $1.server.maxBodyBytes = $0.integerValue!
         },
         ConfigurationKey(
-            "connectionMemoryBytes", .integer(4096...16_777_216), "per-connection memory; request line and headers must fit"
+            "connectionMemoryBytes", .integer(4096...16_777_216),
+            "per-connection memory; request line and headers must fit"
         ) { $1.server.connectionMemoryBytes = $0.integerValue! },
         ConfigurationKey("maxConnections", .integer(1...1_000_000), "open connections at most") {
             $1.server.maxConnections = $0.integerValue!
         },
-        ConfigurationKey("maxConnectionsPerIP", .integer(0...1_000_000), "open connections per client IP; 0: no limit") {
+        ConfigurationKey("maxConnectionsPerIP", .integer(0...1_000_000), "open connections per client IP; 0: no limit")
+        {
             $1.server.maxConnectionsPerIP = $0.integerValue!
         },
         ConfigurationKey("idleTimeoutSeconds", .integer(0...86_400), "idle connection timeout; 0: none") {
             $1.server.idleTimeoutSeconds = $0.integerValue!
         },
-        ConfigurationKey("shutdownTimeoutSeconds", .integer(0...3600), "grace period for in-flight requests on SIGTERM") {
+        ConfigurationKey("shutdownTimeoutSeconds", .integer(0...3600), "grace period for in-flight requests on SIGTERM")
+        {
             $1.server.shutdownTimeoutSeconds = $0.integerValue!
         },
         ConfigurationKey("accessLog", .boolean, "one JSON line per request on stdout") {

@@ -83,7 +83,9 @@ extension HTTPServer {
     }
 
     private func tooLarge() -> Response {
-        .error(HTTPError(.contentTooLarge, "the request body is larger than \(configuration.maxBodyBytes) bytes"), for: nil)
+        .error(
+            HTTPError(.contentTooLarge, "the request body is larger than \(configuration.maxBodyBytes) bytes"), for: nil
+        )
     }
 
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {

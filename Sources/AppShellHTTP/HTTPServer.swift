@@ -46,7 +46,8 @@ public final class HTTPServer: Sendable {
     public func start() throws(HTTPServerError) {
         let config = configuration
         var storage = sockaddr_storage()
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_USE_TURBO.rawValue | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_ERROR_LOG.rawValue
         if !SocketAddress.fill(&storage, host: config.host, port: config.port) {
@@ -83,11 +84,12 @@ public final class HTTPServer: Sendable {
     /// Returns whether every in-flight request finished in time. Safe to call more than once.
     @discardableResult
     public func shutdown(timeoutSeconds: Int? = nil) -> Bool {
-        guard let daemon = state.withLock({ state -> Daemon? in
-            guard !state.stopped, let daemon = state.daemon else { return nil }
-            state.stopped = true
-            return daemon
-        })?.pointer
+        guard
+            let daemon = state.withLock({ state -> Daemon? in
+                guard !state.stopped, let daemon = state.daemon else { return nil }
+                state.stopped = true
+                return daemon
+            })?.pointer
         else { return true }
         draining.store(true, ordering: .relaxed)
         let listener = MHD_quiesce_daemon(daemon)

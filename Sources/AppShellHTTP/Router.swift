@@ -76,7 +76,8 @@ public struct Router: HTTPResponder {
         var names: [String] = []
         for method in allowed where !names.contains(method.rawValue) { names.append(method.rawValue) }
         throw HTTPError(
-            .methodNotAllowed, "\(request.method) is not allowed on \(request.path); allowed: \(names.joined(separator: ", "))",
+            .methodNotAllowed,
+            "\(request.method) is not allowed on \(request.path); allowed: \(names.joined(separator: ", "))",
             headers: ["Allow": names.joined(separator: ", ")])
     }
 

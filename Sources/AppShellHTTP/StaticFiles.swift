@@ -32,7 +32,8 @@ public struct StaticFiles: HTTPResponder {
                 .methodNotAllowed, "\(request.method) is not allowed on a static file; allowed: GET, HEAD",
                 headers: ["Allow": "GET, HEAD"])
         }
-        let etag = "\"\(String(file.handle.size, radix: 16))-\(String(file.modified.seconds, radix: 16))"
+        let etag =
+            "\"\(String(file.handle.size, radix: 16))-\(String(file.modified.seconds, radix: 16))"
             + "\(String(file.modified.nanoseconds, radix: 16))\""
         let lastModified = HTTPDate.format(seconds: file.modified.seconds)
         var headers: HTTPHeaders = [

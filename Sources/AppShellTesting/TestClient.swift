@@ -23,7 +23,9 @@ public final class TestClient: @unchecked Sendable {
         var lines = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers { lines += "\(name): \(value)\r\n" }
         if !cookies.isEmpty {
-            lines += "Cookie: " + cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") + "\r\n"
+            lines +=
+                "Cookie: " + cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+                + "\r\n"
         }
         if !body.isEmpty || method == "POST" || method == "PUT" { lines += "Content-Length: \(body.count)\r\n" }
         lines += "\r\n"

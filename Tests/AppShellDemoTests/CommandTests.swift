@@ -76,7 +76,8 @@ import Testing
         #expect(running.waitForExit() == 2)
         #expect(
             running.errorText
-                == "appshell: configuration error: environment: APPSHELL_PORT must be an integer from 0 to 65535, got \"http\"\n")
+                == "appshell: configuration error: environment: APPSHELL_PORT must be an integer from 0 to 65535, got \"http\"\n"
+        )
     }
 
     @Test func unknownArgumentExitsWithStatus2() throws {
@@ -116,7 +117,8 @@ import Testing
         let client = TestClient(port: port)
         let finished = DispatchSemaphore(value: 0)
         let answer = Mutex("")
-        let head = "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
+        let head =
+            "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
         let connection = try RawConnection(port: port)
         try connection.send(head)
         usleep(200_000)

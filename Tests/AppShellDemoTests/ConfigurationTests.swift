@@ -20,7 +20,8 @@ import Testing
     }
 
     @Test func defaultsWithoutAFile() throws {
-        let configuration = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        let configuration = try AppConfiguration.load(
+            path: "/nonexistent/config.json", required: false, environment: [:])
         #expect(configuration.server.host == "127.0.0.1")
         #expect(configuration.server.port == 8080)
         #expect(configuration.server.maxBodyBytes == 1_048_576)

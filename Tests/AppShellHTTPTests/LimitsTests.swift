@@ -106,13 +106,25 @@ import Testing
         #expect(try first.get("/ok").status == 200)
     }
 
-    @Test func totalConnectionsAreCapped() throws {
+    @Test func totalConnectionsAreCappedAndTheNextWaits() throws {
         let live = try Self.echoServer { $0.maxConnections = 2 }
         let first = live.client()
         let second = live.client()
         #expect(try first.get("/ok").status == 200)
         #expect(try second.get("/ok").status == 200)
-        #expect(throws: (any Error).self) { try live.client().get("/ok") }
+        // At the limit the server stops accepting: a third connection waits in the backlog…
+        let answered = DispatchSemaphore(value: 0)
+        let port = live.port
+        let third = Mutex<Int>(0)
+        Thread.detachNewThread {
+            third.withLock { $0 = (try? TestClient(port: port).get("/ok").status) ?? -1 }
+            answered.signal()
+        }
+        #expect(answered.wait(timeout: .now() + 0.5) == .timedOut)
+        // …and is served as soon as a slot frees.
+        second.close()
+        #expect(answered.wait(timeout: .now() + 5) == .success)
+        #expect(third.withLock { $0 } == 200)
     }
 
     @Test func idleConnectionsAreClosed() throws {

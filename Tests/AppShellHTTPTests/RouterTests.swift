@@ -114,8 +114,11 @@ import Testing
         #expect(ok.json["got"] == ["a": [1, "b"]])
         let bad = try client.postJSON("/json", #"{"a": }"#)
         #expect(bad.status == 400)
-        #expect(bad.json["error"]?.stringValue == "the body is not valid JSON: unexpected character '}' at line 1, column 7")
-        let wrongType = try client.send("POST", "/json", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
+        #expect(
+            bad.json["error"]?.stringValue == "the body is not valid JSON: unexpected character '}' at line 1, column 7"
+        )
+        let wrongType = try client.send(
+            "POST", "/json", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
         #expect(wrongType.status == 415)
     }
 

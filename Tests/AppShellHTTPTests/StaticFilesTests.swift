@@ -16,7 +16,8 @@ import Testing
             try files.createDirectory(atPath: root + "/public/css", withIntermediateDirectories: true)
             try files.createDirectory(atPath: root + "/public/docs", withIntermediateDirectories: true)
             try "top secret".write(toFile: root + "/secret.txt", atomically: true, encoding: .utf8)
-            try "<!doctype html><title>home</title>".write(toFile: root + "/public/index.html", atomically: true, encoding: .utf8)
+            try "<!doctype html><title>home</title>".write(
+                toFile: root + "/public/index.html", atomically: true, encoding: .utf8)
             try "body{color:red}".write(toFile: root + "/public/css/app.css", atomically: true, encoding: .utf8)
             try "export const a = 1;".write(toFile: root + "/public/app.js", atomically: true, encoding: .utf8)
             try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: root + "/public/logo.png"))
@@ -139,7 +140,8 @@ import Testing
     func neverLeavesThePublicDirectory(target: String) throws {
         let tree = try Tree()
         let live = try Self.serve(tree)
-        let response = try live.client().raw(Array("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+        let response = try live.client().raw(
+            Array("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
         let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
         #expect(status == 404 || status == 400, "\(target) answered \(status)")
         #expect(!response.contains("top secret"))

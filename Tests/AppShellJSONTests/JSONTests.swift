@@ -47,9 +47,11 @@ import Testing
     }
 
     @Test func limitsNesting() throws {
-        let deep = String(repeating: "[", count: JSON.maximumDepth + 1) + String(repeating: "]", count: JSON.maximumDepth + 1)
+        let deep =
+            String(repeating: "[", count: JSON.maximumDepth + 1) + String(repeating: "]", count: JSON.maximumDepth + 1)
         #expect(throws: JSONError.self) { try JSON(parsing: deep) }
-        let allowed = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)
+        let allowed =
+            String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)
         #expect(try JSON(parsing: allowed).arrayValue != nil)
     }
 }
