@@ -14,10 +14,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test
+## test: install what is missing, lint, build, run every test, then the concurrency suites
+## again under ThreadSanitizer
 test: deps lint hadolint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests'
 
 ## deps: the Debian packages AppShell needs, installed only when missing
 deps:

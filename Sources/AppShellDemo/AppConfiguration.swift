@@ -1,5 +1,6 @@
 import AppShellHTTP
 import AppShellJSON
+import AppShellSessions
 import Foundation
 
 /// Everything `appshell` can be configured with: `config.json`, then `APPSHELL_*` environment
@@ -11,6 +12,24 @@ public struct AppConfiguration: Sendable, Equatable {
     public var publicDirectory = "Public"
     /// `Cache-Control: max-age` for static files, in seconds.
     public var staticMaxAgeSeconds = 3600
+    /// Which backend keeps session defaults.
+    public var store = StoreKind.sqlite
+    /// The SQLite file, when `store` is `.sqlite`.
+    public var storePath = "data/appshell.sqlite"
+    /// The session cookie's name (before the `__Host-` prefix).
+    public var cookieName = "appshell_session"
+    /// Whether the cookie is `Secure` with the `__Host-` prefix (serve over HTTPS).
+    public var secureCookies = false
+    /// Session timeouts and the in-memory cap.
+    public var sessions = SessionConfiguration()
+
+    /// The backends `store` can name.
+    public enum StoreKind: String, Sendable {
+        /// The embedded SQLite file at `storePath`: survives restarts.
+        case sqlite
+        /// Memory only: for tests and benchmarks; nothing survives a restart.
+        case memory
+    }
 
     /// The defaults.
     public init() {}
@@ -59,7 +78,7 @@ public struct AppConfiguration: Sendable, Equatable {
             }
             let value: JSON
             switch key.kind {
-            case .string:
+            case .string, .token, .choice:
                 value = .string(text)
             case .integer:
                 guard let number = Int(text) else {

@@ -49,26 +49,30 @@ public enum AppShellCommand {
     }
 
     private static func serve(_ configuration: AppConfiguration) -> Int32 {
+        let app: DemoApp
         let server: HTTPServer
         do {
-            let responder = try DemoApp(configuration: configuration).makeResponder()
-            server = HTTPServer(configuration: configuration.server, responder: responder)
+            app = try DemoApp(configuration: configuration)
+            server = HTTPServer(
+                configuration: configuration.server, responder: try app.makeResponder(), statistics: app.statistics)
             try server.start()
         } catch {
             AccessLog.error("cannot start: \(error)")
             return 1
         }
+        app.sessions.startSweeper()
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         AccessLog.event(
             "listening",
             [
                 "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
-                "threads": .integer(configuration.server.threads),
+                "threads": .integer(configuration.server.threads), "store": .string(configuration.store.rawValue),
             ])
         let signal = TerminationSignal.wait()
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()
+        app.sessions.stopSweeper()
         AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])
         return 0
     }

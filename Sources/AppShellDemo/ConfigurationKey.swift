@@ -1,3 +1,4 @@
+import AppShell
 import AppShellHTTP
 import AppShellJSON
 
@@ -7,6 +8,8 @@ struct ConfigurationKey: Sendable {
     /// The value types a key can have.
     enum Kind: Sendable {
         case string
+        case token
+        case choice([String])
         case integer(ClosedRange<Int>)
         case boolean
 
@@ -14,6 +17,8 @@ struct ConfigurationKey: Sendable {
         var expectation: String {
             switch self {
             case .string: return "a non-empty string"
+            case .token: return "a non-empty token of letters, digits and !#$%&'*+-.^_`|~"
+            case .choice(let choices): return "one of " + choices.map { "\"\($0)\"" }.joined(separator: ", ")
             case .integer(let range): return "an integer from \(range.lowerBound) to \(range.upperBound)"
             case .boolean: return "true or false"
             }
@@ -53,6 +58,8 @@ struct ConfigurationKey: Sendable {
         let valid: Bool
         switch (kind, value) {
         case (.string, .string(let text)): valid = !text.isEmpty
+        case (.token, .string(let text)): valid = SessionCookie.isValidName(text)
+        case (.choice(let choices), .string(let text)): valid = choices.contains(text)
         case (.integer(let range), .integer(let number)): valid = range.contains(number)
         case (.boolean, .bool): valid = true
         default: valid = false
@@ -110,6 +117,29 @@ extension AppConfiguration {
         },
         ConfigurationKey("accessLog", .boolean, "one JSON line per request on stdout") {
             $1.server.accessLog = $0.boolValue!
+        },
+        ConfigurationKey("store", .choice(["sqlite", "memory"]), "where session defaults live") {
+            $1.store = $0.stringValue == "memory" ? .memory : .sqlite
+        },
+        ConfigurationKey("storePath", .string, "the SQLite file (its folder is created)") {
+            $1.storePath = $0.stringValue!
+        },
+        ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
+        ConfigurationKey("secureCookies", .boolean, "__Host- prefix and Secure attribute (HTTPS only)") {
+            $1.secureCookies = $0.boolValue!
+        },
+        ConfigurationKey("sessionIdleTimeoutSeconds", .integer(1...31_536_000), "idle session timeout") {
+            $1.sessions.idleTimeoutSeconds = Int64($0.integerValue!)
+        },
+        ConfigurationKey("sessionAbsoluteTimeoutSeconds", .integer(1...31_536_000), "absolute session timeout") {
+            $1.sessions.absoluteTimeoutSeconds = Int64($0.integerValue!)
+        },
+        ConfigurationKey("maxSessionsInMemory", .integer(1...100_000_000), "sessions held in memory at most") {
+            $1.sessions.maxSessionsInMemory = $0.integerValue!
+        },
+        ConfigurationKey("sessionSweepIntervalSeconds", .integer(1...86_400), "how often expired sessions are removed")
+        {
+            $1.sessions.sweepIntervalSeconds = $0.integerValue!
         },
     ]
 }

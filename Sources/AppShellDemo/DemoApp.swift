@@ -1,24 +1,69 @@
+import AppShell
 import AppShellHTTP
 import AppShellJSON
+import AppShellSessions
 
-/// The demo application: its routes, with static files from the public directory behind them.
-public struct DemoApp: Sendable {
+/// The demo application: its session registry over the configured store, and its routes with
+/// static files from the public directory behind them.
+public final class DemoApp: Sendable {
     /// The configuration the app was built from.
     public let configuration: AppConfiguration
+    /// Every session, over the configured backend.
+    public let sessions: SessionRegistry
+    /// How the session id travels.
+    public let cookie: SessionCookie
+    /// The server's counters, shown at `/metrics`.
+    public let statistics = ServerStatistics()
 
-    /// An app for `configuration`.
-    public init(configuration: AppConfiguration) {
+    /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
+    /// unreadable SQLite file is never replaced).
+    public init(configuration: AppConfiguration) throws(StoreError) {
         self.configuration = configuration
+        let backend: any DefaultsBackend
+        switch configuration.store {
+        case .memory: backend = MemoryDefaultsBackend()
+        case .sqlite: backend = try SQLiteDefaultsBackend(path: configuration.storePath)
+        }
+        sessions = SessionRegistry(configuration: configuration.sessions, backend: backend)
+        cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
+    }
+
+    /// A responder whose handler runs with the request's session.
+    public func withSession(
+        _ handler: @escaping @Sendable (Request, SessionContext) throws -> Response
+    ) -> SessionResponder {
+        SessionResponder(registry: sessions, cookie: cookie, handler: handler)
     }
 
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
-    public func makeResponder() throws(HTTPServerError) -> any HTTPResponder {
+    public func makeResponder() throws(HTTPServerError) -> Router {
         let files = try StaticFiles(
             directory: configuration.publicDirectory, maxAge: configuration.staticMaxAgeSeconds)
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
+        router.get("/metrics") { [sessions, statistics] _ in
+            var response = Response.text(
+                """
+                # HELP appshell_http_requests_completed_total Requests completed since start.
+                # TYPE appshell_http_requests_completed_total counter
+                appshell_http_requests_completed_total \(statistics.completed)
+                # HELP appshell_http_requests_in_flight Requests being processed.
+                # TYPE appshell_http_requests_in_flight gauge
+                appshell_http_requests_in_flight \(statistics.inFlight)
+                # HELP appshell_sessions_in_memory Sessions held in memory.
+                # TYPE appshell_sessions_in_memory gauge
+                appshell_sessions_in_memory \(sessions.count)
+                # HELP appshell_sessions_created_total Sessions created since start.
+                # TYPE appshell_sessions_created_total counter
+                appshell_sessions_created_total \(sessions.createdCount.load(ordering: .relaxed))
+
+                """)
+            response.headers.replaceOrAdd(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+            response.headers.add(name: "Cache-Control", value: "no-store")
+            return response
+        }
         return router
     }
 }

@@ -8,7 +8,7 @@ import Glibc
 /// Called with the raw request target as soon as the request line is parsed.
 let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-    server.inFlight.add(1, ordering: .relaxed)
+    server.statistics.inFlightCounter.add(1, ordering: .relaxed)
     let target = uri.map { String(cString: $0) } ?? ""
     let pending = PendingRequest(target: target, startMicros: Clock.monotonicMicros())
     return Unmanaged.passRetained(pending).toOpaque()
@@ -35,7 +35,8 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
             method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
             micros: Clock.monotonicMicros() - pending.startMicros)
     }
-    server.inFlight.subtract(1, ordering: .releasing)
+    server.statistics.completedCounter.add(1, ordering: .relaxed)
+    server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
 }
 
 /// Collects header fields into the `HTTPHeaders` that `cls` points to.

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import CMicroHTTPD
 import Glibc
 import Synchronization
@@ -15,9 +16,9 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
     let log: AccessLog
-    private let state = Mutex(State())
-    /// Requests between their request line and their completion.
-    let inFlight = Atomic<Int>(0)
+    private let state = Locked(State())
+    /// Request counters.
+    public let statistics: ServerStatistics
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
 
@@ -26,15 +27,20 @@ public final class HTTPServer: Sendable {
         let pointer: OpaquePointer
     }
 
-    private struct State: ~Copyable {
+    private struct State {
         var daemon: Daemon?
         var port = 0
         var stopped = false
     }
 
-    /// A server that answers every request with `responder`; call `start()` to listen.
-    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+    /// A server that answers every request with `responder` and counts into `statistics`; call
+    /// `start()` to listen.
+    public init(
+        configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+        statistics: ServerStatistics = ServerStatistics()
+    ) {
         self.configuration = configuration
+        self.statistics = statistics
         self.responder = responder
         self.log = AccessLog(enabled: configuration.accessLog)
     }
@@ -95,10 +101,10 @@ public final class HTTPServer: Sendable {
         let listener = MHD_quiesce_daemon(daemon)
         if listener >= 0 { close(listener) }
         let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
-        while inFlight.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
+        while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
             usleep(5_000)
         }
-        let finished = inFlight.load(ordering: .acquiring) == 0
+        let finished = statistics.inFlightCounter.load(ordering: .acquiring) == 0
         MHD_stop_daemon(daemon)
         state.withLock { $0.daemon = nil }
         return finished

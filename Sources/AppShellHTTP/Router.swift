@@ -47,6 +47,12 @@ public struct Router: HTTPResponder {
         add(.post, path, handler)
     }
 
+    /// Adds a `GET` (and so `HEAD`) route answered by `responder`.
+    public mutating func get(_ path: String, _ responder: any HTTPResponder) { add(.get, path, responder) }
+
+    /// Adds a `POST` route answered by `responder`.
+    public mutating func post(_ path: String, _ responder: any HTTPResponder) { add(.post, path, responder) }
+
     /// Finds the route for the request and answers with it.
     public func respond(to request: Request) throws -> Response {
         var allowed: [HTTPMethod] = []

@@ -1,7 +1,7 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Many clients at once, and graceful shutdown.
@@ -10,7 +10,7 @@ import Testing
         var router = Router()
         router.get("/n/:n") { request in .text(request.parameters["n"] ?? "") }
         let live = try LiveServer(responder: router)
-        let answered = Mutex<[Int: String]>([:])
+        let answered = Locked<[Int: String]>([:])
         let group = DispatchGroup()
         for thread in 0..<16 {
             group.enter()
@@ -42,7 +42,7 @@ import Testing
         }
         let live = try LiveServer(responder: router)
         let port = live.port
-        let result = Mutex<TestResponse?>(nil)
+        let result = Locked<TestResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             result.withLock { $0 = try? TestClient(port: port).get("/slow") }

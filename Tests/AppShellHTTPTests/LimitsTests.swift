@@ -1,7 +1,7 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Body, header and connection limits, and malformed requests.
@@ -115,7 +115,7 @@ import Testing
         // At the limit the server stops accepting: a third connection waits in the backlog…
         let answered = DispatchSemaphore(value: 0)
         let port = live.port
-        let third = Mutex<Int>(0)
+        let third = Locked<Int>(0)
         Thread.detachNewThread {
             third.withLock { $0 = (try? TestClient(port: port).get("/ok").status) ?? -1 }
             answered.signal()

@@ -1,0 +1,36 @@
+/// How the session id travels in a cookie: its name and attributes.
+///
+/// Always `Path=/; HttpOnly; SameSite=Lax`. With `secure`, the name gets the `__Host-` prefix
+/// and the `Secure` attribute, so browsers only accept it over HTTPS, from this host, for `/`.
+public struct SessionCookie: Sendable, Equatable {
+    /// The cookie's name as sent (with the `__Host-` prefix when secure).
+    public let name: String
+    /// Whether the cookie is marked `Secure`.
+    public let secure: Bool
+
+    /// A cookie policy for `baseName` (e.g. `appshell_session`).
+    public init(baseName: String, secure: Bool) {
+        self.name = secure ? "__Host-" + baseName : baseName
+        self.secure = secure
+    }
+
+    /// Whether `name` can be a cookie name (an RFC 9110 token).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    /// The `Set-Cookie` value that gives the client `value`. It is a session cookie (no
+    /// `Max-Age`): the server's timeouts decide when the session ends.
+    public func header(value: String) -> String {
+        "\(name)=\(value); Path=/; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
+    }
+}

@@ -1,0 +1,42 @@
+import AppShellHTTP
+import AppShellSessions
+
+/// A responder whose handler needs the client's session: it finds (or creates) the session from
+/// the cookie, runs the handler under the session's lock, stores what changed, and sends
+/// `Set-Cookie` only when the session is new or its id changed.
+///
+/// Routes that do not use a `SessionResponder` (static files, `/healthz`, `/metrics`) never
+/// create a session and never send a cookie.
+public struct SessionResponder: HTTPResponder {
+    private let registry: SessionRegistry
+    private let cookie: SessionCookie
+    private let handler: @Sendable (Request, SessionContext) throws -> Response
+
+    /// A responder that calls `handler` with the request's session.
+    public init(
+        registry: SessionRegistry, cookie: SessionCookie,
+        handler: @escaping @Sendable (Request, SessionContext) throws -> Response
+    ) {
+        self.registry = registry
+        self.cookie = cookie
+        self.handler = handler
+    }
+
+    /// Runs the handler with the session; a store failure is a 503 and nothing is changed.
+    public func respond(to request: Request) throws -> Response {
+        let outcome: (result: Response, context: SessionContext)
+        do {
+            outcome = try registry.withSession(presentedID: request.cookies[cookie.name]) { session in
+                try handler(request, session)
+            }
+        } catch let error as StoreError {
+            AccessLog.error("session store: \(error)")
+            throw HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
+        }
+        var response = outcome.result
+        if outcome.context.needsCookie {
+            response.headers.add(name: "Set-Cookie", value: cookie.header(value: outcome.context.id.text))
+        }
+        return response
+    }
+}

@@ -1,0 +1,35 @@
+import Glibc
+
+/// A value behind a pthread mutex: the one lock type of AppShell.
+///
+/// `Synchronization.Mutex` would do the same job, but ThreadSanitizer does not see its futex-based
+/// locking on Linux and reports every access it protects as a race; a pthread mutex is intercepted,
+/// so `swift test --sanitize=thread` reports only real races.
+public final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only read or written between lock and unlock of `mutex`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    /// A lock guarding `value`.
+    public init(_ value: Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value and returns what it returns.
+    @inline(__always)
+    public func withLock<Result, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}

@@ -1,0 +1,55 @@
+/// What a backend keeps for one session: its stored defaults and two timestamps.
+public struct SessionRecord: Sendable, Equatable {
+    /// The stored values (never the registered fallbacks).
+    public var values: [String: DefaultsValue]
+    /// When the session was created, in Unix seconds (for the absolute timeout).
+    public var created: Int64
+    /// When the session was last used, in Unix seconds (for the idle timeout); refreshed lazily.
+    public var accessed: Int64
+
+    /// A record with the given parts.
+    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64) {
+        self.values = values
+        self.created = created
+        self.accessed = accessed
+    }
+}
+
+/// A failure of a backend: the store cannot be opened, read or written.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// One line for the operator, naming the store and the cause.
+    public let description: String
+
+    /// An error saying `description`.
+    public init(_ description: String) { self.description = description }
+}
+
+/// Where session records live: the handler behind `DefaultsStore` (swift-log's front + handler
+/// shape). Only backend authors implement it; the session registry calls it.
+///
+/// Semantics every backend keeps (checked by the conformance suite each backend runs):
+/// - `save` inserts or replaces the whole record and is durable when it returns: a new process on
+///   the same store `load`s exactly what was saved (values of every kind come back as that kind).
+/// - `touch` changes only `accessed`, and does nothing for an unknown id.
+/// - `rename` moves a record to a new id atomically: afterwards the old id loads `nil`. Renaming
+///   an unknown id does nothing.
+/// - `remove` deletes a record; removing an unknown id does nothing.
+/// - `removeExpired` deletes every record with `accessed < accessedBefore` or
+///   `created < createdBefore` and returns how many it deleted.
+/// - Every method may be called from many threads at once.
+public protocol DefaultsBackend: Sendable {
+    /// The record of `id`, or `nil` when there is none.
+    func load(_ id: SessionID) throws(StoreError) -> SessionRecord?
+    /// Inserts or replaces the record of `id`.
+    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError)
+    /// Sets the `accessed` time of `id`'s record, if there is one.
+    func touch(_ id: SessionID, accessed: Int64) throws(StoreError)
+    /// Moves the record of `id` to `newID`.
+    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError)
+    /// Deletes the record of `id`.
+    func remove(_ id: SessionID) throws(StoreError)
+    /// Deletes expired records; returns how many.
+    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int
+    /// The number of records.
+    func count() throws(StoreError) -> Int
+}

@@ -1,0 +1,392 @@
+import CSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One open SQLite database file: the only code in the module that holds a `sqlite3*` handle.
+///
+/// It is opened with `SQLITE_OPEN_NOMUTEX` (SQLite's "multi-thread" mode). In that mode SQLite takes
+/// no lock of its own around a connection, and its threading rules allow a connection — and every
+/// statement prepared on it — to be used by one thread at a time only. The owner serialises every
+/// use behind its own lock (`SQLiteDefaultsBackend` keeps the connection in a `Locked`), so SQLite's
+/// per-connection mutex would only be a second lock taken for nothing.
+final class SQLiteConnection {
+    /// The file as the caller named it: every error names it, so operators can tell stores apart.
+    let path: String
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating when missing) the database file at `path` for reading and writing.
+    init(path: String) throws(StoreError) {
+        self.path = path
+        var opened: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard let opened else {
+            // SQLite returns no handle only when it could not allocate one.
+            throw StoreError("store \(path): open: \(SQLiteConnection.describe(code: code))")
+        }
+        guard code == SQLITE_OK else {
+            // A failed open still returns a handle (holding the message) that must be closed.
+            let error = SQLiteConnection.error(opened, code, path: path, operation: "open")
+            sqlite3_close_v2(opened)
+            throw error
+        }
+        handle = opened
+    }
+
+    deinit {
+        // Finalized before the close, or sqlite3_close_v2 would keep the handle alive as a zombie.
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Whether SQLite opened the file read-only.
+    ///
+    /// `SQLITE_OPEN_READWRITE` quietly falls back to read-only when the file is write-protected, which
+    /// would otherwise only show up at the first write.
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// The number of rows the last finished INSERT, UPDATE or DELETE changed.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Runs SQL that binds no values (schema changes, pragmas, transaction control), one statement
+    /// after the other.
+    func execute(_ sql: String) throws(StoreError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw SQLiteConnection.error(handle, code, path: path, operation: "execute " + SQLiteConnection.quote(sql))
+        }
+    }
+
+    /// The prepared statement for `sql`, reset and with no values bound.
+    ///
+    /// Statements are kept by their SQL text and reused: preparing parses and plans the SQL, which
+    /// costs more than most of the queries the store runs.
+    func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var prepared: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard code == SQLITE_OK else {
+            throw SQLiteConnection.error(handle, code, path: path, operation: "prepare " + SQLiteConnection.quote(sql))
+        }
+        guard let prepared else {
+            throw StoreError("store \(path): prepare \(SQLiteConnection.quote(sql)): the SQL holds no statement")
+        }
+        let statement = SQLiteStatement(prepared, sql: sql, path: path)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Finalizes every cached statement, for statements that will not run again (those run at open).
+    func forgetStatements() { statements.removeAll() }
+
+    /// Runs `sql` to completion with `values` bound in order; returns the number of rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ values: SQLiteValue...) throws(StoreError) -> Int {
+        let statement = try statement(sql)
+        // A statement left mid-way keeps its implicit transaction (and its bound copies) alive.
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+        return changes
+    }
+
+    /// Runs the query `sql` with `values` bound in order and returns what `row` makes of each row.
+    func query<Row>(
+        _ sql: String, _ values: SQLiteValue..., row: (SQLiteStatement) throws(StoreError) -> Row
+    ) throws(StoreError) -> [Row] {
+        let statement = try statement(sql)
+        // A read left mid-way would hold its snapshot open and keep WAL checkpoints from finishing.
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [Row] = []
+        while try statement.step() { rows.append(try row(statement)) }
+        return rows
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws.
+    ///
+    /// IMMEDIATE takes the write lock at the start, so a transaction that reads and then writes
+    /// cannot fail half-way with SQLITE_BUSY because another connection wrote in between.
+    func transaction<Result>(_ body: () throws(StoreError) -> Result) throws(StoreError) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            // Some errors (SQLITE_FULL, SQLITE_IOERR, …) roll back on their own; a second ROLLBACK would fail.
+            if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
+    }
+
+    /// The error for a failed call: the store, what was being done, SQLite's message and the code.
+    static func error(_ handle: OpaquePointer?, _ code: Int32, path: String, operation: String) -> StoreError {
+        // The connection's message belongs to its last error, which is not always this one.
+        let message: String
+        if let handle, sqlite3_extended_errcode(handle) == code {
+            message = String(cString: sqlite3_errmsg(handle))
+        } else {
+            message = String(cString: sqlite3_errstr(code))
+        }
+        // SQLite says only "unable to open database file" or "disk I/O error": the system's reason
+        // (permission denied, is a directory, no space left) is what an operator can act on.
+        var reason = ""
+        let primary = code & 0xFF
+        if let handle, primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR, sqlite3_system_errno(handle) != 0 {
+            reason = ": " + String(cString: strerror(sqlite3_system_errno(handle)))
+        }
+        return StoreError("store \(path): \(operation): \(message)\(reason) (\(codeName(code)), \(code))")
+    }
+
+    /// SQLite's text for `code` with its name and number, for errors that have no connection.
+    static func describe(code: Int32) -> String {
+        "\(String(cString: sqlite3_errstr(code))) (\(codeName(code)), \(code))"
+    }
+
+    /// SQL for an error message: on one line, and short enough to read.
+    static func quote(_ sql: String) -> String {
+        let line = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return "\"" + (line.count > 80 ? line.prefix(79) + "…" : line) + "\""
+    }
+
+    /// The C name of a result code (`SQLITE_NOTADB`, `SQLITE_IOERR_SHORT_READ`, …).
+    static func codeName(_ code: Int32) -> String {
+        if let name = extendedCodeNames[code] { return name }
+        let primary = code & 0xFF
+        let name = primary < primaryCodeNames.count ? primaryCodeNames[Int(primary)] : nil
+        switch (name, code == primary) {
+        case (let name?, true): return name
+        // An extended code newer than this table: still say which family it belongs to.
+        case (let name?, false): return "\(name) extended \(code >> 8)"
+        case (nil, _):
+            if code == SQLITE_ROW { return "SQLITE_ROW" }
+            if code == SQLITE_DONE { return "SQLITE_DONE" }
+            return "SQLITE_UNKNOWN"
+        }
+    }
+
+    private static let primaryCodeNames = [
+        "SQLITE_OK", "SQLITE_ERROR", "SQLITE_INTERNAL", "SQLITE_PERM", "SQLITE_ABORT", "SQLITE_BUSY",
+        "SQLITE_LOCKED", "SQLITE_NOMEM", "SQLITE_READONLY", "SQLITE_INTERRUPT", "SQLITE_IOERR", "SQLITE_CORRUPT",
+        "SQLITE_NOTFOUND", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL", "SQLITE_EMPTY", "SQLITE_SCHEMA",
+        "SQLITE_TOOBIG", "SQLITE_CONSTRAINT", "SQLITE_MISMATCH", "SQLITE_MISUSE", "SQLITE_NOLFS", "SQLITE_AUTH",
+        "SQLITE_FORMAT", "SQLITE_RANGE", "SQLITE_NOTADB", "SQLITE_NOTICE", "SQLITE_WARNING",
+    ]
+
+    // Swift does not import the extended-code macros (their values are expressions), so they are
+    // spelled out here exactly as sqlite3.h (3.40) defines them.
+    private static let extendedCodeNames: [Int32: String] = [
+        SQLITE_ERROR | 1 << 8: "SQLITE_ERROR_MISSING_COLLSEQ",
+        SQLITE_ERROR | 2 << 8: "SQLITE_ERROR_RETRY",
+        SQLITE_ERROR | 3 << 8: "SQLITE_ERROR_SNAPSHOT",
+        SQLITE_IOERR | 1 << 8: "SQLITE_IOERR_READ",
+        SQLITE_IOERR | 2 << 8: "SQLITE_IOERR_SHORT_READ",
+        SQLITE_IOERR | 3 << 8: "SQLITE_IOERR_WRITE",
+        SQLITE_IOERR | 4 << 8: "SQLITE_IOERR_FSYNC",
+        SQLITE_IOERR | 5 << 8: "SQLITE_IOERR_DIR_FSYNC",
+        SQLITE_IOERR | 6 << 8: "SQLITE_IOERR_TRUNCATE",
+        SQLITE_IOERR | 7 << 8: "SQLITE_IOERR_FSTAT",
+        SQLITE_IOERR | 8 << 8: "SQLITE_IOERR_UNLOCK",
+        SQLITE_IOERR | 9 << 8: "SQLITE_IOERR_RDLOCK",
+        SQLITE_IOERR | 10 << 8: "SQLITE_IOERR_DELETE",
+        SQLITE_IOERR | 11 << 8: "SQLITE_IOERR_BLOCKED",
+        SQLITE_IOERR | 12 << 8: "SQLITE_IOERR_NOMEM",
+        SQLITE_IOERR | 13 << 8: "SQLITE_IOERR_ACCESS",
+        SQLITE_IOERR | 14 << 8: "SQLITE_IOERR_CHECKRESERVEDLOCK",
+        SQLITE_IOERR | 15 << 8: "SQLITE_IOERR_LOCK",
+        SQLITE_IOERR | 16 << 8: "SQLITE_IOERR_CLOSE",
+        SQLITE_IOERR | 17 << 8: "SQLITE_IOERR_DIR_CLOSE",
+        SQLITE_IOERR | 18 << 8: "SQLITE_IOERR_SHMOPEN",
+        SQLITE_IOERR | 19 << 8: "SQLITE_IOERR_SHMSIZE",
+        SQLITE_IOERR | 20 << 8: "SQLITE_IOERR_SHMLOCK",
+        SQLITE_IOERR | 21 << 8: "SQLITE_IOERR_SHMMAP",
+        SQLITE_IOERR | 22 << 8: "SQLITE_IOERR_SEEK",
+        SQLITE_IOERR | 23 << 8: "SQLITE_IOERR_DELETE_NOENT",
+        SQLITE_IOERR | 24 << 8: "SQLITE_IOERR_MMAP",
+        SQLITE_IOERR | 25 << 8: "SQLITE_IOERR_GETTEMPPATH",
+        SQLITE_IOERR | 26 << 8: "SQLITE_IOERR_CONVPATH",
+        SQLITE_IOERR | 27 << 8: "SQLITE_IOERR_VNODE",
+        SQLITE_IOERR | 28 << 8: "SQLITE_IOERR_AUTH",
+        SQLITE_IOERR | 29 << 8: "SQLITE_IOERR_BEGIN_ATOMIC",
+        SQLITE_IOERR | 30 << 8: "SQLITE_IOERR_COMMIT_ATOMIC",
+        SQLITE_IOERR | 31 << 8: "SQLITE_IOERR_ROLLBACK_ATOMIC",
+        SQLITE_IOERR | 32 << 8: "SQLITE_IOERR_DATA",
+        SQLITE_IOERR | 33 << 8: "SQLITE_IOERR_CORRUPTFS",
+        SQLITE_LOCKED | 1 << 8: "SQLITE_LOCKED_SHAREDCACHE",
+        SQLITE_LOCKED | 2 << 8: "SQLITE_LOCKED_VTAB",
+        SQLITE_BUSY | 1 << 8: "SQLITE_BUSY_RECOVERY",
+        SQLITE_BUSY | 2 << 8: "SQLITE_BUSY_SNAPSHOT",
+        SQLITE_BUSY | 3 << 8: "SQLITE_BUSY_TIMEOUT",
+        SQLITE_CANTOPEN | 1 << 8: "SQLITE_CANTOPEN_NOTEMPDIR",
+        SQLITE_CANTOPEN | 2 << 8: "SQLITE_CANTOPEN_ISDIR",
+        SQLITE_CANTOPEN | 3 << 8: "SQLITE_CANTOPEN_FULLPATH",
+        SQLITE_CANTOPEN | 4 << 8: "SQLITE_CANTOPEN_CONVPATH",
+        SQLITE_CANTOPEN | 5 << 8: "SQLITE_CANTOPEN_DIRTYWAL",
+        SQLITE_CANTOPEN | 6 << 8: "SQLITE_CANTOPEN_SYMLINK",
+        SQLITE_CORRUPT | 1 << 8: "SQLITE_CORRUPT_VTAB",
+        SQLITE_CORRUPT | 2 << 8: "SQLITE_CORRUPT_SEQUENCE",
+        SQLITE_CORRUPT | 3 << 8: "SQLITE_CORRUPT_INDEX",
+        SQLITE_READONLY | 1 << 8: "SQLITE_READONLY_RECOVERY",
+        SQLITE_READONLY | 2 << 8: "SQLITE_READONLY_CANTLOCK",
+        SQLITE_READONLY | 3 << 8: "SQLITE_READONLY_ROLLBACK",
+        SQLITE_READONLY | 4 << 8: "SQLITE_READONLY_DBMOVED",
+        SQLITE_READONLY | 5 << 8: "SQLITE_READONLY_CANTINIT",
+        SQLITE_READONLY | 6 << 8: "SQLITE_READONLY_DIRECTORY",
+        SQLITE_ABORT | 2 << 8: "SQLITE_ABORT_ROLLBACK",
+        SQLITE_CONSTRAINT | 1 << 8: "SQLITE_CONSTRAINT_CHECK",
+        SQLITE_CONSTRAINT | 2 << 8: "SQLITE_CONSTRAINT_COMMITHOOK",
+        SQLITE_CONSTRAINT | 3 << 8: "SQLITE_CONSTRAINT_FOREIGNKEY",
+        SQLITE_CONSTRAINT | 4 << 8: "SQLITE_CONSTRAINT_FUNCTION",
+        SQLITE_CONSTRAINT | 5 << 8: "SQLITE_CONSTRAINT_NOTNULL",
+        SQLITE_CONSTRAINT | 6 << 8: "SQLITE_CONSTRAINT_PRIMARYKEY",
+        SQLITE_CONSTRAINT | 7 << 8: "SQLITE_CONSTRAINT_TRIGGER",
+        SQLITE_CONSTRAINT | 8 << 8: "SQLITE_CONSTRAINT_UNIQUE",
+        SQLITE_CONSTRAINT | 9 << 8: "SQLITE_CONSTRAINT_VTAB",
+        SQLITE_CONSTRAINT | 10 << 8: "SQLITE_CONSTRAINT_ROWID",
+        SQLITE_CONSTRAINT | 11 << 8: "SQLITE_CONSTRAINT_PINNED",
+        SQLITE_CONSTRAINT | 12 << 8: "SQLITE_CONSTRAINT_DATATYPE",
+        SQLITE_NOTICE | 1 << 8: "SQLITE_NOTICE_RECOVER_WAL",
+        SQLITE_NOTICE | 2 << 8: "SQLITE_NOTICE_RECOVER_ROLLBACK",
+        SQLITE_WARNING | 1 << 8: "SQLITE_WARNING_AUTOINDEX",
+        SQLITE_AUTH | 1 << 8: "SQLITE_AUTH_USER",
+        SQLITE_OK | 1 << 8: "SQLITE_OK_LOAD_PERMANENTLY",
+        SQLITE_OK | 2 << 8: "SQLITE_OK_SYMLINK",
+    ]
+}
+
+/// A value bound to a `?` parameter of a statement.
+enum SQLiteValue {
+    /// An INTEGER.
+    case integer(Int64)
+    /// A BLOB.
+    case blob([UInt8])
+    /// TEXT, as UTF-8 bytes.
+    case text([UInt8])
+    /// NULL.
+    case null
+}
+
+/// One prepared statement of a `SQLiteConnection`, finalized when released.
+///
+/// It belongs to its connection's thread rules: use it only while holding the connection's lock.
+final class SQLiteStatement {
+    /// The SQL text, for error messages.
+    let sql: String
+    private let handle: OpaquePointer
+    private let path: String
+
+    init(_ handle: OpaquePointer, sql: String, path: String) {
+        self.handle = handle
+        self.sql = sql
+        self.path = path
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Makes the statement ready to run again from the start, with no values bound.
+    func reset() {
+        // The code returned repeats the last step's error, which was already thrown.
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds `values` to parameters 1, 2, … in order.
+    func bind(_ values: [SQLiteValue]) throws(StoreError) {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .integer(let number): try bind(number, at: index)
+            case .blob(let bytes): try bind(blob: bytes, at: index)
+            case .text(let bytes): try bind(text: bytes, at: index)
+            case .null: try bindNull(at: index)
+            }
+        }
+    }
+
+    /// Binds an integer to parameter `index` (1-based).
+    func bind(_ value: Int64, at index: Int32) throws(StoreError) {
+        try check(sqlite3_bind_int64(handle, index, value), "bind")
+    }
+
+    /// Binds a copy of `blob` to parameter `index` (1-based).
+    func bind(blob: [UInt8], at index: Int32) throws(StoreError) {
+        let code = blob.withUnsafeBytes { bytes in
+            // A null pointer would bind NULL rather than an empty blob.
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+            return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), appshell_sqlite_transient)
+        }
+        try check(code, "bind")
+    }
+
+    /// Binds a copy of the UTF-8 `text` to parameter `index` (1-based).
+    func bind(text: [UInt8], at index: Int32) throws(StoreError) {
+        let code = text.withUnsafeBufferPointer { bytes in
+            // A null pointer would bind NULL rather than an empty string.
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(handle, index, "", 0, appshell_sqlite_transient)
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
+                sqlite3_bind_text64(
+                    handle, index, characters, UInt64(bytes.count), appshell_sqlite_transient, UInt8(SQLITE_UTF8))
+            }
+        }
+        try check(code, "bind")
+    }
+
+    /// Binds NULL to parameter `index` (1-based).
+    func bindNull(at index: Int32) throws(StoreError) {
+        try check(sqlite3_bind_null(handle, index), "bind")
+    }
+
+    /// Runs the statement to its next row: `true` when a row is ready, `false` when it has finished.
+    func step() throws(StoreError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw failure(code, "step")
+        }
+    }
+
+    /// Whether column `column` (0-based) of the current row is NULL.
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    /// Column `column` (0-based) of the current row as an integer.
+    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    /// Column `column` (0-based) of the current row as bytes (empty for NULL).
+    func blob(at column: Int32) -> [UInt8] {
+        // The pointer before the size, as SQLite documents: asking for the pointer may convert the value.
+        guard let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+
+    /// Column `column` (0-based) of the current row as UTF-8 bytes (empty for NULL).
+    func text(at column: Int32) -> [UInt8] {
+        guard let characters = sqlite3_column_text(handle, column) else { return [] }
+        return Array(UnsafeBufferPointer(start: characters, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+
+    /// Column `column` (0-based) of the current row as a string (empty for NULL).
+    func string(at column: Int32) -> String { String(decoding: text(at: column), as: UTF8.self) }
+
+    private func check(_ code: Int32, _ operation: String) throws(StoreError) {
+        guard code == SQLITE_OK else { throw failure(code, operation) }
+    }
+
+    private func failure(_ code: Int32, _ operation: String) -> StoreError {
+        SQLiteConnection.error(
+            sqlite3_db_handle(handle), code, path: path, operation: operation + " " + SQLiteConnection.quote(sql))
+    }
+}

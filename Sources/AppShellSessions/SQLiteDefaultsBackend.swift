@@ -1,0 +1,228 @@
+import AppShellConcurrency
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A backend that keeps records in one SQLite file in WAL mode: the embedded default.
+///
+/// Durability: the file runs with `synchronous=NORMAL`. A `save` that has returned is in the
+/// write-ahead log, which the operating system holds even if the process is killed (SIGKILL, a
+/// crash), so a new process loads it. The log is synced to the disk at checkpoints rather than at
+/// every commit, so an operating-system crash or a power loss may lose the last commits — never
+/// the consistency of the file.
+///
+/// Opening refuses, with a `StoreError`, anything it cannot trust: a file that is not an SQLite
+/// database, a damaged one (`PRAGMA quick_check`), one written by a newer schema, one that holds
+/// tables of another program, or one that cannot be read and written. It never replaces or
+/// recreates the file.
+public final class SQLiteDefaultsBackend: DefaultsBackend {
+    /// The database file, as given to `init(path:)`.
+    public let path: String
+    // One connection for the process: SQLite serialises writers to a file anyway, and one
+    // connection used under one lock keeps to its rule of one thread per connection at a time.
+    private let connection: Locked<SQLiteConnection>
+
+    /// Opens the store at `path`, creating the file and its parent directories when missing.
+    public init(path: String) throws(StoreError) {
+        try SQLiteDefaultsBackend.createParentDirectory(of: path)
+        let connection = try SQLiteConnection(path: path)
+        try SQLiteDefaultsBackend.prepare(connection)
+        self.path = path
+        self.connection = Locked(connection)
+    }
+
+    /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
+    public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+        let rows = try connection.withLock { connection throws(StoreError) in
+            try connection.query(SQL.load, .blob(id.bytes)) { row in
+                (created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2))
+            }
+        }
+        guard let row = rows.first else { return nil }
+        // Decoded outside the lock: parsing is the slow part and needs no connection.
+        guard let values = DefaultsValue.decode(row.data) else {
+            throw StoreError("store \(path): the record of session \(id) holds data that is not a defaults object")
+        }
+        return SessionRecord(values: values, created: row.created, accessed: row.accessed)
+    }
+
+    /// Inserts or replaces the record of `id`.
+    public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+        let data = DefaultsValue.encode(record.values)
+        try connection.withLock { connection throws(StoreError) in
+            _ = try connection.run(
+                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data))
+        }
+    }
+
+    /// Sets the `accessed` time of `id`'s record, if there is one.
+    public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
+        try connection.withLock { connection throws(StoreError) in
+            _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
+        }
+    }
+
+    /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
+    /// `id` has no record.
+    public func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
+        // One statement is one transaction in SQLite: the row changes its key atomically, and no
+        // reader sees both ids or neither.
+        try connection.withLock { connection throws(StoreError) in
+            _ = try connection.run(SQL.rename, .blob(id.bytes), .blob(newID.bytes))
+        }
+    }
+
+    /// Deletes the record of `id`.
+    public func remove(_ id: SessionID) throws(StoreError) {
+        try connection.withLock { connection throws(StoreError) in
+            _ = try connection.run(SQL.remove, .blob(id.bytes))
+        }
+    }
+
+    /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
+    /// returns how many.
+    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+        try connection.withLock { connection throws(StoreError) in
+            try connection.run(SQL.removeExpired, .integer(accessedBefore), .integer(createdBefore))
+        }
+    }
+
+    /// The number of records.
+    public func count() throws(StoreError) -> Int {
+        let counts = try connection.withLock { connection throws(StoreError) in
+            try connection.query(SQL.count) { $0.int64(at: 0) }
+        }
+        return Int(counts.first ?? 0)
+    }
+}
+
+extension SQLiteDefaultsBackend {
+    /// The statements the store runs; each is prepared once and reused, with every value bound.
+    private enum SQL {
+        static let load = "SELECT created, accessed, data FROM sessions WHERE id = ?1"
+        static let save = """
+            INSERT INTO sessions (id, created, accessed, data) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed, data = excluded.data
+            """
+        static let touch = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
+        // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.
+        static let rename = "UPDATE OR REPLACE sessions SET id = ?2 WHERE id = ?1"
+        static let remove = "DELETE FROM sessions WHERE id = ?1"
+        static let removeExpired = "DELETE FROM sessions WHERE accessed < ?1 OR created < ?2"
+        static let count = "SELECT count(*) FROM sessions"
+    }
+
+    /// The schema, one step per version: step `n` (counting from 1) takes version `n - 1` to `n`.
+    ///
+    /// Append new steps; never edit one that has shipped, since files already record having run it.
+    private static let migrations = [
+        """
+        CREATE TABLE sessions (
+            id BLOB PRIMARY KEY,
+            created INTEGER NOT NULL,
+            accessed INTEGER NOT NULL,
+            data TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_accessed ON sessions (accessed);
+        CREATE INDEX sessions_created ON sessions (created);
+        """
+    ]
+
+    /// Checks the file and brings its settings and schema to what the store needs.
+    private static func prepare(_ connection: SQLiteConnection) throws(StoreError) {
+        let path = connection.path
+        // Set before any I/O: another process holding the lock (a second instance migrating the
+        // same file) is then waited for rather than reported as SQLITE_BUSY at once.
+        try connection.execute("PRAGMA busy_timeout = 5000")
+        // The first read of the file: a file that is not a database fails here, before anything is
+        // written to it, and damage is found before we add to it.
+        let check = try connection.query("PRAGMA quick_check") { $0.string(at: 0) }
+        guard check == ["ok"] else {
+            let findings = check.prefix(3).joined(separator: "; ")
+            throw StoreError("store \(path): the database is damaged (quick_check: \(findings))")
+        }
+        guard !connection.isReadOnly else {
+            throw StoreError("store \(path): the file can only be opened read-only; the store needs to write to it")
+        }
+        // Returns the mode in force, which stays the old one when WAL is impossible (no shared
+        // memory on the file system): concurrent readers and the durability above rely on WAL.
+        let mode = try connection.query("PRAGMA journal_mode = WAL") { $0.string(at: 0) }
+        guard mode == ["wal"] else {
+            throw StoreError("store \(path): cannot switch to WAL (journal mode stays \(mode.first ?? "unknown"))")
+        }
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        try migrate(connection)
+        // These ran once; the cache is for the statements every request runs.
+        connection.forgetStatements()
+    }
+
+    /// Applies the migrations the file has not had, each with its version bump in one transaction.
+    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        let path = connection.path
+        let known = migrations.count
+        let found = try userVersion(connection)
+        guard found <= known else {
+            throw StoreError(
+                "store \(path): the schema is version \(found), newer than the \(known) this program knows; "
+                    + "it was written by a newer version")
+        }
+        for (offset, sql) in migrations.enumerated() where offset + 1 > found {
+            let version = offset + 1
+            try connection.transaction { () throws(StoreError) in
+                // Read again under the write lock: another process may have migrated meanwhile.
+                let current = try userVersion(connection)
+                guard current < version else { return }
+                if current == 0, try holdsTables(connection) {
+                    throw StoreError(
+                        "store \(path): the database holds tables but no schema version; it is not a session store")
+                }
+                try connection.execute(sql)
+                // PRAGMA takes no bound parameters; the number is this file's own constant, not input.
+                try connection.execute("PRAGMA user_version = \(version)")
+            }
+        }
+    }
+
+    private static func holdsTables(_ connection: SQLiteConnection) throws(StoreError) -> Bool {
+        try connection.query("SELECT count(*) FROM sqlite_schema") { $0.int64(at: 0) } != [0]
+    }
+
+    private static func userVersion(_ connection: SQLiteConnection) throws(StoreError) -> Int {
+        Int(try connection.query("PRAGMA user_version") { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    /// Creates the directories leading to `path` that are missing, as `mkdir -p` would.
+    private static func createParentDirectory(of path: String) throws(StoreError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        var directory = path.hasPrefix("/") ? "" : "."
+        for component in path[..<slash].split(separator: "/") {
+            directory = directory == "." ? String(component) : directory + "/" + component
+            if isDirectory(directory) { continue }
+            if exists(directory) {
+                throw StoreError(
+                    "store \(path): cannot create its directory: \(directory) exists and is not a directory")
+            }
+            // Another process may create the same directory at the same moment: that is success too.
+            if mkdir(directory, 0o777) != 0, !isDirectory(directory) {
+                let reason = String(cString: strerror(errno))
+                throw StoreError("store \(path): cannot create directory \(directory): \(reason)")
+            }
+        }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+}

@@ -1,0 +1,42 @@
+import AppShellConcurrency
+import Synchronization
+
+/// One live session in memory: its id and values behind its own lock, and the timestamps the
+/// registry reads without that lock.
+final class Session: Sendable {
+    /// When the session was created (Unix seconds).
+    let created: Int64
+    /// When a request last used it (Unix seconds).
+    let lastAccess: Atomic<Int64>
+    /// Requests holding the session right now; a session in use is never evicted or swept.
+    let users = Atomic<Int>(0)
+    /// The values and id, only touched by the request that holds the lock.
+    let state: Locked<State>
+
+    /// The part of a session its lock protects.
+    struct State: Sendable {
+        /// The current id; it changes on rotation.
+        var id: SessionID
+        /// The stored values.
+        var values: [String: DefaultsValue]
+        /// Whether the backend holds a record of the session.
+        var persisted: Bool
+        /// The `accessed` time the backend holds.
+        var storedAccess: Int64
+        /// Set when the session left the registry (expired, evicted, or replaced): a request that
+        /// still holds it must start over.
+        var retired = false
+    }
+
+    init(id: SessionID, values: [String: DefaultsValue], created: Int64, accessed: Int64, persisted: Bool) {
+        self.created = created
+        self.lastAccess = Atomic(accessed)
+        self.state = Locked(State(id: id, values: values, persisted: persisted, storedAccess: accessed))
+    }
+
+    /// Whether the session has expired at `now` under `configuration`.
+    func isExpired(at now: Int64, _ configuration: SessionConfiguration) -> Bool {
+        now - lastAccess.load(ordering: .relaxed) > configuration.idleTimeoutSeconds
+            || now - created > configuration.absoluteTimeoutSeconds
+    }
+}

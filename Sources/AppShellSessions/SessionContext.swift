@@ -1,0 +1,32 @@
+/// What a handler gets for its session during one request: the defaults store and id rotation.
+///
+/// It is only valid inside the closure that received it; the session's lock is held meanwhile,
+/// so the requests of one session run one after another. Changes (values and a new id) reach the
+/// store when the closure returns, before the response is sent; if the closure throws, none do.
+public final class SessionContext {
+    /// The session's defaults.
+    public let defaults: DefaultsStore
+    /// Whether the session was created for this request (the client had no valid cookie).
+    public let isNew: Bool
+    /// The session's id; changed by `rotateID()`.
+    public private(set) var id: SessionID
+    /// The id the request arrived with (for a new session, its first id).
+    let originalID: SessionID
+
+    init(id: SessionID, isNew: Bool, defaults: DefaultsStore) {
+        self.id = id
+        self.originalID = id
+        self.isNew = isNew
+        self.defaults = defaults
+    }
+
+    /// Whether the client must be sent the id: the session is new or its id changed.
+    public var needsCookie: Bool { isNew || id != originalID }
+
+    /// Gives the session a new id, keeping its values; from the end of this request the old id
+    /// names nothing. Call it on every change of privilege (login, logout) so that a fixed or
+    /// leaked id is worthless.
+    public func rotateID() {
+        id = SessionID.random()
+    }
+}

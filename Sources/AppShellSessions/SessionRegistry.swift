@@ -1,0 +1,164 @@
+import AppShellConcurrency
+import Glibc
+import Synchronization
+
+/// Every live session: a sharded in-memory map over a `DefaultsBackend`, with idle and absolute
+/// timeouts, a cap on sessions held in memory, and id rotation.
+///
+/// Lock order: a session's lock may be held while a shard's lock is taken, never the reverse.
+/// A session is written to the backend only once it holds a value, so requests that never set
+/// anything (a flood of cookieless requests) cause no writes.
+public final class SessionRegistry: Sendable {
+    /// The timeouts and the cap.
+    public let configuration: SessionConfiguration
+    /// Where sessions with values are kept.
+    public let backend: any DefaultsBackend
+    private let shards: [Shard]
+    private let shardCapacity: Int
+    private let registration = RegistrationDomain()
+    private let clock: @Sendable () -> Int64
+    private let sweeper = Locked<SessionSweeper?>(nil)
+    /// Sessions created since start.
+    public let createdCount = Atomic<Int>(0)
+
+    /// The current Unix time in seconds.
+    public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
+
+    /// A registry over `backend`; `clock` gives the time in Unix seconds (tests move it).
+    public init(
+        configuration: SessionConfiguration, backend: any DefaultsBackend,
+        clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
+    ) {
+        self.configuration = configuration
+        self.backend = backend
+        self.clock = clock
+        let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
+        shards = (0..<shardCount).map { _ in Shard() }
+        shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
+    }
+
+    /// Sessions held in memory.
+    public var count: Int { shards.reduce(0) { $0 + $1.count } }
+
+    /// Registers fallback values for every session (volatile, never stored).
+    public func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
+
+    /// Runs `body` with the session that `presentedID` (the cookie's value) names, or with a new
+    /// session when it names none that is live: unknown, expired, malformed and forged ids are
+    /// never adopted. Returns the body's result and the context, whose `needsCookie` and `id` say
+    /// what cookie to send. The values set in `body` are in the backend when this returns.
+    public func withSession<Result>(
+        presentedID: String?, _ body: (SessionContext) throws -> Result
+    ) throws -> (result: Result, context: SessionContext) {
+        let now = clock()
+        let presentedID = presentedID.flatMap { SessionID($0) }
+        var presented = try presentedID.flatMap { try acquire($0, now: now) }
+        while true {
+            let isNew = presented == nil
+            let session = presented ?? create(now: now)
+            let expectedID = isNew ? nil : presentedID
+            defer { session.users.subtract(1, ordering: .relaxed) }
+            var outcome: (Result, SessionContext)?
+            try session.state.withLock { state in
+                // While this request waited for the lock, another may have rotated the id (the
+                // presented one no longer names the session) or the session may have left the
+                // registry: then the presented id names nothing, and a new session is made.
+                guard !state.retired, expectedID == nil || expectedID == state.id else { return }
+                outcome = try run(body, session, &state, isNew: isNew, now: now)
+            }
+            if let outcome { return (outcome.0, outcome.1) }
+            presented = nil
+        }
+    }
+
+    private func run<Result>(
+        _ body: (SessionContext) throws -> Result, _ session: Session, _ state: inout Session.State, isNew: Bool,
+        now: Int64
+    ) throws -> (Result, SessionContext) {
+        session.lastAccess.store(now, ordering: .relaxed)
+        let defaults = DefaultsStore(values: state.values, registration: registration)
+        let context = SessionContext(id: state.id, isNew: isNew, defaults: defaults)
+        let result = try body(context)
+        if context.id != state.id {
+            if state.persisted { try backend.rename(state.id, to: context.id) }
+            move(session, from: state.id, to: context.id)
+            state.id = context.id
+        }
+        if defaults.hasChanges {
+            let record = SessionRecord(values: defaults.storedValues, created: session.created, accessed: now)
+            try backend.save(state.id, record)
+            state.values = defaults.storedValues
+            state.persisted = true
+            state.storedAccess = now
+        } else if state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds {
+            try backend.touch(state.id, accessed: now)
+            state.storedAccess = now
+        }
+        return (result, context)
+    }
+
+    /// The live session `id` names, marked in use; loads it from the backend when it is not in
+    /// memory. `nil` when there is none or it expired (an expired one is removed).
+    private func acquire(_ id: SessionID, now: Int64) throws -> Session? {
+        let shard = shard(for: id)
+        switch shard.acquire(id, now: now, configuration) {
+        case .found(let session): return session
+        case .expired:
+            try backend.remove(id)
+            return nil
+        case .missing: break
+        }
+        guard let record = try backend.load(id) else { return nil }
+        if now - record.accessed > configuration.idleTimeoutSeconds
+            || now - record.created > configuration.absoluteTimeoutSeconds
+        {
+            try backend.remove(id)
+            return nil
+        }
+        let loaded = Session(id: id, values: record.values, created: record.created, accessed: now, persisted: true)
+        loaded.state.withLock { $0.storedAccess = record.accessed }
+        return shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity)
+    }
+
+    private func create(now: Int64) -> Session {
+        let id = SessionID.random()
+        let session = Session(id: id, values: [:], created: now, accessed: now, persisted: false)
+        createdCount.add(1, ordering: .relaxed)
+        return shard(for: id).insertOrAcquire(session, id: id, capacity: shardCapacity)
+    }
+
+    private func move(_ session: Session, from old: SessionID, to new: SessionID) {
+        shard(for: old).remove(old)
+        shard(for: new).insert(session, id: new, capacity: shardCapacity)
+    }
+
+    private func shard(for id: SessionID) -> Shard { shards[Int(id.shardKey % UInt64(shards.count))] }
+
+    /// Removes expired sessions from memory and from the backend; returns how many left memory.
+    @discardableResult
+    public func sweep() throws -> Int {
+        let now = clock()
+        let removed = shards.reduce(0) { $0 + $1.removeExpired(now: now, configuration) }
+        _ = try backend.removeExpired(
+            accessedBefore: now - configuration.idleTimeoutSeconds,
+            createdBefore: now - configuration.absoluteTimeoutSeconds)
+        return removed
+    }
+
+    /// Starts a background thread that sweeps every `sweepIntervalSeconds`.
+    public func startSweeper() {
+        sweeper.withLock { current in
+            guard current == nil else { return }
+            current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds)
+        }
+    }
+
+    /// Stops the sweeper thread, if it runs.
+    public func stopSweeper() {
+        let running = sweeper.withLock { current -> SessionSweeper? in
+            defer { current = nil }
+            return current
+        }
+        running?.stop()
+    }
+}

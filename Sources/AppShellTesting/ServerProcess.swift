@@ -1,0 +1,82 @@
+import AppShellJSON
+import Foundation
+
+/// A built executable of this package run as a child process, with its output captured: for
+/// tests that stop a server with SIGTERM or SIGKILL and start it again.
+public final class ServerProcess: @unchecked Sendable {
+    // @unchecked: used from the test thread that made it; Process and Pipe are thread-safe enough
+    // for start, signal and wait.
+    /// The child process.
+    public let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private var buffered = Data()
+
+    /// The path of the product `name` built beside the test bundle (`.build/<config>/name`).
+    public static func product(_ name: String) -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    /// Starts `product` with `arguments` in `directory`; `APPSHELL_*` variables of the test's own
+    /// environment are removed and `environment` is added.
+    public init(
+        product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil
+    ) throws {
+        process.executableURL = ServerProcess.product(product)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APPSHELL_") }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// Reads standard output up to the `{"event":"listening"}` line and returns its port.
+    public func port() throws -> Int {
+        let handle = output.fileHandleForReading
+        while true {
+            if let port = listeningPort() { return port }
+            let chunk = handle.availableData
+            if chunk.isEmpty { throw TestClientError(description: "the server exited before listening: \(errorText)") }
+            buffered.append(chunk)
+        }
+    }
+
+    private func listeningPort() -> Int? {
+        for line in String(decoding: buffered, as: UTF8.self).split(separator: "\n") {
+            let event = (try? JSON(parsing: String(line))) ?? .null
+            if event["event"]?.stringValue == "listening" { return event["port"]?.integerValue }
+        }
+        return nil
+    }
+
+    /// Sends SIGTERM.
+    public func terminate() { process.terminate() }
+
+    /// Sends SIGKILL: the process dies without running any code of its own.
+    public func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+
+    /// Waits for the process to end and returns its exit status (or signal number).
+    public func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Everything written to standard error (waits for the process to close it).
+    public var errorText: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+
+    /// Everything written to standard output after what `port()` read (waits for the process to
+    /// close it).
+    public var outputText: String {
+        String(decoding: buffered + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill()
+            process.waitUntilExit()
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import AppShellSessions
+import CSQLite
+import Foundation
+import Testing
+
+/// What only the SQLite backend promises: a file that outlives the process, and refusing files it
+/// cannot trust without ever changing them.
+@Suite struct SQLiteDefaultsBackendTests {
+    static let record = SessionRecord(
+        values: ["user": .string("ann"), "isLogin": .bool(true), "ratio": .double(1.0), "blob": .data([0, 1, 255])],
+        created: 1_700_000_000, accessed: 1_700_000_500)
+
+    static func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+    /// Runs `body` and returns the `StoreError` it threw; records an issue when it threw none.
+    static func storeError(_ body: () throws(StoreError) -> Void) -> StoreError? {
+        do {
+            try body()
+            Issue.record("expected a StoreError, but nothing was thrown")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func dataSurvivesClosingAndReopening() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let first = SessionID.random()
+            let second = SessionID.random()
+            do {
+                let backend = try SQLiteDefaultsBackend(path: path)
+                try backend.save(first, Self.record)
+                try backend.save(second, Self.record)
+                try backend.touch(second, accessed: 42)
+            }
+            let reopened = try SQLiteDefaultsBackend(path: path)
+            #expect(try reopened.load(first) == Self.record)
+            #expect(try reopened.load(second)?.accessed == 42)
+            #expect(try reopened.count() == 2)
+        }
+    }
+
+    @Test func aCommittedWriteIsOnDiskWithoutAClose() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let copy = directory.path + "/copy.sqlite"
+            let id = SessionID.random()
+            let backend = try SQLiteDefaultsBackend(path: path)
+            try backend.save(id, Self.record)
+            // Copying the files while the writer is still open is what a killed process leaves behind:
+            // no close, no checkpoint, the commit only in the write-ahead log.
+            #expect(Self.exists(path + "-wal"))
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+            let recovered = try SQLiteDefaultsBackend(path: copy)
+            #expect(try recovered.load(id) == Self.record)
+            withExtendedLifetime(backend) {}
+        }
+    }
+
+    @Test func missingParentDirectoriesAreCreated() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/data/deeper/sessions.sqlite"
+            let backend = try SQLiteDefaultsBackend(path: path)
+            try backend.save(SessionID.random(), Self.record)
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/data/deeper", isDirectory: &isDirectory))
+            #expect(isDirectory.boolValue)
+            #expect(Self.exists(path))
+        }
+    }
+
+    @Test func aFileOfGarbageIsRefusedAndLeftAlone() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let garbage = Data(String(repeating: "this is not an SQLite database\n", count: 200).utf8)
+            try garbage.write(to: URL(fileURLWithPath: path))
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            let description = try #require(error).description
+            #expect(description.contains(path))
+            #expect(description.contains("not a database"))
+            #expect(description.contains("(SQLITE_NOTADB, 26)"))
+            #expect(try Self.bytes(path) == garbage)
+            #expect(!Self.exists(path + "-wal"))
+            #expect(!Self.exists(path + "-journal"))
+        }
+    }
+
+    @Test func aDamagedDatabaseIsRefused() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            do {
+                let backend = try SQLiteDefaultsBackend(path: path)
+                for _ in 0..<50 { try backend.save(SessionID.random(), Self.record) }
+            }
+            // Page 2 is the sessions table; the closing connection checkpointed it into the file.
+            var bytes = try Self.bytes(path)
+            #expect(bytes.count >= 3 * 4096)
+            bytes.replaceSubrange(4096..<4096 + 64, with: Data(repeating: 0xFF, count: 64))
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            let description = try #require(error).description
+            #expect(description.contains(path))
+            #expect(description.contains("malformed") || description.contains("damaged"))
+            #expect(try Self.bytes(path) == bytes)
+        }
+    }
+
+    @Test func aDirectoryIsRefused() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            let description = try #require(error).description
+            #expect(description.contains(path))
+            #expect(description.contains("Is a directory"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path) == [])
+        }
+    }
+
+    @Test(.enabled(if: geteuid() != 0, "root reads and writes whatever the permissions say"))
+    func aFileWithoutPermissionsIsRefused() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            do { try SQLiteDefaultsBackend(path: path).save(SessionID.random(), Self.record) }
+            let contents = try Self.bytes(path)
+            // Read-only: SQLite would quietly open it read-only and fail only at the first write.
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+            let readOnly = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            #expect(try #require(readOnly).description.contains("read-only"))
+            try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
+            let unreadable = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            #expect(try #require(unreadable).description.contains("Permission denied"))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            #expect(try Self.bytes(path) == contents)
+        }
+    }
+
+    @Test func aPathBelowARegularFileIsRefused() throws {
+        // Tests run as root, which chmod 000 does not stop: a parent that is a file fails for everyone.
+        try BackendTestDirectory.with { directory throws in
+            let file = directory.path + "/afile"
+            let contents = Data("a regular file".utf8)
+            try contents.write(to: URL(fileURLWithPath: file))
+            let path = file + "/db.sqlite"
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            let description = try #require(error).description
+            #expect(description.contains(path))
+            #expect(description.contains("not a directory"))
+            #expect(try Self.bytes(file) == contents)
+        }
+    }
+
+    @Test func aNewerSchemaIsRefusedNamingBothVersions() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            do { _ = try SQLiteDefaultsBackend(path: path) }
+            do {
+                let raw = try RawDatabase(path)
+                try raw.execute("PRAGMA user_version = 999")
+            }
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            let description = try #require(error).description
+            #expect(description.contains(path))
+            #expect(description.contains("999"))
+            #expect(description.contains("the 1 this program knows"))
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 999)
+        }
+    }
+
+    @Test func aDatabaseOfAnotherProgramIsRefused() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/other.sqlite"
+            do {
+                let raw = try RawDatabase(path)
+                try raw.execute("CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('kept')")
+            }
+            let error = Self.storeError { () throws(StoreError) in _ = try SQLiteDefaultsBackend(path: path) }
+            #expect(try #require(error).description.contains("not a session store"))
+            let raw = try RawDatabase(path)
+            #expect(try raw.integer("SELECT count(*) FROM sqlite_schema WHERE name = 'sessions'") == 0)
+            #expect(try raw.integer("SELECT count(*) FROM accounts") == 1)
+        }
+    }
+
+    @Test func theJournalIsAWriteAheadLog() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let backend = try SQLiteDefaultsBackend(path: path)
+            try backend.save(SessionID.random(), Self.record)
+            #expect(Self.exists(path + "-wal"))
+            // journal_mode=WAL is recorded in the file, so a second connection sees it.
+            #expect(try RawDatabase(path).text("PRAGMA journal_mode") == "wal")
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 1)
+            withExtendedLifetime(backend) {}
+        }
+    }
+
+    @Test(arguments: ["not json", "[1, 2]", "{\"k\": null}", "{\"k\": {\"data\": \"!!\"}}", ""])
+    func aRecordWithUndecodableDataMakesLoadThrow(data: String) throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let backend = try SQLiteDefaultsBackend(path: path)
+            let broken = SessionID.random()
+            let intact = SessionID.random()
+            try backend.save(broken, Self.record)
+            try backend.save(intact, Self.record)
+            try RawDatabase(path).update(broken, data: data)
+            let error = Self.storeError { () throws(StoreError) in _ = try backend.load(broken) }
+            #expect(try #require(error).description.contains(path))
+            #expect(try backend.load(intact) == Self.record)
+        }
+    }
+}
+
+/// A connection opened with the C API, to look at and tamper with a file behind the backend's back.
+final class RawDatabase {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    private let handle: OpaquePointer
+
+    init(_ path: String) throws {
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        guard code == SQLITE_OK, let opened else {
+            sqlite3_close_v2(opened)
+            throw Failure(description: "open \(path): \(code)")
+        }
+        handle = opened
+        sqlite3_busy_timeout(handle, 5_000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure() }
+    }
+
+    func text(_ sql: String) throws -> String? {
+        try withRow(sql) { statement in sqlite3_column_text(statement, 0).map { String(cString: $0) } }
+    }
+
+    func integer(_ sql: String) throws -> Int64? {
+        try withRow(sql) { statement in sqlite3_column_int64(statement, 0) }
+    }
+
+    /// Writes `data` into the record of `id` as the TEXT it would have been saved as.
+    func update(_ id: SessionID, data: String) throws {
+        var statement: OpaquePointer?
+        guard
+            sqlite3_prepare_v2(handle, "UPDATE sessions SET data = ?2 WHERE id = ?1", -1, &statement, nil) == SQLITE_OK
+        else { throw failure() }
+        defer { sqlite3_finalize(statement) }
+        let bytes = id.bytes
+        sqlite3_bind_blob(statement, 1, bytes, Int32(bytes.count), appshell_sqlite_transient)
+        sqlite3_bind_text(statement, 2, data, -1, appshell_sqlite_transient)
+        guard sqlite3_step(statement) == SQLITE_DONE, sqlite3_changes(handle) == 1 else { throw failure() }
+    }
+
+    private func withRow<Value>(_ sql: String, _ read: (OpaquePointer) -> Value?) throws -> Value? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure() }
+        defer { sqlite3_finalize(statement) }
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return read(statement)
+        case SQLITE_DONE: return nil
+        default: throw failure()
+        }
+    }
+
+    private func failure() -> Failure { Failure(description: String(cString: sqlite3_errmsg(handle))) }
+}
