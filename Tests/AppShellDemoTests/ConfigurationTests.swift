@@ -41,6 +41,27 @@ import Testing
         #expect(configuration.server.maxConnectionsPerIP == 16)
     }
 
+    @Test func sessionKeysHaveTheirDefaultsAndVariables() throws {
+        let defaults = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        #expect(defaults.store == .sqlite)
+        #expect(defaults.storePath == "data/appshell.sqlite")
+        #expect(defaults.cookieName == "appshell_session")
+        #expect(defaults.secureCookies == false)
+        #expect(defaults.sessions.idleTimeoutSeconds == 1800)
+        #expect(defaults.sessions.absoluteTimeoutSeconds == 28_800)
+        #expect(defaults.sessions.maxSessionsInMemory == 100_000)
+        let configured = try AppConfiguration.load(
+            path: "/nonexistent/config.json", required: false,
+            environment: [
+                "APPSHELL_STORE": "memory", "APPSHELL_SECURE_COOKIES": "true",
+                "APPSHELL_SESSION_IDLE_TIMEOUT_SECONDS": "60", "APPSHELL_MAX_SESSIONS_IN_MEMORY": "10",
+            ])
+        #expect(configured.store == .memory)
+        #expect(configured.secureCookies)
+        #expect(configured.sessions.idleTimeoutSeconds == 60)
+        #expect(configured.sessions.maxSessionsInMemory == 10)
+    }
+
     @Test func theShippedConfigLoads() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -60,6 +81,15 @@ import Testing
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
+        (#"{"store": "redis"}"#, #""store" must be one of "sqlite", "memory", got "redis""#),
+        (
+            #"{"cookieName": "my session"}"#,
+            #""cookieName" must be a non-empty token of letters, digits and !#$%&'*+-.^_`|~, got "my session""#
+        ),
+        (
+            #"{"sessionIdleTimeoutSeconds": 0}"#,
+            #""sessionIdleTimeoutSeconds" must be an integer from 1 to 31536000, got 0"#
+        ),
         (#"{"port": 80,}"#, "not valid JSON: unexpected character '}', expected a string key at line 1, column 13"),
     ])
     func fileErrorsNameTheKey(text: String, expected: String) throws {
