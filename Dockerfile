@@ -5,7 +5,7 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${BUILDER_IMAGE} AS builder
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends pkg-config libmicrohttpd-dev libsqlite3-dev \
+    && apt-get install -y --no-install-recommends pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -15,7 +15,7 @@ RUN swift build -c release --static-swift-stdlib --product appshell \
 
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libsodium23 \
     && rm -rf /var/lib/apt/lists/* \
     && mkdir -p /data /app \
     && chown 10001:10001 /data

@@ -2,7 +2,7 @@
 # Each installs the Debian packages it needs (only those missing), builds, then serves or tests.
 
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev python3-venv
+DEB_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev python3-venv
 TOOLS := .build/tools
 VENV := $(TOOLS)/venv
 HADOLINT := $(VENV)/bin/hadolint

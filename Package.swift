@@ -23,6 +23,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libsodium from Debian; only AppShellAuth imports it.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        // Password hashing (Argon2id) and the login rate limiter; no HTTP or session types.
+        .target(name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"]),
         // Sessions, their registry and the defaults store with its backends; no HTTP types.
         .target(name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"]),
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
@@ -32,13 +40,17 @@ let package = Package(
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency"]),
         // The demo app: configuration, routes, and (later) its screens and coordinators.
-        .target(name: "AppShellDemo", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"]),
+        .target(
+            name: "AppShellDemo",
+            dependencies: ["AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON"]),
         .executableTarget(name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"]),
         // A test-only server over the session registry, run as a process by the session tests.
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
             path: "Tests/SessionProbe"),
         .testTarget(name: "AppShellJSONTests", dependencies: ["AppShellJSON"]),
+        // Password hashes and the rate limiter, with a controllable clock.
+        .testTarget(name: "AppShellAuthTests", dependencies: ["AppShellAuth"]),
         .testTarget(name: "AppShellSessionsTests", dependencies: ["AppShellSessions", "AppShellConcurrency"]),
         .testTarget(
             name: "AppShellHTTPTests", dependencies: ["AppShellHTTP", "AppShellTesting", "AppShellConcurrency"]),

@@ -22,6 +22,10 @@ public struct AppConfiguration: Sendable, Equatable {
     public var secureCookies = false
     /// Session timeouts and the in-memory cap.
     public var sessions = SessionConfiguration()
+    /// How long the splash's start-up work takes at least, in milliseconds.
+    public var splashDelayMilliseconds = 1000
+    /// Who can log in: username → Argon2id hash (none by default; config.json ships `demo`).
+    public var users: [String: String] = [:]
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {
@@ -80,6 +84,11 @@ public struct AppConfiguration: Sendable, Equatable {
             switch key.kind {
             case .string, .token, .choice:
                 value = .string(text)
+            case .users:
+                guard let parsed = try? JSON(parsing: text) else {
+                    throw ConfigurationError("environment: \(variable) must be JSON: \(key.kind.expectation)")
+                }
+                value = parsed
             case .integer:
                 guard let number = Int(text) else {
                     throw ConfigurationError(

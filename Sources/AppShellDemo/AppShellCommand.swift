@@ -1,3 +1,4 @@
+import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
 
@@ -9,6 +10,7 @@ public enum AppShellCommand {
 
     static let usage = """
         usage: appshell [--config PATH]
+               appshell hash-password      reads a password on standard input, prints its hash
           --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
           --help          show this help
         Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
@@ -20,6 +22,7 @@ public enum AppShellCommand {
         var configPath = environment["APPSHELL_CONFIG"] ?? "config.json"
         var explicitPath = environment["APPSHELL_CONFIG"] != nil
         var remaining = arguments.dropFirst()
+        if remaining.first == "hash-password" { return hashPassword() }
         while let argument = remaining.popFirst() {
             switch argument {
             case "--config":
@@ -46,6 +49,26 @@ public enum AppShellCommand {
             return configurationErrorStatus
         }
         return serve(configuration)
+    }
+
+    /// `appshell hash-password`: one line of standard input (typed without echo on a terminal)
+    /// becomes an Argon2id hash for the `users` key of config.json.
+    private static func hashPassword() -> Int32 {
+        let terminal = PasswordPrompt.isTerminal
+        if terminal { PasswordPrompt.write("Password: ") }
+        let password = PasswordPrompt.readLine(echo: !terminal)
+        if terminal { PasswordPrompt.write("\n") }
+        guard let password, !password.isEmpty else {
+            AccessLog.error("hash-password: no password on standard input")
+            return configurationErrorStatus
+        }
+        do {
+            print(try PasswordHash.make(password: password))
+            return 0
+        } catch {
+            AccessLog.error("hash-password: \(error)")
+            return 1
+        }
     }
 
     private static func serve(_ configuration: AppConfiguration) -> Int32 {

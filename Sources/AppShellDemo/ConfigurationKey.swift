@@ -1,4 +1,5 @@
 import AppShell
+import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
 
@@ -12,6 +13,7 @@ struct ConfigurationKey: Sendable {
         case choice([String])
         case integer(ClosedRange<Int>)
         case boolean
+        case users
 
         /// What a value must be, for error messages.
         var expectation: String {
@@ -21,6 +23,9 @@ struct ConfigurationKey: Sendable {
             case .choice(let choices): return "one of " + choices.map { "\"\($0)\"" }.joined(separator: ", ")
             case .integer(let range): return "an integer from \(range.lowerBound) to \(range.upperBound)"
             case .boolean: return "true or false"
+            case .users:
+                return "an array of {\"username\": non-empty string, \"passwordHash\": Argon2id hash from "
+                    + "`appshell hash-password`} with distinct usernames"
             }
         }
     }
@@ -62,6 +67,7 @@ struct ConfigurationKey: Sendable {
         case (.choice(let choices), .string(let text)): valid = choices.contains(text)
         case (.integer(let range), .integer(let number)): valid = range.contains(number)
         case (.boolean, .bool): valid = true
+        case (.users, .array(let entries)): valid = ConfigurationKey.parseUsers(entries) != nil
         default: valid = false
         }
         guard valid else {
@@ -73,6 +79,21 @@ struct ConfigurationKey: Sendable {
             throw ConfigurationError("\(origin) must be \(kind.expectation), got \(shown)")
         }
         assign(value, &configuration)
+    }
+}
+
+extension ConfigurationKey {
+    /// Username → hash from the `users` array; `nil` when an entry is malformed or repeated.
+    static func parseUsers(_ entries: [JSON]) -> [String: String]? {
+        var users: [String: String] = [:]
+        for entry in entries {
+            guard let members = entry.objectValue, members.count == 2,
+                let username = members["username"]?.stringValue, !username.isEmpty,
+                let hash = members["passwordHash"]?.stringValue, PasswordHash.isWellFormed(hash),
+                users.updateValue(hash, forKey: username) == nil
+            else { return nil }
+        }
+        return users
     }
 }
 
@@ -136,6 +157,12 @@ extension AppConfiguration {
         },
         ConfigurationKey("maxSessionsInMemory", .integer(1...100_000_000), "sessions held in memory at most") {
             $1.sessions.maxSessionsInMemory = $0.integerValue!
+        },
+        ConfigurationKey("splashDelayMilliseconds", .integer(0...60_000), "how long the splash's start-up work takes") {
+            $1.splashDelayMilliseconds = $0.integerValue!
+        },
+        ConfigurationKey("users", .users, "who can log in: usernames and Argon2id password hashes") {
+            $1.users = ConfigurationKey.parseUsers($0.arrayValue!)!
         },
         ConfigurationKey("sessionSweepIntervalSeconds", .integer(1...86_400), "how often expired sessions are removed")
         {

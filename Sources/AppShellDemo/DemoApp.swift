@@ -14,6 +14,10 @@ public final class DemoApp: Sendable {
     public let cookie: SessionCookie
     /// The server's counters, shown at `/metrics`.
     public let statistics = ServerStatistics()
+    /// What the demo's coordinators share (users, login limiter, splash delay).
+    public let environment: DemoEnvironment
+    /// The app shell serving the demo.
+    public let shell: Shell
 
     /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
     /// unreadable SQLite file is never replaced).
@@ -26,6 +30,9 @@ public final class DemoApp: Sendable {
         }
         sessions = SessionRegistry(configuration: configuration.sessions, backend: backend)
         cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
+        environment = DemoEnvironment(
+            users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds))
+        shell = Shell(application: DemoShell(environment: environment), registry: sessions, cookie: cookie)
     }
 
     /// A responder whose handler runs with the request's session.
@@ -43,6 +50,7 @@ public final class DemoApp: Sendable {
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
+        shell.install(into: &router)
         router.get("/metrics") { [sessions, statistics] _ in
             var response = Response.text(
                 """

@@ -6,12 +6,15 @@ public struct SessionRecord: Sendable, Equatable {
     public var created: Int64
     /// When the session was last used, in Unix seconds (for the idle timeout); refreshed lazily.
     public var accessed: Int64
+    /// What the app keeps beside the defaults (the app shell: its controller tree), opaque here.
+    public var snapshot: [UInt8]?
 
     /// A record with the given parts.
-    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64) {
+    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64, snapshot: [UInt8]? = nil) {
         self.values = values
         self.created = created
         self.accessed = accessed
+        self.snapshot = snapshot
     }
 }
 
@@ -28,11 +31,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 /// shape). Only backend authors implement it; the session registry calls it.
 ///
 /// Semantics every backend keeps (checked by the conformance suite each backend runs):
-/// - `save` inserts or replaces the whole record and is durable when it returns: a new process on
-///   the same store `load`s exactly what was saved (values of every kind come back as that kind).
+/// - `save` inserts or replaces the whole record (snapshot included) and is durable when it
+///   returns: a new process on the same store `load`s exactly what was saved (values of every kind
+///   come back as that kind).
 /// - `touch` changes only `accessed`, and does nothing for an unknown id.
 /// - `rename` moves a record to a new id atomically: afterwards the old id loads `nil`. Renaming
-///   an unknown id does nothing.
+///   an unknown id does nothing; a record already under the new id is replaced.
 /// - `remove` deletes a record; removing an unknown id does nothing.
 /// - `removeExpired` deletes every record with `accessed < accessedBefore` or
 ///   `created < createdBefore` and returns how many it deleted.

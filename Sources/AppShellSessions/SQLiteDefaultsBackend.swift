@@ -40,7 +40,10 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let rows = try connection.withLock { connection throws(StoreError) in
             try connection.query(SQL.load, .blob(id.bytes)) { row in
-                (created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2))
+                (
+                    created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
+                    snapshot: row.isNull(at: 3) ? nil : row.blob(at: 3)
+                )
             }
         }
         guard let row = rows.first else { return nil }
@@ -48,7 +51,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         guard let values = DefaultsValue.decode(row.data) else {
             throw StoreError("store \(path): the record of session \(id) holds data that is not a defaults object")
         }
-        return SessionRecord(values: values, created: row.created, accessed: row.accessed)
+        return SessionRecord(values: values, created: row.created, accessed: row.accessed, snapshot: row.snapshot)
     }
 
     /// Inserts or replaces the record of `id`.
@@ -56,7 +59,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         let data = DefaultsValue.encode(record.values)
         try connection.withLock { connection throws(StoreError) in
             _ = try connection.run(
-                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data))
+                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                record.snapshot.map { .blob($0) } ?? .null)
         }
     }
 
@@ -104,10 +108,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 extension SQLiteDefaultsBackend {
     /// The statements the store runs; each is prepared once and reused, with every value bound.
     private enum SQL {
-        static let load = "SELECT created, accessed, data FROM sessions WHERE id = ?1"
+        static let load = "SELECT created, accessed, data, snapshot FROM sessions WHERE id = ?1"
         static let save = """
-            INSERT INTO sessions (id, created, accessed, data) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed, data = excluded.data
+            INSERT INTO sessions (id, created, accessed, data, snapshot) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed,
+                data = excluded.data, snapshot = excluded.snapshot
             """
         static let touch = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
         // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.
@@ -130,7 +135,9 @@ extension SQLiteDefaultsBackend {
         ) WITHOUT ROWID;
         CREATE INDEX sessions_accessed ON sessions (accessed);
         CREATE INDEX sessions_created ON sessions (created);
-        """
+        """,
+        // Version 2: the app shell's controller tree, kept beside the defaults.
+        "ALTER TABLE sessions ADD COLUMN snapshot BLOB;",
     ]
 
     /// Checks the file and brings its settings and schema to what the store needs.

@@ -14,11 +14,15 @@ final class Session: Sendable {
     let state: Locked<State>
 
     /// The part of a session its lock protects.
-    struct State: Sendable {
+    struct State {
         /// The current id; it changes on rotation.
         var id: SessionID
         /// The stored values.
         var values: [String: DefaultsValue]
+        /// What the app keeps beside the values (stored with them).
+        var snapshot: [UInt8]?
+        /// An object the app keeps with the live session in memory (never stored).
+        var attachment: AnyObject?
         /// Whether the backend holds a record of the session.
         var persisted: Bool
         /// The `accessed` time the backend holds.
@@ -28,10 +32,14 @@ final class Session: Sendable {
         var retired = false
     }
 
-    init(id: SessionID, values: [String: DefaultsValue], created: Int64, accessed: Int64, persisted: Bool) {
+    init(
+        id: SessionID, values: [String: DefaultsValue], snapshot: [UInt8]?, created: Int64, accessed: Int64,
+        persisted: Bool
+    ) {
         self.created = created
         self.lastAccess = Atomic(accessed)
-        self.state = Locked(State(id: id, values: values, persisted: persisted, storedAccess: accessed))
+        self.state = Locked(
+            State(id: id, values: values, snapshot: snapshot, persisted: persisted, storedAccess: accessed))
     }
 
     /// Whether the session has expired at `now` under `configuration`.

@@ -10,14 +10,23 @@ public final class SessionContext {
     public let isNew: Bool
     /// The session's id; changed by `rotateID()`.
     public private(set) var id: SessionID
+    /// What the app keeps beside the defaults, stored with them: set it to keep something across
+    /// restarts (the app shell keeps its controller tree here). It is written when it changed and
+    /// the session is worth storing (it holds values or is already stored).
+    public var snapshot: [UInt8]?
+    /// An object kept with the live session in memory for the next request, never stored: it is
+    /// gone after a restart or when the session leaves memory (rebuild it from `snapshot`).
+    public var attachment: AnyObject?
     /// The id the request arrived with (for a new session, its first id).
     let originalID: SessionID
 
-    init(id: SessionID, isNew: Bool, defaults: DefaultsStore) {
+    init(id: SessionID, isNew: Bool, defaults: DefaultsStore, snapshot: [UInt8]?, attachment: AnyObject?) {
         self.id = id
         self.originalID = id
         self.isNew = isNew
         self.defaults = defaults
+        self.snapshot = snapshot
+        self.attachment = attachment
     }
 
     /// Whether the client must be sent the id: the session is new or its id changed.

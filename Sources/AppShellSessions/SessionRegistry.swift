@@ -77,19 +77,36 @@ public final class SessionRegistry: Sendable {
     ) throws -> (Result, SessionContext) {
         session.lastAccess.store(now, ordering: .relaxed)
         let defaults = DefaultsStore(values: state.values, registration: registration)
-        let context = SessionContext(id: state.id, isNew: isNew, defaults: defaults)
-        let result = try body(context)
+        let context = SessionContext(
+            id: state.id, isNew: isNew, defaults: defaults, snapshot: state.snapshot, attachment: state.attachment)
+        let result: Result
+        do {
+            result = try body(context)
+        } catch {
+            // The live object may be half-changed: drop it so the next request rebuilds it from the
+            // last snapshot, as if this request had never run.
+            state.attachment = nil
+            throw error
+        }
+        state.attachment = context.attachment
         if context.id != state.id {
             if state.persisted { try backend.rename(state.id, to: context.id) }
             move(session, from: state.id, to: context.id)
             state.id = context.id
         }
-        if defaults.hasChanges {
-            let record = SessionRecord(values: defaults.storedValues, created: session.created, accessed: now)
+        let snapshotChanged = context.snapshot != state.snapshot
+        let worthStoring = state.persisted || !defaults.storedValues.isEmpty
+        if defaults.hasChanges || (snapshotChanged && worthStoring) {
+            let record = SessionRecord(
+                values: defaults.storedValues, created: session.created, accessed: now, snapshot: context.snapshot)
             try backend.save(state.id, record)
             state.values = defaults.storedValues
+            state.snapshot = context.snapshot
             state.persisted = true
             state.storedAccess = now
+        } else if snapshotChanged {
+            // Not worth a write yet (no values): kept in memory until the session holds some.
+            state.snapshot = context.snapshot
         } else if state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds {
             try backend.touch(state.id, accessed: now)
             state.storedAccess = now
@@ -115,14 +132,16 @@ public final class SessionRegistry: Sendable {
             try backend.remove(id)
             return nil
         }
-        let loaded = Session(id: id, values: record.values, created: record.created, accessed: now, persisted: true)
+        let loaded = Session(
+            id: id, values: record.values, snapshot: record.snapshot, created: record.created, accessed: now,
+            persisted: true)
         loaded.state.withLock { $0.storedAccess = record.accessed }
         return shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity)
     }
 
     private func create(now: Int64) -> Session {
         let id = SessionID.random()
-        let session = Session(id: id, values: [:], created: now, accessed: now, persisted: false)
+        let session = Session(id: id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
         createdCount.add(1, ordering: .relaxed)
         return shard(for: id).insertOrAcquire(session, id: id, capacity: shardCapacity)
     }

@@ -166,7 +166,7 @@ import Testing
             let description = try #require(error).description
             #expect(description.contains(path))
             #expect(description.contains("999"))
-            #expect(description.contains("the 1 this program knows"))
+            #expect(description.contains("the 2 this program knows"))
             #expect(try RawDatabase(path).integer("PRAGMA user_version") == 999)
         }
     }
@@ -194,8 +194,35 @@ import Testing
             #expect(Self.exists(path + "-wal"))
             // journal_mode=WAL is recorded in the file, so a second connection sees it.
             #expect(try RawDatabase(path).text("PRAGMA journal_mode") == "wal")
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 1)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 2)
             withExtendedLifetime(backend) {}
+        }
+    }
+
+    @Test func aVersion1FileIsMigratedKeepingItsRecords() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let id = SessionID.random()
+            do {
+                let raw = try RawDatabase(path)
+                try raw.execute(
+                    """
+                    CREATE TABLE sessions (id BLOB PRIMARY KEY, created INTEGER NOT NULL, accessed INTEGER NOT NULL,
+                        data TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX sessions_accessed ON sessions (accessed);
+                    CREATE INDEX sessions_created ON sessions (created);
+                    PRAGMA user_version = 1;
+                    INSERT INTO sessions VALUES (x'\(id.bytes.map { String(format: "%02x", $0) }.joined())', 10, 20, '{"isLogin":true}');
+                    """)
+            }
+            let backend = try SQLiteDefaultsBackend(path: path)
+            let record = try #require(try backend.load(id))
+            #expect(record == SessionRecord(values: ["isLogin": .bool(true)], created: 10, accessed: 20, snapshot: nil))
+            var updated = record
+            updated.snapshot = Array("{\"root\":\"main\"}".utf8)
+            try backend.save(id, updated)
+            #expect(try backend.load(id) == updated)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 2)
         }
     }
 

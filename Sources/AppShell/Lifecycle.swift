@@ -1,0 +1,87 @@
+import AppShellJSON
+
+/// A callback of UIKit's view-controller lifecycle and containment, as the lifecycle log names it.
+public enum LifecycleEvent: String, Sendable, CaseIterable {
+    /// The screen was loaded (once, before it first appears).
+    case viewDidLoad
+    /// The screen is about to appear.
+    case viewWillAppear
+    /// The screen appeared.
+    case viewDidAppear
+    /// The screen is about to disappear.
+    case viewWillDisappear
+    /// The screen disappeared.
+    case viewDidDisappear
+    /// `willMove(toParent:)`: the screen is about to be added to or removed from a container.
+    case willMove
+    /// `didMove(toParent:)`: the screen was added to a container.
+    case didMove
+    /// `removeFromParent()`: the screen left its container.
+    case removeFromParent
+}
+
+/// The kinds of transition, as completions name them.
+public enum TransitionKind: String, Sendable {
+    /// The root controller swapped its child (seed 001's fade).
+    case root
+    /// A screen was pushed onto the navigation stack.
+    case push
+    /// The top screen was popped off the navigation stack.
+    case pop
+    /// A screen was presented modally.
+    case present
+    /// The modal screen was dismissed.
+    case dismiss
+}
+
+/// One entry of a session's lifecycle log.
+public enum LifecycleRecord: Sendable, Equatable {
+    /// `screen` received `event`.
+    case screen(String, LifecycleEvent)
+    /// A transition of `kind` ran its completion.
+    case completion(TransitionKind)
+
+    /// `{"screen": …, "event": …}` or `{"event": "completion", "transition": …}`.
+    public var json: JSON {
+        switch self {
+        case .screen(let name, let event): return ["screen": .string(name), "event": .string(event.rawValue)]
+        case .completion(let kind): return ["event": "completion", "transition": .string(kind.rawValue)]
+        }
+    }
+
+    /// The record a log entry's JSON stands for.
+    public init?(json: JSON) {
+        guard let event = json["event"]?.stringValue else { return nil }
+        if event == "completion" {
+            guard let kind = json["transition"]?.stringValue.flatMap(TransitionKind.init(rawValue:)) else { return nil }
+            self = .completion(kind)
+        } else {
+            guard let name = json["screen"]?.stringValue, let event = LifecycleEvent(rawValue: event) else {
+                return nil
+            }
+            self = .screen(name, event)
+        }
+    }
+}
+
+/// The last `capacity` lifecycle records of a session, oldest first.
+public struct LifecycleLog: Sendable {
+    /// How many records are kept.
+    public static let capacity = 50
+    /// The kept records, oldest first.
+    public private(set) var records: [LifecycleRecord] = []
+
+    /// An empty log.
+    public init() {}
+
+    /// Appends a record, dropping the oldest beyond the capacity.
+    public mutating func append(_ record: LifecycleRecord) {
+        records.append(record)
+        if records.count > LifecycleLog.capacity { records.removeFirst(records.count - LifecycleLog.capacity) }
+    }
+
+    /// A log holding `records` (the last `capacity` of them).
+    public init(records: [LifecycleRecord]) {
+        self.records = Array(records.suffix(LifecycleLog.capacity))
+    }
+}

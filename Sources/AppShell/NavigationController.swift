@@ -1,0 +1,103 @@
+import AppShellJSON
+
+/// A stack of screens, as `UINavigationController`: push, pop and pop-to-root, each with an optional
+/// completion that runs after every lifecycle callback of the transition (seed 004).
+///
+/// It is shown as the root controller's child; its name, actions, HTML and state are those of
+/// its screens (its name is its root screen's, its actions and render its top screen's).
+public final class NavigationController: PageRenderer, ContainerController {
+    /// The stack, bottom first.
+    public private(set) var viewControllers: [any PageRenderer]
+    /// Where the stack reaches its session (given to every screen pushed).
+    public var context: ScreenContext? {
+        didSet { for screen in viewControllers { screen.context = context } }
+    }
+    /// Unused: a navigation controller reports nothing itself.
+    public weak var actionHandler: (any ScreenActionHandler)?
+
+    /// A stack whose bottom is `rootViewController`.
+    public init(rootViewController: any PageRenderer) {
+        viewControllers = [rootViewController]
+    }
+
+    /// A stack restored as it was (no lifecycle runs).
+    public init(restoring viewControllers: [any PageRenderer]) {
+        precondition(!viewControllers.isEmpty, "a navigation stack has at least its root screen")
+        self.viewControllers = viewControllers
+    }
+
+    /// The screen on top of the stack.
+    public var topScreen: any PageRenderer { viewControllers[viewControllers.count - 1] }
+    /// The root screen's name.
+    public var name: String { viewControllers[0].name }
+    /// The top screen's actions.
+    public var actions: [String] { topScreen.actions }
+
+    private var root: RootController {
+        guard let root = context?.root else { preconditionFailure("the navigation controller is not on screen") }
+        return root
+    }
+
+    /// Pushes `screen`: A viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear,
+    /// completion.
+    public func push(_ screen: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+        let root = self.root
+        root.enqueue(.push, animated: animated, completion: completion) { [unowned self] in
+            let old = topScreen
+            screen.context = context
+            root.load(screen)
+            root.call(.viewWillDisappear, on: old, animated: animated)
+            root.call(.viewWillAppear, on: screen, animated: animated)
+            viewControllers.append(screen)
+            root.call(.viewDidDisappear, on: old, animated: animated)
+            root.call(.viewDidAppear, on: screen, animated: animated)
+        }
+    }
+
+    /// Pops the top screen: B viewWillDisappear, A viewWillAppear, B viewDidDisappear,
+    /// A viewDidAppear, completion. At the root screen it only completes.
+    public func pop(animated: Bool = true, completion: (() -> Void)? = nil) {
+        popTo(depth: viewControllers.count - 1, kind: .pop, animated: animated, completion: completion)
+    }
+
+    /// Pops every screen above the root one, with pop's order (the screens in between get no
+    /// callbacks, as in UIKit).
+    public func popToRoot(animated: Bool = true, completion: (() -> Void)? = nil) {
+        popTo(depth: 1, kind: .pop, animated: animated, completion: completion)
+    }
+
+    private func popTo(depth: Int, kind: TransitionKind, animated: Bool, completion: (() -> Void)?) {
+        let root = self.root
+        root.enqueue(kind, animated: animated, completion: completion) { [unowned self] in
+            guard viewControllers.count > 1, depth < viewControllers.count else { return }
+            let old = topScreen
+            let removed = viewControllers[max(1, depth)...]
+            viewControllers.removeSubrange(max(1, depth)...)
+            let new = topScreen
+            root.call(.viewWillDisappear, on: old, animated: animated)
+            root.call(.viewWillAppear, on: new, animated: animated)
+            root.call(.viewDidDisappear, on: old, animated: animated)
+            root.call(.viewDidAppear, on: new, animated: animated)
+            for screen in removed { root.forget(screen) }
+        }
+    }
+
+    /// Appearance is forwarded to the top screen by the root controller.
+    public func viewDidLoad() {}
+    /// Forwarded by the root controller.
+    public func viewWillAppear(_ animated: Bool) {}
+    /// Forwarded by the root controller.
+    public func viewDidAppear(_ animated: Bool) {}
+    /// Forwarded by the root controller.
+    public func viewWillDisappear(_ animated: Bool) {}
+    /// Forwarded by the root controller.
+    public func viewDidDisappear(_ animated: Bool) {}
+    /// Passed on to the root screen.
+    public func willMove(toParent parent: (any ContainerController)?) { viewControllers[0].willMove(toParent: parent) }
+    /// Passed on to the root screen.
+    public func didMove(toParent parent: (any ContainerController)?) { viewControllers[0].didMove(toParent: parent) }
+    /// The top screen's HTML.
+    public func renderHTML() -> String { topScreen.renderHTML() }
+    /// The top screen's state.
+    public func state() -> JSON? { topScreen.state() }
+}

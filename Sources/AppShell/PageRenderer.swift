@@ -1,0 +1,124 @@
+import AppShellJSON
+
+/// A container that screens move into and out of: the root controller or a navigation controller.
+public protocol ContainerController: AnyObject {}
+
+/// A screen: UIKit's view-controller lifecycle, an HTML render and a JSON state.
+///
+/// The controllers call the lifecycle methods in UIKit's order (DESIGN.md's table) and record each
+/// call in the session's lifecycle log; a screen overrides the ones it needs. A screen reports what
+/// the user asked for to its coordinator (`actionHandler`) and never navigates by itself.
+public protocol PageRenderer: AnyObject {
+    /// The screen's name in the JSON API and in URLs: `splash`, `login`, `main`, …
+    var name: String { get }
+    /// The actions the screen offers; any other (except `launch`) is refused with 409.
+    var actions: [String] { get }
+    /// Where the screen reaches its session: the root controller and the defaults. Set by the
+    /// controller that shows the screen.
+    var context: ScreenContext? { get set }
+    /// Whom the screen reports actions to (its coordinator); not retained.
+    var actionHandler: (any ScreenActionHandler)? { get set }
+
+    /// Called once, before the screen first appears.
+    func viewDidLoad()
+    /// The screen is about to appear.
+    func viewWillAppear(_ animated: Bool)
+    /// The screen appeared.
+    func viewDidAppear(_ animated: Bool)
+    /// The screen is about to disappear.
+    func viewWillDisappear(_ animated: Bool)
+    /// The screen disappeared.
+    func viewDidDisappear(_ animated: Bool)
+    /// The screen is about to move to `parent` (`nil`: it is about to be removed).
+    func willMove(toParent parent: (any ContainerController)?)
+    /// The screen moved to `parent`.
+    func didMove(toParent parent: (any ContainerController)?)
+
+    /// The screen's HTML: a fragment placed inside the app's page layout.
+    func renderHTML() -> String
+    /// What the screen adds to `GET /api/state` (e.g. a message), or `nil`.
+    func state() -> JSON?
+}
+
+/// The actions a screen can report, with their parameters from the request.
+public struct ScreenAction: Sendable {
+    /// The action's name, e.g. `login` or `showList`.
+    public let name: String
+    /// Everything else the request sent, e.g. `username` and `password`.
+    public let parameters: [String: JSON]
+    /// The client's IP address (for rate limits).
+    public let clientAddress: String
+
+    /// An action with its parameters.
+    public init(name: String, parameters: [String: JSON] = [:], clientAddress: String = "") {
+        self.name = name
+        self.parameters = parameters
+        self.clientAddress = clientAddress
+    }
+
+    /// The string parameter `key`, or `nil`.
+    public func string(_ key: String) -> String? { parameters[key]?.stringValue }
+}
+
+/// What a screen's coordinator implements to receive the screen's actions (seed 003).
+public protocol ScreenActionHandler: AnyObject {
+    /// Handles `action` reported by `screen`. Throw an `ActionError` to refuse it (nothing changes).
+    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError)
+}
+
+/// Why an action was refused, with the HTTP status the API answers.
+public struct ActionError: Error, Sendable, Equatable {
+    /// The status: 400 for a malformed action, 401 for wrong credentials, 409 for an action the
+    /// screen does not offer, 429 when rate-limited.
+    public let status: Int
+    /// What was wrong, in words for the user.
+    public let message: String
+
+    /// An error answering `status` with `message`.
+    public init(status: Int, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+/// A screen with UIKit's defaults: subclass it and override what you need, as with
+/// `UIViewController`.
+open class ViewController: PageRenderer {
+    /// The screen's name.
+    public let name: String
+    /// Where the screen reaches its session.
+    public var context: ScreenContext?
+    /// Whom the screen reports actions to.
+    public weak var actionHandler: (any ScreenActionHandler)?
+
+    /// A screen named `name`.
+    public init(name: String) { self.name = name }
+
+    /// No actions by default.
+    open var actions: [String] { [] }
+    /// Does nothing by default.
+    open func viewDidLoad() {}
+    /// Does nothing by default.
+    open func viewWillAppear(_ animated: Bool) {}
+    /// Does nothing by default.
+    open func viewDidAppear(_ animated: Bool) {}
+    /// Does nothing by default.
+    open func viewWillDisappear(_ animated: Bool) {}
+    /// Does nothing by default.
+    open func viewDidDisappear(_ animated: Bool) {}
+    /// Does nothing by default.
+    open func willMove(toParent parent: (any ContainerController)?) {}
+    /// Does nothing by default.
+    open func didMove(toParent parent: (any ContainerController)?) {}
+    /// A heading with the screen's name by default.
+    open func renderHTML() -> String { "<h1>\(name)</h1>" }
+    /// No extra state by default.
+    open func state() -> JSON? { nil }
+
+    /// Reports `action` to the coordinator (seed 003: the screen only reports, the coordinator
+    /// decides what happens).
+    public func report(_ action: ScreenAction) throws(ActionError) {
+        guard let actionHandler else { throw ActionError(status: 409, "\(name) has nobody to handle \(action.name)") }
+        try actionHandler.screen(self, didRequest: action)
+    }
+}

@@ -1,0 +1,198 @@
+import AppShellSessions
+
+/// One session's root: it shows one child screen at a time and swaps it the way seed 000's
+/// `RootViewController` does, presents modal screens over it, and runs every transition in order.
+///
+/// The server applies a transition at once, lifecycle first, completion last; `animated` only
+/// tells the browser to play it. A transition asked for while another runs — from a lifecycle
+/// callback or a completion — is queued and starts after the running one's completion, so
+/// transitions never interleave and completions run in the order they were asked for.
+public final class RootController: ContainerController {
+    /// The child screen: splash, login, or a navigation controller holding main.
+    public private(set) var child: any PageRenderer
+    /// The modal screen over everything, if any.
+    public private(set) var presented: (any PageRenderer)?
+    /// The last 50 lifecycle events and completions.
+    public private(set) var log = LifecycleLog()
+    /// Incremented by every change the session can see.
+    public private(set) var version = 0
+    /// The last transition that ran and whether it was animated (for the browser).
+    public private(set) var lastTransition: (kind: TransitionKind, animated: Bool)?
+    /// The defaults of the request being handled.
+    public internal(set) var defaults: DefaultsStore
+    /// The session of the request being handled (for id rotation).
+    var session: SessionContext?
+    /// What screens use to reach this root.
+    public private(set) lazy var context = ScreenContext(root: self)
+
+    private var queue: [() -> Void] = []
+    private var isTransitioning = false
+    private var loaded = Set<ObjectIdentifier>()
+
+    /// A root that starts with `initial` as its child, as `RootVC.init()` does with the splash:
+    /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears.
+    public init(initial: any PageRenderer, defaults: DefaultsStore) {
+        child = initial
+        self.defaults = defaults
+        initial.context = context
+        call(.willMove, on: initial, parent: self)
+        load(initial)
+        call(.didMove, on: initial, parent: self)
+        call(.viewWillAppear, on: initial, animated: false)
+        call(.viewDidAppear, on: initial, animated: false)
+    }
+
+    /// A root restored from a snapshot: the screens are in place, no lifecycle runs.
+    public init(
+        restoring child: any PageRenderer, presented: (any PageRenderer)?, log: LifecycleLog, version: Int,
+        defaults: DefaultsStore
+    ) {
+        self.child = child
+        self.presented = presented
+        self.log = log
+        self.version = version
+        self.defaults = defaults
+        child.context = context
+        presented?.context = context
+        for screen in [child, presented].compactMap({ $0 }) {
+            loaded.insert(ObjectIdentifier(screen))
+            if let navigation = screen as? NavigationController {
+                for inner in navigation.viewControllers {
+                    inner.context = context
+                    loaded.insert(ObjectIdentifier(inner))
+                }
+            }
+        }
+    }
+
+    /// The screen the user sees: the modal one, else the top of the navigation stack, else the child.
+    public var visibleScreen: any PageRenderer {
+        if let presented { return presented }
+        if let navigation = child as? NavigationController { return navigation.topScreen }
+        return child
+    }
+
+    /// The child when it is a navigation controller.
+    public var navigation: NavigationController? { child as? NavigationController }
+
+    /// Records a change that is not a transition (e.g. a defaults flag an action set).
+    public func noteChange() { version += 1 }
+
+    /// Gives the session a new id (keeping its values) when this request ends: call it on every
+    /// login and logout.
+    public func rotateSessionID() { session?.rotateID() }
+
+    // MARK: Transitions
+
+    /// Swaps the child for `new` (seed 000/001): A willMove(nil), B willMove(root), A
+    /// viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear, A
+    /// removeFromParent, B didMove(root), completion. A modal screen is dismissed first.
+    public func transition(to new: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+        if presented != nil { dismiss(animated: false) }
+        enqueue(.root, animated: animated, completion: completion) { [unowned self] in
+            let old = child
+            new.context = context
+            call(.willMove, on: old, parent: nil)
+            call(.willMove, on: new, parent: self)
+            load(new)
+            call(.viewWillDisappear, on: old, animated: animated)
+            call(.viewWillAppear, on: new, animated: animated)
+            call(.viewDidDisappear, on: old, animated: animated)
+            call(.viewDidAppear, on: new, animated: animated)
+            child = new
+            record(old, .removeFromParent)
+            forget(old)
+            call(.didMove, on: new, parent: self)
+        }
+    }
+
+    /// Presents `screen` modally over the visible one: A viewWillDisappear, B viewWillAppear,
+    /// B viewDidAppear, A viewDidDisappear, completion.
+    public func present(_ screen: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+        enqueue(.present, animated: animated, completion: completion) { [unowned self] in
+            let old = visibleScreen
+            screen.context = context
+            load(screen)
+            call(.viewWillDisappear, on: old, animated: animated)
+            call(.viewWillAppear, on: screen, animated: animated)
+            presented = screen
+            call(.viewDidAppear, on: screen, animated: animated)
+            call(.viewDidDisappear, on: old, animated: animated)
+        }
+    }
+
+    /// Dismisses the modal screen: B viewWillDisappear, A viewWillAppear, A viewDidAppear,
+    /// B viewDidDisappear, completion. Does nothing (but complete) when none is presented.
+    public func dismiss(animated: Bool = true, completion: (() -> Void)? = nil) {
+        enqueue(.dismiss, animated: animated, completion: completion) { [unowned self] in
+            guard let modal = presented else { return }
+            presented = nil
+            let below = visibleScreen
+            call(.viewWillDisappear, on: modal, animated: animated)
+            call(.viewWillAppear, on: below, animated: animated)
+            call(.viewDidAppear, on: below, animated: animated)
+            call(.viewDidDisappear, on: modal, animated: animated)
+            forget(modal)
+        }
+    }
+
+    /// Runs `steps` as a transition of `kind` now, or after the running one when one runs.
+    func enqueue(
+        _ kind: TransitionKind, animated: Bool, completion: (() -> Void)?, _ steps: @escaping () -> Void
+    ) {
+        queue.append { [unowned self] in
+            steps()
+            lastTransition = (kind, animated)
+            version += 1
+            log.append(.completion(kind))
+            completion?()
+        }
+        guard !isTransitioning else { return }
+        isTransitioning = true
+        defer { isTransitioning = false }
+        while !queue.isEmpty { queue.removeFirst()() }
+    }
+
+    // MARK: Lifecycle calls
+
+    /// Calls an appearance method on `screen` (forwarded to the top of a navigation controller)
+    /// and records it.
+    func call(_ event: LifecycleEvent, on screen: any PageRenderer, animated: Bool) {
+        let target = (screen as? NavigationController)?.topScreen ?? screen
+        record(target, event)
+        switch event {
+        case .viewWillAppear: target.viewWillAppear(animated)
+        case .viewDidAppear: target.viewDidAppear(animated)
+        case .viewWillDisappear: target.viewWillDisappear(animated)
+        case .viewDidDisappear: target.viewDidDisappear(animated)
+        default: break
+        }
+    }
+
+    /// Calls a containment method on `screen` and records it.
+    func call(_ event: LifecycleEvent, on screen: any PageRenderer, parent: (any ContainerController)?) {
+        record(screen, event)
+        if event == .willMove { screen.willMove(toParent: parent) } else { screen.didMove(toParent: parent) }
+    }
+
+    /// Calls `viewDidLoad` the first time a screen (or a navigation controller's top) is shown.
+    func load(_ screen: any PageRenderer) {
+        let target = (screen as? NavigationController)?.topScreen ?? screen
+        guard loaded.insert(ObjectIdentifier(target)).inserted else { return }
+        if target !== screen { loaded.insert(ObjectIdentifier(screen)) }
+        record(target, .viewDidLoad)
+        target.viewDidLoad()
+    }
+
+    /// Forgets a screen that left the hierarchy (its identifier may be reused).
+    func forget(_ screen: any PageRenderer) {
+        loaded.remove(ObjectIdentifier(screen))
+        if let navigation = screen as? NavigationController {
+            for inner in navigation.viewControllers { loaded.remove(ObjectIdentifier(inner)) }
+        }
+    }
+
+    func record(_ screen: any PageRenderer, _ event: LifecycleEvent) {
+        log.append(.screen(screen.name, event))
+    }
+}

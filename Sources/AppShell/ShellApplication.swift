@@ -1,0 +1,53 @@
+import AppShellJSON
+import AppShellSessions
+
+/// What an app built on AppShell provides: how a session's controllers start and how they come
+/// back from a snapshot. The demo app is one.
+public protocol ShellApplication: Sendable {
+    /// Every action name any screen of the app offers, plus `launch`; others are 400.
+    var knownActions: Set<String> { get }
+    /// A new session's app: a root controller showing the splash, and the started app coordinator.
+    func makeSession(defaults: DefaultsStore, now: Int64) -> ShellSession
+    /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
+    /// session then starts afresh).
+    func restoreSession(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> ShellSession?
+}
+
+/// The app coordinator at the top of a session's coordinator tree.
+public protocol ApplicationCoordinator: Coordinator {
+    /// Runs the work that is due at `now` (milliseconds since 1970), such as finishing the splash.
+    func advance(now: Int64)
+    /// Handles `launch` (from a notification), which every screen accepts.
+    func launch(_ action: ScreenAction) throws(ActionError)
+    /// What the app keeps in the snapshot beside the controller tree (e.g. when the splash began).
+    var extraSnapshot: JSON { get }
+}
+
+/// One session's live app: its root controller and its app coordinator. Kept in memory with the
+/// session; rebuilt from a `ShellSnapshot` after a restart.
+public final class ShellSession {
+    /// The root controller.
+    public let root: RootController
+    /// The app coordinator.
+    public let coordinator: any ApplicationCoordinator
+    /// The version the stored snapshot was taken at, and its bytes.
+    var stored: (version: Int, bytes: [UInt8])?
+
+    /// A session made of `root` and `coordinator`.
+    public init(root: RootController, coordinator: any ApplicationCoordinator) {
+        self.root = root
+        self.coordinator = coordinator
+    }
+
+    /// The snapshot of the controller tree as it is now.
+    public var snapshot: ShellSnapshot {
+        ShellSnapshot(
+            root: root.child.name,
+            stack: root.navigation?.viewControllers.map(\.name) ?? [],
+            presented: root.presented?.name,
+            coordinators: coordinator.tree,
+            lifecycle: root.log.records,
+            version: root.version,
+            extra: coordinator.extraSnapshot)
+    }
+}

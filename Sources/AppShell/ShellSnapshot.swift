@@ -1,0 +1,59 @@
+import AppShellJSON
+
+/// A session's controller tree as stored with the session: enough to put the user back where they
+/// were after a restart (the root child, the stack, the modal screen, the coordinators), with the
+/// lifecycle log and the version so both continue.
+public struct ShellSnapshot: Sendable, Equatable {
+    /// The root controller's child.
+    public var root: String
+    /// The navigation stack, bottom first (empty when the child is not a navigation controller).
+    public var stack: [String]
+    /// The modal screen, if any.
+    public var presented: String?
+    /// The coordinator tree, `{"name", "children"}`.
+    public var coordinators: JSON
+    /// The lifecycle log.
+    public var lifecycle: [LifecycleRecord]
+    /// The version.
+    public var version: Int
+    /// What the app keeps beside these.
+    public var extra: JSON
+
+    /// A snapshot with the given parts.
+    public init(
+        root: String, stack: [String], presented: String?, coordinators: JSON, lifecycle: [LifecycleRecord],
+        version: Int, extra: JSON
+    ) {
+        self.root = root
+        self.stack = stack
+        self.presented = presented
+        self.coordinators = coordinators
+        self.lifecycle = lifecycle
+        self.version = version
+        self.extra = extra
+    }
+
+    /// The stored form.
+    public var json: JSON {
+        [
+            "root": .string(root), "stack": .array(stack.map { .string($0) }),
+            "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
+            "lifecycle": .array(lifecycle.map(\.json)), "version": .integer(version), "extra": extra,
+        ]
+    }
+
+    /// The snapshot stored as `json`; `nil` when it is not one.
+    public init?(json: JSON) {
+        guard let root = json["root"]?.stringValue, let stack = json["stack"]?.arrayValue,
+            let version = json["version"]?.integerValue, let lifecycle = json["lifecycle"]?.arrayValue,
+            let coordinators = json["coordinators"]
+        else { return nil }
+        self.root = root
+        self.stack = stack.compactMap(\.stringValue)
+        self.presented = json["presented"]?.stringValue
+        self.coordinators = coordinators
+        self.lifecycle = lifecycle.compactMap(LifecycleRecord.init(json:))
+        self.version = version
+        self.extra = json["extra"] ?? .null
+    }
+}

@@ -1,0 +1,123 @@
+import AppShell
+import AppShellJSON
+import AppShellSessions
+
+/// The top of every session's coordinator tree (`app`): it routes from the splash to login or
+/// main (seed 001), between them on login and logout, and handles launches from a notification
+/// (seed 002).
+final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHandler {
+    let root: RootController
+    private let environment: DemoEnvironment
+    /// When the splash's start-up work began; `nil` once it finished.
+    private var splashStartedAt: Int64?
+
+    /// A new session's app: the root shows the splash, whose work began at `now`.
+    init(environment: DemoEnvironment, defaults: DefaultsStore, now: Int64) {
+        self.environment = environment
+        let splash = SplashScreen(startedAt: now)
+        root = RootController(initial: splash, defaults: defaults)
+        splashStartedAt = now
+        super.init(name: "app")
+        splash.actionHandler = self
+    }
+
+    /// A session's app rebuilt from its snapshot; `nil` when it names screens this app lacks.
+    init?(environment: DemoEnvironment, snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) {
+        self.environment = environment
+        let child: any PageRenderer
+        var presented: SecondScreen?
+        switch snapshot.root {
+        case "splash":
+            let startedAt = snapshot.extra["splashStartedAt"]?.integerValue.map(Int64.init) ?? now
+            child = SplashScreen(startedAt: startedAt)
+            splashStartedAt = startedAt
+        case "login":
+            child = LoginScreen()
+        case "main":
+            guard let navigation = MainCoordinator.makeNavigation(snapshot.stack) else { return nil }
+            child = navigation
+            if snapshot.presented == "second" { presented = SecondScreen() }
+        default:
+            return nil
+        }
+        guard snapshot.presented == nil || presented != nil else { return nil }
+        root = RootController(
+            restoring: child, presented: presented, log: LifecycleLog(records: snapshot.lifecycle),
+            version: snapshot.version, defaults: defaults)
+        super.init(name: "app")
+        switch child {
+        case let splash as SplashScreen:
+            splash.actionHandler = self
+        case let login as LoginScreen:
+            adopt(LoginCoordinator(root: root, environment: environment, screen: login))
+        case let navigation as NavigationController:
+            let main = MainCoordinator(root: root, navigation: navigation)
+            adopt(main)
+            if let presented { main.addChild(SecondCoordinator(root: root, screen: presented)) }
+        default:
+            break
+        }
+    }
+
+    /// Makes `login` or `main` this coordinator's child, wired to come back on login and logout.
+    private func adopt(_ coordinator: Coordinator) {
+        if let login = coordinator as? LoginCoordinator { login.onLogin = { [unowned self] in showMain() } }
+        if let main = coordinator as? MainCoordinator { main.onLogout = { [unowned self] in logout() } }
+        addChild(coordinator)
+    }
+
+    /// When the splash began, while it has not finished.
+    var extraSnapshot: JSON {
+        splashStartedAt.map { ["splashStartedAt": .integer(Int($0))] } ?? [:]
+    }
+
+    /// Finishes the splash once its delay has passed: runs the start-up work, then routes by
+    /// `isLogin` (seed 001).
+    func advance(now: Int64) {
+        guard let startedAt = splashStartedAt, now - startedAt >= environment.splashDelayMilliseconds,
+            root.child is SplashScreen
+        else { return }
+        splashStartedAt = nil
+        environment.startupWork(root.defaults)
+        if root.defaults.bool(forKey: "isLogin") { showMain() } else { showLogin() }
+    }
+
+    /// `launch` with `source: "notification"` (seed 002): sets the one-shot `viewType` flag, which
+    /// main consumes when it next appears (at once when it is showing).
+    func launch(_ action: ScreenAction) throws(ActionError) {
+        guard action.string("source") == "notification" else {
+            throw ActionError(status: 400, "launch needs \"source\": \"notification\"")
+        }
+        root.defaults.set(1, forKey: "viewType")
+        if root.visibleScreen is ListScreen {
+            // Already showing what the notification opens.
+            root.defaults.set(0, forKey: "viewType")
+        }
+        (child(named: "main") as? MainCoordinator)?.consumeLaunchFlagIfVisible()
+    }
+
+    func showLogin() {
+        for child in children { removeChild(child) }
+        let login = LoginCoordinator(root: root, environment: environment)
+        adopt(login)
+        login.start()
+    }
+
+    func showMain() {
+        for child in children { removeChild(child) }
+        let main = MainCoordinator(root: root)
+        adopt(main)
+        main.start()
+    }
+
+    /// Logout: `isLogin` = false, a new session id, back to login.
+    func logout() {
+        root.defaults.set(false, forKey: "isLogin")
+        root.rotateSessionID()
+        showLogin()
+    }
+
+    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
+        throw ActionError(status: 409, "\(screen.name) does not offer \(action.name)")
+    }
+}

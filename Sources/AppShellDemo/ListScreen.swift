@@ -1,0 +1,22 @@
+import AppShell
+
+/// A screen pushed from main (and the one a notification launch opens).
+final class ListScreen: ViewController {
+    init() { super.init(name: "list") }
+
+    override var actions: [String] { ["pop"] }
+
+    override func renderHTML() -> String {
+        """
+        <section class="list">
+          <h1>List</h1>
+          <ul>
+            <li>First item</li>
+            <li>Second item</li>
+            <li>Third item</li>
+          </ul>
+          <button type="button" data-action="pop">Back</button>
+        </section>
+        """
+    }
+}

@@ -1,0 +1,56 @@
+import AppShell
+
+/// The logged-in flow: owns the navigation stack (main, list) and starts the second screen's
+/// coordinator.
+final class MainCoordinator: Coordinator, ScreenActionHandler {
+    private let root: RootController
+    private let navigation: NavigationController
+    /// Called when the user logs out.
+    var onLogout: () -> Void = {}
+
+    /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
+    init(root: RootController, navigation: NavigationController = MainCoordinator.makeNavigation(["main"])!) {
+        self.root = root
+        self.navigation = navigation
+        super.init(name: "main")
+        for screen in navigation.viewControllers { screen.actionHandler = self }
+    }
+
+    /// A stack of the screens `names` (bottom first): main, then lists; `nil` for anything else.
+    static func makeNavigation(_ names: [String]) -> NavigationController? {
+        guard names.first == "main", names.dropFirst().allSatisfy({ $0 == "list" }) else { return nil }
+        let screens: [any PageRenderer] = [MainScreen()] + names.dropFirst().map { _ in ListScreen() }
+        return NavigationController(restoring: screens)
+    }
+
+    private var main: MainScreen? { navigation.viewControllers.first as? MainScreen }
+
+    /// Shows main inside its navigation controller with a cross-dissolve.
+    override func start() {
+        root.transition(to: navigation, animated: true)
+    }
+
+    /// Pushes the list if the app was launched from a notification and main is showing now.
+    func consumeLaunchFlagIfVisible() {
+        if let main, root.visibleScreen === main { main.consumeLaunchFlag() }
+    }
+
+    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
+        switch action.name {
+        case "showList":
+            let list = ListScreen()
+            list.actionHandler = self
+            navigation.push(list, animated: true)
+        case "pop":
+            navigation.pop(animated: true)
+        case "presentSecond":
+            let second = SecondCoordinator(root: root)
+            addChild(second)
+            second.start()
+        case "logout":
+            onLogout()
+        default:
+            throw ActionError(status: 409, "\(screen.name) does not offer \(action.name)")
+        }
+    }
+}

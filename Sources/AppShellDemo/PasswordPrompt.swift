@@ -1,0 +1,26 @@
+import Foundation
+import Glibc
+
+/// Reading a password from standard input, without echo when it is a terminal.
+enum PasswordPrompt {
+    /// Whether standard input is a terminal.
+    static var isTerminal: Bool { isatty(0) == 1 }
+
+    /// Writes `text` to standard error (the prompt must not mix with the hash on stdout).
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// One line of standard input without its newline; echo is turned off meanwhile unless `echo`.
+    static func readLine(echo: Bool) -> String? {
+        var saved = termios()
+        let silenced = !echo && tcgetattr(0, &saved) == 0
+        if silenced {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(0, TCSAFLUSH, &quiet)
+        }
+        defer { if silenced { tcsetattr(0, TCSAFLUSH, &saved) } }
+        return Swift.readLine(strippingNewline: true)
+    }
+}

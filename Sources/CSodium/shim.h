@@ -1,0 +1,16 @@
+/*
+ * libsodium for Swift, imported only by AppShellAuth.
+ *
+ * No constants are re-exported here on purpose: the pwhash macros Swift cannot import (the
+ * ones defined through other macros, like crypto_pwhash_ALG_ARGON2ID13 or the INTERACTIVE
+ * limits) each have a function twin in libsodium (crypto_pwhash_alg_argon2id13(),
+ * crypto_pwhash_opslimit_interactive(), ...), which also reports the values of the library
+ * actually loaded at run time rather than of the header compiled against. Any shim that
+ * becomes necessary goes here, prefixed appshell_sodium_.
+ */
+#ifndef APPSHELL_CSODIUM_SHIM_H
+#define APPSHELL_CSODIUM_SHIM_H
+
+#include <sodium.h>
+
+#endif
