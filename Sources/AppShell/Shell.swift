@@ -78,7 +78,6 @@ public struct Shell: Sendable {
 
     /// Gives the session the snapshot to store when the controllers changed.
     func keep(_ shell: ShellSession, in session: SessionContext) {
-        if session.defaults.hasChanges && shell.stored?.version == shell.root.version { shell.root.noteChange() }
         guard shell.stored?.version != shell.root.version else { return }
         let bytes = shell.snapshot.json.serialized
         shell.stored = (shell.root.version, bytes)
@@ -97,13 +96,22 @@ public struct Shell: Sendable {
         }
         let action = ScreenAction(name: name, parameters: members, clientAddress: request.remoteAddress)
         do {
-            try dispatch(action, shell)
+            try apply(action, shell, session)
         } catch {
             var state = shell.state(defaults: session.defaults).objectValue ?? [:]
             state["error"] = .string(error.message)
             return .json(.object(state), status: HTTPStatus(rawValue: error.status))
         }
         return .json(shell.state(defaults: session.defaults))
+    }
+
+    /// Runs `action`; a change of the defaults that no transition accompanied still counts as a
+    /// change of the version.
+    func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
+        let version = shell.root.version
+        let changedBefore = session.defaults.hasChanges
+        try dispatch(action, shell)
+        if shell.root.version == version && session.defaults.hasChanges && !changedBefore { shell.root.noteChange() }
     }
 
     /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
@@ -123,7 +131,7 @@ public struct Shell: Sendable {
     private func page(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
         if let source = request.query("launch") {
             do {
-                try dispatch(ScreenAction(name: "launch", parameters: ["source": .string(source)]), shell)
+                try apply(ScreenAction(name: "launch", parameters: ["source": .string(source)]), shell, session)
             } catch {
                 throw HTTPError(HTTPStatus(rawValue: error.status), error.message)
             }

@@ -1,0 +1,68 @@
+import AppShellJSON
+import AppShellTesting
+import Foundation
+import Testing
+
+/// The controller tree is stored with the session: after a restart the same cookie gets the same
+/// screen, stack, modal screen and coordinators, and they keep working.
+@Suite struct RestorationTests {
+    static func start(store: String) throws -> (ServerProcess, Int) {
+        let server = try CommandTests.run(
+            environment: [
+                "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+                "APPSHELL_ACCESS_LOG": "false",
+            ])
+        return (server, try server.port())
+    }
+
+    static func act(_ client: TestClient, _ body: String) throws -> JSON {
+        try client.postJSON("/api/actions", body).json
+    }
+
+    static func tree(_ state: JSON) -> [JSON?] {
+        ["screen", "root", "stack", "presented", "coordinators", "defaults", "version", "lifecycle"].map { state[$0] }
+    }
+
+    static func stop(_ server: ServerProcess, _ how: String) {
+        if how == "SIGKILL" { server.kill() } else { server.terminate() }
+        _ = server.waitForExit()
+    }
+
+    @Test(arguments: ["SIGTERM", "SIGKILL"])
+    func theSameCookieGetsTheSameScreensAfterARestart(stop: String) throws {
+        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        var (server, port) = try Self.start(store: store)
+        var client = TestClient(port: port)
+        #expect(try client.get("/api/state").json["screen"] == "login")
+        _ = try Self.act(client, #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        let pushed = try Self.act(client, #"{"action": "showList"}"#)
+        #expect(pushed["stack"] == ["main", "list"])
+        Self.stop(server, stop)
+
+        // The navigation stack comes back, and works.
+        let cookies = client.cookies
+        (server, port) = try Self.start(store: store)
+        client = TestClient(port: port)
+        client.cookies = cookies
+        let restored = try client.get("/api/state")
+        #expect(restored.headers["Set-Cookie"] == nil)
+        #expect(Self.tree(restored.json) == Self.tree(pushed))
+        #expect(try Self.act(client, #"{"action": "pop"}"#)["stack"] == ["main"])
+        let presented = try Self.act(client, #"{"action": "presentSecond"}"#)
+        #expect(presented["presented"] == "second")
+        Self.stop(server, stop)
+
+        // So does the modal screen with its coordinator.
+        (server, port) = try Self.start(store: store)
+        client = TestClient(port: port)
+        client.cookies = cookies
+        #expect(Self.tree(try client.get("/api/state").json) == Self.tree(presented))
+        let dismissed = try Self.act(client, #"{"action": "dismiss"}"#)
+        #expect(dismissed["screen"] == "main")
+        #expect(dismissed["coordinators"] == ["name": "app", "children": [["name": "main", "children": []]]])
+        #expect(dismissed["version"]?.integerValue == (presented["version"]?.integerValue ?? 0) + 1)
+        #expect(try Self.act(client, #"{"action": "logout"}"#)["screen"] == "login")
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
+}
