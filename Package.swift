@@ -58,7 +58,10 @@ let package = Package(
             name: "AppShellTests", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellTesting"]),
         .testTarget(
             name: "AppShellDemoTests",
-            dependencies: ["AppShellDemo", "AppShellHTTP", "AppShellTesting", "AppShellConcurrency"]
+            dependencies: [
+                "AppShell", "AppShellDemo", "AppShellHTTP", "AppShellSessions", "AppShellTesting",
+                "AppShellConcurrency",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

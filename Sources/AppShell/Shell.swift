@@ -14,6 +14,8 @@ public struct Shell: Sendable {
     public let cookie: SessionCookie
     /// The time in milliseconds since 1970 (tests move it).
     public let clock: @Sendable () -> Int64
+    /// Runs time-based work with no request (the splash finishing).
+    public let scheduler: ShellScheduler
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -31,7 +33,32 @@ public struct Shell: Sendable {
         self.registry = registry
         self.cookie = cookie
         self.clock = clock
+        scheduler = ShellScheduler(clock: clock)
     }
+
+    /// Starts the scheduler's thread: due work then runs under the session's lock, as a request
+    /// would, and its changes are stored.
+    public func startScheduler() {
+        scheduler.start { [self] id in
+            do {
+                _ = try registry.withLiveSession(id) { session in
+                    // Only a session whose app is live in memory: anything else catches up when read.
+                    guard let shell = session.attachment as? ShellSession else { return }
+                    shell.root.defaults = session.defaults
+                    shell.root.session = session
+                    defer { shell.root.session = nil }
+                    shell.scheduled = nil
+                    shell.coordinator.advance(now: clock())
+                    keep(shell, in: session)
+                }
+            } catch {
+                AccessLog.error("scheduled work failed: \(error)")
+            }
+        }
+    }
+
+    /// Stops the scheduler's thread.
+    public func stopScheduler() { scheduler.stop() }
 
     /// Adds `GET /api/state`, `POST /api/actions` and `GET /` to `router`.
     public func install(into router: inout Router) {
@@ -73,6 +100,11 @@ public struct Shell: Sendable {
         }
         session.attachment = shell
         shell.coordinator.advance(now: now)
+        // A browser that came back is waiting for the splash: finish it on time, unasked.
+        if !session.isNew, let deadline = shell.coordinator.nextDeadline, shell.scheduled != deadline {
+            shell.scheduled = deadline
+            scheduler.schedule(session.id, at: deadline)
+        }
         return shell
     }
 

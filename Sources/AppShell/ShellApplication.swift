@@ -17,6 +17,8 @@ public protocol ShellApplication: Sendable {
 public protocol ApplicationCoordinator: Coordinator {
     /// Runs the work that is due at `now` (milliseconds since 1970), such as finishing the splash.
     func advance(now: Int64)
+    /// When `advance(now:)` next has work to do, if it has any (the splash's deadline).
+    var nextDeadline: Int64? { get }
     /// Handles `launch` (from a notification), which every screen accepts.
     func launch(_ action: ScreenAction) throws(ActionError)
     /// What the app keeps in the snapshot beside the controller tree (e.g. when the splash began).
@@ -32,6 +34,8 @@ public final class ShellSession {
     public let coordinator: any ApplicationCoordinator
     /// The version the stored snapshot was taken at, and its bytes.
     var stored: (version: Int, bytes: [UInt8])?
+    /// The deadline already given to the scheduler.
+    var scheduled: Int64?
 
     /// A session made of `root` and `coordinator`.
     public init(root: RootController, coordinator: any ApplicationCoordinator) {

@@ -66,6 +66,9 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         addChild(coordinator)
     }
 
+    /// When the splash's work is due to finish.
+    var nextDeadline: Int64? { splashStartedAt.map { $0 + environment.splashDelayMilliseconds } }
+
     /// When the splash began, while it has not finished.
     var extraSnapshot: JSON {
         splashStartedAt.map { ["splashStartedAt": .integer(Int($0))] } ?? [:]

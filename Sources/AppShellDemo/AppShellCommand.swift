@@ -84,6 +84,7 @@ public enum AppShellCommand {
             return 1
         }
         app.sessions.startSweeper()
+        app.shell.startScheduler()
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         AccessLog.event(
@@ -95,6 +96,7 @@ public enum AppShellCommand {
         let signal = TerminationSignal.wait()
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()
+        app.shell.stopScheduler()
         app.sessions.stopSweeper()
         AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])
         return 0

@@ -71,6 +71,20 @@ public final class SessionRegistry: Sendable {
         }
     }
 
+    /// Runs `body` with the live session `id` names, if there is one; never creates a session
+    /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
+    public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
+        let now = clock()
+        guard let session = try acquire(id, now: now) else { return nil }
+        defer { session.users.subtract(1, ordering: .relaxed) }
+        var outcome: (Result, SessionContext)?
+        try session.state.withLock { state in
+            guard !state.retired, state.id == id else { return }
+            outcome = try run(body, session, &state, isNew: false, now: now)
+        }
+        return outcome?.0
+    }
+
     private func run<Result>(
         _ body: (SessionContext) throws -> Result, _ session: Session, _ state: inout Session.State, isNew: Bool,
         now: Int64

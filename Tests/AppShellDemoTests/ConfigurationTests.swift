@@ -68,6 +68,8 @@ import Testing
         let configuration = try AppConfiguration.load(
             path: root.appendingPathComponent("config.json").path, required: true, environment: [:])
         #expect(configuration.server.port == 8080)
+        #expect(configuration.users.keys.sorted() == ["demo"])
+        #expect(configuration.splashDelayMilliseconds == 1000)
     }
 
     @Test(arguments: [

@@ -1,6 +1,8 @@
+import AppShell
 import AppShellDemo
 import AppShellHTTP
 import AppShellJSON
+import AppShellSessions
 import AppShellTesting
 import Foundation
 import Synchronization
@@ -55,6 +57,30 @@ import Testing
                 ["screen": "login", "event": "viewDidAppear"], ["screen": "splash", "event": "removeFromParent"],
                 ["screen": "login", "event": "didMove"], ["event": "completion", "transition": "root"],
             ])
+    }
+
+    @Test func theServerFinishesTheSplashWithNoFurtherRequest() throws {
+        let (app, live) = try Self.start(splashDelay: 300)
+        app.shell.startScheduler()
+        defer { app.shell.stopScheduler() }
+        let client = live.client()
+        #expect(try client.get("/api/state").json["screen"] == "splash")
+        // The browser came back (as its event stream will): the splash is now on the timer.
+        #expect(try client.get("/api/state").json["screen"] == "splash")
+        #expect(app.shell.scheduler.pendingCount == 1)
+        let cookie = try #require(client.cookies["appshell_session"])
+        let id = try #require(SessionID(cookie))
+        var screen: String?
+        for _ in 0..<40 where screen != "login" {
+            Thread.sleep(forTimeInterval: 0.05)
+            // Looked at from inside the server, without a request that could advance it.
+            screen = try app.sessions.withLiveSession(id) { ($0.attachment as? ShellSession)?.root.child.name } ?? nil
+        }
+        #expect(screen == "login")
+        #expect(app.shell.scheduler.pendingCount == 0)
+        let state = try client.get("/api/state").json
+        #expect(state["screen"] == "login")
+        #expect(state["version"] == 1)
     }
 
     @Test func splashTurnsIntoMainWhenLoggedIn() throws {
