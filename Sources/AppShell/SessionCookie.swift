@@ -1,3 +1,5 @@
+import AppShellHTTP
+
 /// How the session id travels in a cookie: its name and attributes.
 ///
 /// Always `Path=/; HttpOnly; SameSite=Lax`. With `secure`, the name gets the `__Host-` prefix
@@ -15,18 +17,7 @@ public struct SessionCookie: Sendable, Equatable {
     }
 
     /// Whether `name` can be a cookie name (an RFC 9110 token).
-    public static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty
-            && name.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    return true
-                default:
-                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-                }
-            }
-    }
+    public static func isValidName(_ name: String) -> Bool { Request.isToken(name) }
 
     /// The `Set-Cookie` value that gives the client `value`. It is a session cookie (no
     /// `Max-Age`): the server's timeouts decide when the session ends.

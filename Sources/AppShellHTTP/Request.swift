@@ -31,7 +31,7 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
-        guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(Request.isTokenByte) else {
+        guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
         let utf8 = target.utf8
@@ -59,15 +59,18 @@ public struct Request: Sendable {
         }
     }
 
-    /// Whether `byte` may appear in a token such as a method (RFC 9110 §5.6.2).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+    /// Whether `text` is a token (RFC 9110 §5.6.2): what methods and cookie names must be.
+    public static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
     }
 
     /// The decoded path, segments joined with `/` (for logs and simple matching).
