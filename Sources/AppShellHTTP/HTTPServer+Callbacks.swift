@@ -39,6 +39,19 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
 }
 
+/// Gives libmicrohttpd the next bytes of an event stream.
+private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
+    guard let cls, let buffer else { return -1 }
+    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, capacity: capacity)
+}
+
+/// Called when libmicrohttpd is done with an event stream's response (the connection ended).
+private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    let stream = Unmanaged<EventStream>.fromOpaque(cls).takeRetainedValue()
+    stream.finish()
+}
+
 /// Collects header fields into the `HTTPHeaders` that `cls` points to.
 private let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
@@ -125,6 +138,16 @@ extension HTTPServer {
             }
         case .file(let file):
             made = MHD_create_response_from_fd(file.size, file.take())
+        case .stream(let stream):
+            stream.attach(connection)
+            let retained = Unmanaged.passRetained(stream)
+            made = MHD_create_response_from_callback(
+                appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
+            if made == nil {
+                retained.release()
+            } else {
+                streams.add(stream)
+            }
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }

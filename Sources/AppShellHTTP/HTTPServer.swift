@@ -19,6 +19,8 @@ public final class HTTPServer: Sendable {
     private let state = Locked(State())
     /// Request counters.
     public let statistics: ServerStatistics
+    /// The open event streams.
+    let streams = EventStreamRegistry()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
 
@@ -44,6 +46,9 @@ public final class HTTPServer: Sendable {
         self.responder = responder
         self.log = AccessLog(enabled: configuration.accessLog)
     }
+
+    /// The number of event streams open now.
+    public var openEventStreams: Int { streams.count }
 
     /// The bound port (the real one when configured with port 0); 0 before `start()`.
     public var port: Int { state.withLock { $0.port } }
@@ -83,6 +88,7 @@ public final class HTTPServer: Sendable {
             $0.daemon = Daemon(pointer: daemon)
             $0.port = Int(appshell_mhd_bound_port(daemon))
         }
+        streams.startHeartbeat(every: config.eventHeartbeatSeconds)
     }
 
     /// Stops gracefully: stops accepting connections, lets in-flight requests finish for up to
@@ -100,6 +106,9 @@ public final class HTTPServer: Sendable {
         draining.store(true, ordering: .relaxed)
         let listener = MHD_quiesce_daemon(daemon)
         if listener >= 0 { close(listener) }
+        // Event streams never finish by themselves, and a suspended connection must be resumed
+        // before the daemon stops: end them all now.
+        streams.closeAll()
         let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
         while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
             usleep(5_000)

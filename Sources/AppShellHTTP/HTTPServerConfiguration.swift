@@ -23,6 +23,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var shutdownTimeoutSeconds = 10
     /// Whether each request writes a JSON access-log line to standard output.
     public var accessLog = true
+    /// Seconds between heartbeat comments on open event streams (0: none).
+    public var eventHeartbeatSeconds = 15
 
     /// The defaults.
     public init() {}

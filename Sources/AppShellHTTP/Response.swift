@@ -15,12 +15,15 @@ public struct Response: Sendable {
         case bytes([UInt8])
         /// An open regular file, sent with sendfile(2); the server closes it.
         case file(OpenFile)
+        /// Server-sent events, for as long as the stream stays open.
+        case stream(EventStream)
 
-        /// The number of bytes the body has.
+        /// The number of bytes the body has (0 for a stream, whose length is not known).
         public var count: Int {
             switch self {
             case .bytes(let bytes): return bytes.count
             case .file(let file): return file.size
+            case .stream: return 0
             }
         }
     }
@@ -56,6 +59,17 @@ public struct Response: Sendable {
     /// A plain-text response.
     public static func text(_ text: String, status: HTTPStatus = .ok) -> Response {
         Response(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .bytes(Array(text.utf8)))
+    }
+
+    /// A `text/event-stream` response that sends `stream`.
+    public static func events(_ stream: EventStream) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+            ],
+            body: .stream(stream))
     }
 
     /// A 303 redirect to `location` (after a form POST the browser then GETs it).

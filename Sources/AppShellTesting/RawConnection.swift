@@ -9,6 +9,14 @@ public final class RawConnection: @unchecked Sendable {
     /// Sends `text` as it is.
     public func send(_ text: String) throws { try connection.write(Array(text.utf8)) }
 
+    /// Reads until `marker` has arrived; returns the text up to and including it.
+    public func read(through marker: String) throws -> String {
+        String(decoding: try connection.read(through: Array(marker.utf8)), as: UTF8.self)
+    }
+
+    /// Returns everything the server sends until it closes the connection.
+    public func readToEnd() throws -> String { String(decoding: try connection.readToEnd(), as: UTF8.self) }
+
     /// Sends `text`, then returns everything the server sends until it closes the connection.
     public func finish(_ text: String) throws -> String {
         try send(text)

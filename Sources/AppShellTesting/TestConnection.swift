@@ -61,6 +61,17 @@ final class TestConnection {
         }
     }
 
+    /// Reads until `marker` has arrived and returns everything up to and including it.
+    func read(through marker: [UInt8]) throws -> [UInt8] {
+        while true {
+            if let range = buffer.firstRange(of: marker) {
+                defer { buffer.removeSubrange(..<range.upperBound) }
+                return Array(buffer[..<range.upperBound])
+            }
+            guard try fill() else { throw TestClientError(description: "connection closed before the marker") }
+        }
+    }
+
     func readToEnd() throws -> [UInt8] {
         while try fill() {}
         defer { buffer = [] }

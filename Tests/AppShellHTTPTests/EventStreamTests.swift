@@ -1,0 +1,109 @@
+import AppShellConcurrency
+import AppShellHTTP
+import AppShellTesting
+import Foundation
+import Glibc
+import Testing
+
+/// Server-sent events on suspended connections.
+@Suite struct EventStreamTests {
+    /// A server whose `/events` opens a stream and hands it to the test.
+    static func start(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> (LiveServer, Locked<[EventStream]>) {
+        let opened = Locked<[EventStream]>([])
+        var router = Router()
+        router.get("/events") { _ in
+            let stream = EventStream()
+            opened.withLock { $0.append(stream) }
+            return .events(stream)
+        }
+        router.get("/ok") { _ in .text("ok") }
+        var configuration = LiveServer.testConfiguration
+        configure(&configuration)
+        return (try LiveServer(configuration: configuration, responder: router), opened)
+    }
+
+    static func waitFor(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<200 {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    @Test func eventsArriveAsTheyAreSent() throws {
+        let (live, opened) = try Self.start()
+        let connection = try RawConnection(port: live.port)
+        try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try connection.read(through: "\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.contains("Content-Type: text/event-stream; charset=utf-8"))
+        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        let stream = try #require(opened.withLock { $0.first })
+        stream.send(event: "state", id: "7", data: "{\"a\":1}\nsecond line")
+        let event = try connection.read(through: "second line\n\n")
+        #expect(event.contains("event: state\nid: 7\ndata: {\"a\":1}\ndata: second line\n\n"))
+        // Nothing is queued now: the connection is suspended, and the next event still arrives.
+        usleep(100_000)
+        stream.send(data: "later")
+        #expect(try connection.read(through: "later\n\n").contains("data: later"))
+        #expect(live.server.openEventStreams == 1)
+        stream.close()
+        // The last chunk ends the response; the connection itself stays open for the next request.
+        #expect(try connection.read(through: "\r\n0\r\n\r\n").hasSuffix("0\r\n\r\n"))
+        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+    }
+
+    @Test func heartbeatsKeepTheStreamAliveAndFindGoneClients() throws {
+        let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
+        var connection: RawConnection? = try RawConnection(port: live.port)
+        try connection?.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try connection?.read(through: "\r\n\r\n")
+        #expect(try connection?.read(through: ": heartbeat\n\n") != nil)
+        let stream = try #require(opened.withLock { $0.first })
+        let closed = Locked(false)
+        stream.onClose { closed.withLock { $0 = true } }
+        connection = nil  // the client goes away
+        #expect(Self.waitFor { closed.withLock { $0 } })
+        #expect(!stream.isOpen)
+        #expect(live.server.openEventStreams == 0)
+    }
+
+    @Test func shutdownEndsOpenStreams() throws {
+        let (live, opened) = try Self.start()
+        let connection = try RawConnection(port: live.port)
+        try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try connection.read(through: "\r\n\r\n")
+        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(live.stop(timeoutSeconds: 5))
+        #expect(try connection.readToEnd().hasSuffix("0\r\n\r\n"))
+    }
+
+    @Test func aThousandOpenStreamsLeaveOtherRequestsServed() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(limit.rlim_max, 4096)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let (live, opened) = try Self.start {
+            $0.maxConnections = 1100
+            $0.maxConnectionsPerIP = 1100
+        }
+        var connections: [RawConnection] = []
+        for _ in 0..<1000 {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+            connections.append(connection)
+        }
+        for connection in connections { _ = try connection.read(through: "\r\n\r\n") }
+        #expect(Self.waitFor { live.server.openEventStreams == 1000 })
+        // Every worker thread is free: ordinary requests are answered while the streams stay open.
+        let client = live.client()
+        for _ in 0..<100 { #expect(try client.get("/ok").text == "ok") }
+        // And every stream still gets its events.
+        for stream in opened.withLock({ $0 }) { stream.send(data: "ping") }
+        for connection in connections { #expect(try connection.read(through: "ping\n\n").contains("data: ping")) }
+    }
+}
