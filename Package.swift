@@ -36,7 +36,9 @@ let package = Package(
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),
         // The app shell: sessions over HTTP (cookie policy), and later the root controller.
-        .target(name: "AppShell", dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON"]),
+        .target(
+            name: "AppShell",
+            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency"]),
         // The demo app: configuration, routes, and (later) its screens and coordinators.

@@ -32,6 +32,8 @@ public final class NavigationController: PageRenderer, ContainerController {
     public var name: String { viewControllers[0].name }
     /// The top screen's actions.
     public var actions: [String] { topScreen.actions }
+    /// The top screen's title.
+    public var title: String { topScreen.title }
 
     private var root: RootController {
         guard let root = context?.root else { preconditionFailure("the navigation controller is not on screen") }

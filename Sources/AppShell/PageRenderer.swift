@@ -13,6 +13,8 @@ public protocol PageRenderer: AnyObject {
     var name: String { get }
     /// The actions the screen offers; any other (except `launch`) is refused with 409.
     var actions: [String] { get }
+    /// The screen's title, for the page's `<title>`.
+    var title: String { get }
     /// Where the screen reaches its session: the root controller and the defaults. Set by the
     /// controller that shows the screen.
     var context: ScreenContext? { get set }
@@ -96,6 +98,8 @@ open class ViewController: PageRenderer {
 
     /// No actions by default.
     open var actions: [String] { [] }
+    /// The name, capitalised, by default.
+    open var title: String { name.prefix(1).uppercased() + name.dropFirst() }
     /// Does nothing by default.
     open func viewDidLoad() {}
     /// Does nothing by default.

@@ -22,6 +22,8 @@ public final class RootController: ContainerController {
     public internal(set) var defaults: DefaultsStore
     /// The session of the request being handled (for id rotation).
     var session: SessionContext?
+    /// What the shell lends the screens during the request being handled.
+    var services: ShellServices?
     /// What screens use to reach this root.
     public private(set) lazy var context = ScreenContext(root: self)
 

@@ -1,6 +1,8 @@
+import AppShellHTTP
 import AppShellSessions
 
-/// How a screen reaches its session: the root controller and the defaults — never a global.
+/// How a screen reaches its session: the root controller, the defaults, and what the shell offers
+/// a page (the form token, asset URLs, notifications) — never a global.
 public final class ScreenContext {
     /// The session's root controller (seed 001: "the root is reachable from anywhere").
     public unowned let root: RootController
@@ -9,4 +11,53 @@ public final class ScreenContext {
 
     /// The session's defaults, for the request being handled.
     public var defaults: DefaultsStore { root.defaults }
+
+    /// The form token of the session (empty outside a request).
+    public var csrfToken: String { root.services?.csrfToken ?? "" }
+
+    /// The URL of a file of the public directory, with its content version for long caching.
+    public func assetURL(_ name: String) -> String { root.services?.assetURL(name) ?? "/" + name }
+
+    /// An HTML form that sends `action` (with the session's token): it works without JavaScript
+    /// (`POST /actions`), and the page's script sends it as JSON.
+    public func form(_ action: String, label: String, fields: String = "", buttonClass: String = "") -> String {
+        let token = HTML.escape(csrfToken)
+        let classAttribute = buttonClass.isEmpty ? "" : " class=\"\(HTML.escape(buttonClass))\""
+        return """
+            <form method="post" action="/actions" data-action="\(HTML.escape(action))">
+            <input type="hidden" name="csrf" value="\(token)">
+            <input type="hidden" name="action" value="\(HTML.escape(action))">
+            \(fields)<button type="submit"\(classAttribute)>\(HTML.escape(label))</button>
+            </form>
+            """
+    }
+
+    /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
+    /// page shows it, and clicking it launches as from a notification).
+    public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
+        root.services?.notify(title, body, milliseconds)
+    }
+}
+
+/// What the shell lends the controllers for the length of one request.
+final class ShellServices {
+    let tokens: (SessionID) -> String
+    let session: SessionContext
+    let assets: AssetVersions
+    let notify: (String, String, Int64) -> Void
+
+    init(
+        session: SessionContext, tokens: @escaping (SessionID) -> String, assets: AssetVersions,
+        notify: @escaping (String, String, Int64) -> Void
+    ) {
+        self.session = session
+        self.tokens = tokens
+        self.assets = assets
+        self.notify = notify
+    }
+
+    /// The token for the session's id as it is now (after a rotation in this request, the new one).
+    var csrfToken: String { tokens(session.id) }
+
+    func assetURL(_ name: String) -> String { assets.url(name) }
 }

@@ -1,10 +1,12 @@
+import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 import Glibc
 
 /// The app shell over HTTP: it finds each request's `ShellSession` (live, restored from its
-/// snapshot, or new), lets time-based work run, and serves the JSON API and the HTML page.
+/// snapshot, or new), lets time-based work run, serves the JSON API, the pages, the HTML forms and
+/// the event stream, and tells every open page of a session what changed.
 public struct Shell: Sendable {
     /// The app.
     public let application: any ShellApplication
@@ -14,8 +16,14 @@ public struct Shell: Sendable {
     public let cookie: SessionCookie
     /// The time in milliseconds since 1970 (tests move it).
     public let clock: @Sendable () -> Int64
-    /// Runs time-based work with no request (the splash finishing).
+    /// Runs work with no request (the splash finishing, reminders).
     public let scheduler: ShellScheduler
+    /// The open event streams of every live app.
+    public let events = ShellEvents()
+    /// The forms' tokens.
+    let tokens: CSRFTokens
+    /// The versions of the page's assets.
+    let assets: AssetVersions
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -24,61 +32,75 @@ public struct Shell: Sendable {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
-    /// A shell serving `application` with the sessions of `registry`.
+    /// A shell serving `application` with the sessions of `registry`; `csrfKey` signs the forms'
+    /// tokens and `assets` versions the page's files.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie,
+        csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) {
         self.application = application
         self.registry = registry
         self.cookie = cookie
         self.clock = clock
+        self.tokens = CSRFTokens(key: csrfKey)
+        self.assets = assets
         scheduler = ShellScheduler(clock: clock)
     }
 
-    /// Starts the scheduler's thread: due work then runs under the session's lock, as a request
-    /// would, and its changes are stored.
-    public func startScheduler() {
-        scheduler.start { [self] id in
-            do {
-                _ = try registry.withLiveSession(id) { session in
-                    // Only a session whose app is live in memory: anything else catches up when read.
-                    guard let shell = session.attachment as? ShellSession else { return }
-                    shell.root.defaults = session.defaults
-                    shell.root.session = session
-                    defer { shell.root.session = nil }
-                    shell.scheduled = nil
-                    shell.coordinator.advance(now: clock())
-                    keep(shell, in: session)
-                }
-            } catch {
-                AccessLog.error("scheduled work failed: \(error)")
-            }
+    /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
+    /// (`POST /actions`) and the pages (`GET /` and `pagePaths`) to `router`.
+    public func install(into router: inout Router, pagePaths: [String]) {
+        router.get("/api/state", respond { _, shell, session in .json(shell.state(defaults: session.defaults)) })
+        router.post("/api/actions", respond { request, shell, session in try performJSON(request, shell, session) })
+        router.post("/actions", respond { request, shell, session in try performForm(request, shell, session) })
+        router.get("/api/events", respond { request, shell, session in openEvents(request, shell, session) })
+        for path in ["/"] + pagePaths {
+            router.get(path, respond { request, shell, session in try page(request, shell, session) })
         }
     }
+
+    /// Starts the scheduler's thread.
+    public func startScheduler() { scheduler.start() }
 
     /// Stops the scheduler's thread.
     public func stopScheduler() { scheduler.stop() }
 
-    /// Adds `GET /api/state`, `POST /api/actions` and `GET /` to `router`.
-    public func install(into router: inout Router) {
-        router.get("/api/state", respond { _, shell, session in .json(shell.state(defaults: session.defaults)) })
-        router.post("/api/actions", respond { request, shell, session in try perform(request, shell, session) })
-        router.get("/", respond { request, shell, session in try page(request, shell, session) })
-    }
-
-    /// A responder that runs `body` with the request's shell session and stores its snapshot.
+    /// A responder that runs `body` with the request's shell session, stores its snapshot, and
+    /// tells the session's open pages when it changed.
     public func respond(
         _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
     ) -> SessionResponder {
         SessionResponder(registry: registry, cookie: cookie) { request, session in
             let shell = live(session)
-            shell.root.session = session
-            defer { shell.root.session = nil }
-            let response = try body(request, shell, session)
-            keep(shell, in: session)
-            return response
+            return try withBound(shell, session) { () throws -> Response in
+                let version = shell.root.version
+                let response = try body(request, shell, session)
+                keep(shell, in: session)
+                if shell.root.version != version { publishState(shell, session) }
+                return response
+            }
         }
+    }
+
+    /// Lends `shell`'s controllers the session, its defaults and the shell's services for `body`.
+    func withBound<Result>(
+        _ shell: ShellSession, _ session: SessionContext, _ body: () throws -> Result
+    ) rethrows -> Result {
+        shell.root.defaults = session.defaults
+        shell.root.session = session
+        let channel = shell.channel
+        shell.root.services = ShellServices(
+            session: session, tokens: { [tokens] id in tokens.token(for: id.bytes) }, assets: assets,
+            notify: { [clock, scheduler, events] title, body, delay in
+                let data = JSON.object(["title": .string(title), "body": .string(body)]).serializedString
+                scheduler.schedule(at: clock() + delay) { events.publish(channel, event: "notification", data: data) }
+            })
+        defer {
+            shell.root.session = nil
+            shell.root.services = nil
+        }
+        return try body()
     }
 
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
@@ -88,7 +110,6 @@ public struct Shell: Sendable {
         let shell: ShellSession
         if let kept = session.attachment as? ShellSession {
             shell = kept
-            shell.root.defaults = session.defaults
         } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreSession(from: snapshot, defaults: session.defaults, now: now)
@@ -99,13 +120,33 @@ public struct Shell: Sendable {
             shell = application.makeSession(defaults: session.defaults, now: now)
         }
         session.attachment = shell
-        shell.coordinator.advance(now: now)
+        withBound(shell, session) { shell.coordinator.advance(now: now) }
         // A browser that came back is waiting for the splash: finish it on time, unasked.
         if !session.isNew, let deadline = shell.coordinator.nextDeadline, shell.scheduled != deadline {
             shell.scheduled = deadline
-            scheduler.schedule(session.id, at: deadline)
+            let id = session.id
+            scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
         }
         return shell
+    }
+
+    /// Due work of a session, run by the scheduler under the session's lock as a request would be.
+    private func runScheduledWork(for id: SessionID) {
+        do {
+            _ = try registry.withLiveSession(id) { session in
+                // Only an app live in memory: any other catches up when it is next read.
+                guard let shell = session.attachment as? ShellSession else { return }
+                withBound(shell, session) {
+                    let version = shell.root.version
+                    shell.scheduled = nil
+                    shell.coordinator.advance(now: clock())
+                    keep(shell, in: session)
+                    if shell.root.version != version { publishState(shell, session) }
+                }
+            }
+        } catch {
+            AccessLog.error("scheduled work failed: \(error)")
+        }
     }
 
     /// Gives the session the snapshot to store when the controllers changed.
@@ -114,71 +155,5 @@ public struct Shell: Sendable {
         let bytes = shell.snapshot.json.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes
-    }
-
-    /// `POST /api/actions`: `{"action": name, …parameters}`.
-    private func perform(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
-        let body = try request.decodeJSON()
-        guard var members = body.objectValue, let name = members.removeValue(forKey: "action")?.stringValue else {
-            throw HTTPError.badRequest("the body must be a JSON object with an \"action\" string")
-        }
-        guard application.knownActions.contains(name) else {
-            let known = application.knownActions.sorted().joined(separator: ", ")
-            throw HTTPError.badRequest("unknown action \"\(name)\"; known actions: \(known)")
-        }
-        let action = ScreenAction(name: name, parameters: members, clientAddress: request.remoteAddress)
-        do {
-            try apply(action, shell, session)
-        } catch {
-            var state = shell.state(defaults: session.defaults).objectValue ?? [:]
-            state["error"] = .string(error.message)
-            return .json(.object(state), status: HTTPStatus(rawValue: error.status))
-        }
-        return .json(shell.state(defaults: session.defaults))
-    }
-
-    /// Runs `action`; a change of the defaults that no transition accompanied still counts as a
-    /// change of the version.
-    func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
-        let version = shell.root.version
-        let changedBefore = session.defaults.hasChanges
-        try dispatch(action, shell)
-        if shell.root.version == version && session.defaults.hasChanges && !changedBefore { shell.root.noteChange() }
-    }
-
-    /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
-    func dispatch(_ action: ScreenAction, _ shell: ShellSession) throws(ActionError) {
-        if action.name == "launch" { return try shell.coordinator.launch(action) }
-        let visible = shell.root.visibleScreen
-        guard visible.actions.contains(action.name) else {
-            throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
-        }
-        guard let handler = visible.actionHandler else {
-            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(visible.name) screen")
-        }
-        try handler.screen(visible, didRequest: action)
-    }
-
-    /// `GET /`: the visible screen's HTML; `?launch=notification` launches as from a notification.
-    private func page(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
-        if let source = request.query("launch") {
-            do {
-                try apply(ScreenAction(name: "launch", parameters: ["source": .string(source)]), shell, session)
-            } catch {
-                throw HTTPError(HTTPStatus(rawValue: error.status), error.message)
-            }
-        }
-        let visible = shell.root.visibleScreen
-        return .html(
-            """
-            <!doctype html>
-            <html lang="en">
-            <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>AppShell — \(HTML.escape(visible.name))</title></head>
-            <body><main id="screen" data-screen="\(HTML.escape(visible.name))" data-version="\(shell.root.version)">
-            \(visible.renderHTML())
-            </main></body>
-            </html>
-            """)
     }
 }

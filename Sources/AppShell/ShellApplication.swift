@@ -11,6 +11,22 @@ public protocol ShellApplication: Sendable {
     /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
     /// session then starts afresh).
     func restoreSession(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> ShellSession?
+    /// The URL that shows what `shell` shows now, e.g. `/main/list`.
+    func url(of shell: ShellSession) -> String
+    /// Makes `shell` show what `path` names, without animation, and says whether to render it,
+    /// redirect (a logged-out user asking for a logged-in page) or answer 404. `next` is the
+    /// same-site path the user asked for before being sent to log in, if any.
+    func open(path: String, next: String?, in shell: ShellSession) -> PageRoute
+}
+
+/// What a page URL leads to.
+public enum PageRoute: Equatable, Sendable {
+    /// Render the visible screen.
+    case show
+    /// Redirect (303) to this same-site path.
+    case redirect(String)
+    /// No page has this path.
+    case notFound
 }
 
 /// The app coordinator at the top of a session's coordinator tree.
@@ -36,6 +52,8 @@ public final class ShellSession {
     var stored: (version: Int, bytes: [UInt8])?
     /// The deadline already given to the scheduler.
     var scheduled: Int64?
+    /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
+    public let channel = SessionID.random().text
 
     /// A session made of `root` and `coordinator`.
     public init(root: RootController, coordinator: any ApplicationCoordinator) {

@@ -1,17 +1,14 @@
 import AppShellConcurrency
-import AppShellSessions
 import Foundation
 
-/// Runs each session's time-based work when it is due — the splash finishing after its delay —
-/// so the root swaps on the server with no request from the browser.
+/// Runs work at a given time on one thread of its own: the splash finishing after its delay, a
+/// reminder firing — things the server does with no request from the browser.
 ///
-/// One thread serves every session: a list of (deadline, session) kept in deadline order. Only
-/// sessions whose browser came back (a second request while on the splash) are scheduled; the
-/// state of any other is brought up to date when it is next read, which gives the same result.
+/// Entries are kept in deadline order (deadlines mostly arrive in order, so inserting is cheap).
 public final class ShellScheduler: Sendable {
     private struct Entry: Sendable {
         let deadline: Int64
-        let session: SessionID
+        let work: @Sendable () -> Void
     }
 
     private let entries = Locked<[Entry]>([])
@@ -21,35 +18,33 @@ public final class ShellScheduler: Sendable {
     private let clock: @Sendable () -> Int64
 
     /// A scheduler reading the time (milliseconds since 1970) from `clock`.
-    public init(clock: @escaping @Sendable () -> Int64 = Shell.systemClock) { self.clock = clock }
+    public init(clock: @escaping @Sendable () -> Int64) { self.clock = clock }
 
-    /// The number of sessions waiting for their work.
+    /// The number of entries waiting.
     public var pendingCount: Int { entries.withLock { $0.count } }
 
-    /// Asks for `session`'s work to run at `deadline`.
-    func schedule(_ session: SessionID, at deadline: Int64) {
+    /// Runs `work` on the scheduler's thread at `deadline` (milliseconds since 1970).
+    public func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) {
         entries.withLock { entries in
-            let entry = Entry(deadline: deadline, session: session)
-            // Deadlines mostly arrive in order: search from the end.
             var index = entries.endIndex
             while index > entries.startIndex && entries[index - 1].deadline > deadline { index -= 1 }
-            entries.insert(entry, at: index)
+            entries.insert(Entry(deadline: deadline, work: work), at: index)
         }
         condition.lock()
         condition.signal()
         condition.unlock()
     }
 
-    /// Starts the thread that calls `work` with each session whose deadline has come.
-    public func start(_ work: @escaping @Sendable (SessionID) -> Void) {
-        let started = running.withLock { running -> Bool in
+    /// Starts the thread.
+    public func start() {
+        let first = running.withLock { running -> Bool in
             defer { running = true }
             return !running
         }
-        guard started else { return }
+        guard first else { return }
         let thread = Thread { [self] in
             while running.withLock({ $0 }) {
-                for session in dueSessions() { work(session) }
+                for entry in dueEntries() { entry.work() }
                 waitForNextDeadline()
             }
             finished.signal()
@@ -58,7 +53,7 @@ public final class ShellScheduler: Sendable {
         thread.start()
     }
 
-    /// Stops the thread (work already due is dropped).
+    /// Stops the thread; entries not yet due are dropped.
     public func stop() {
         let wasRunning = running.withLock { running -> Bool in
             defer { running = false }
@@ -71,12 +66,12 @@ public final class ShellScheduler: Sendable {
         finished.wait()
     }
 
-    private func dueSessions() -> [SessionID] {
+    private func dueEntries() -> [Entry] {
         let now = clock()
         return entries.withLock { entries in
-            let due = entries.prefix { $0.deadline <= now }
+            let due = Array(entries.prefix { $0.deadline <= now })
             entries.removeFirst(due.count)
-            return due.map(\.session)
+            return due
         }
     }
 

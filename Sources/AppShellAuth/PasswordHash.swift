@@ -101,7 +101,8 @@ public struct PasswordHashError: Error, CustomStringConvertible {
 
 /// Whether `sodium_init()` succeeded; a global so Swift runs it exactly once, thread-safely,
 /// before the first hash or verification.
-private let sodiumIsReady: Bool = sodium_init() >= 0
+/// Whether libsodium initialised (once, on first use, thread-safely as a global).
+let sodiumIsReady: Bool = sodium_init() >= 0
 
 /// A hash of a throwaway password, made on first use with the same parameters as real hashes so
 /// that verifying against it costs the same; nil only if hashing itself fails.

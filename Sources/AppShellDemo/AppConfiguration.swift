@@ -24,6 +24,8 @@ public struct AppConfiguration: Sendable, Equatable {
     public var sessions = SessionConfiguration()
     /// How long the splash's start-up work takes at least, in milliseconds.
     public var splashDelayMilliseconds = 1000
+    /// How long after "Remind me" the notification comes, in milliseconds.
+    public var reminderDelayMilliseconds = 5000
     /// Who can log in: username → Argon2id hash (none by default; config.json ships `demo`).
     public var users: [String: String] = [:]
 

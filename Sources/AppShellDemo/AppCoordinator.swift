@@ -62,7 +62,10 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
     /// Makes `login` or `main` this coordinator's child, wired to come back on login and logout.
     private func adopt(_ coordinator: Coordinator) {
         if let login = coordinator as? LoginCoordinator { login.onLogin = { [unowned self] in showMain() } }
-        if let main = coordinator as? MainCoordinator { main.onLogout = { [unowned self] in logout() } }
+        if let main = coordinator as? MainCoordinator {
+            main.onLogout = { [unowned self] in logout() }
+            main.reminderDelayMilliseconds = environment.reminderDelayMilliseconds
+        }
         addChild(coordinator)
     }
 
@@ -97,6 +100,16 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
             root.defaults.set(0, forKey: "viewType")
         }
         (child(named: "main") as? MainCoordinator)?.consumeLaunchFlagIfVisible()
+    }
+
+    /// Where to go after logging in, shown in the login form.
+    func rememberNext(_ next: String?) {
+        (child(named: "login") as? LoginCoordinator)?.next = next
+    }
+
+    /// Makes the logged-in stack show `path` without animation.
+    func show(path: String) {
+        (child(named: "main") as? MainCoordinator)?.show(path: path)
     }
 
     func showLogin() {

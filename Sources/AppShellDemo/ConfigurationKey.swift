@@ -161,6 +161,9 @@ extension AppConfiguration {
         ConfigurationKey("splashDelayMilliseconds", .integer(0...60_000), "how long the splash's start-up work takes") {
             $1.splashDelayMilliseconds = $0.integerValue!
         },
+        ConfigurationKey("reminderDelayMilliseconds", .integer(0...3_600_000), "how long \"Remind me\" waits") {
+            $1.reminderDelayMilliseconds = $0.integerValue!
+        },
         ConfigurationKey("users", .users, "who can log in: usernames and Argon2id password hashes") {
             $1.users = ConfigurationKey.parseUsers($0.arrayValue!)!
         },

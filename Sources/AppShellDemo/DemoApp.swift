@@ -1,4 +1,5 @@
 import AppShell
+import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
@@ -31,8 +32,16 @@ public final class DemoApp: Sendable {
         sessions = SessionRegistry(configuration: configuration.sessions, backend: backend)
         cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
         environment = DemoEnvironment(
-            users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds))
-        shell = Shell(application: DemoShell(environment: environment), registry: sessions, cookie: cookie)
+            users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
+            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds))
+        let key: [UInt8]
+        switch configuration.store {
+        case .memory: key = CSRFTokens.randomKey()
+        case .sqlite: key = try CSRFKeyFile.load(besides: configuration.storePath)
+        }
+        shell = Shell(
+            application: DemoShell(environment: environment), registry: sessions, cookie: cookie, csrfKey: key,
+            assets: AssetVersions(directory: configuration.publicDirectory, names: ["app.css", "app.js", "splash.svg"]))
     }
 
     /// A responder whose handler runs with the request's session.
@@ -50,7 +59,7 @@ public final class DemoApp: Sendable {
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
-        shell.install(into: &router)
+        shell.install(into: &router, pagePaths: DemoShell.pagePaths)
         router.get("/metrics") { [sessions, statistics] _ in
             var response = Response.text(
                 """

@@ -10,16 +10,20 @@ public final class DemoEnvironment: Sendable {
     public let limiter: LoginRateLimiter
     /// How long the splash's start-up work takes at least (milliseconds).
     public let splashDelayMilliseconds: Int64
+    /// How long after `remind` the notification comes (milliseconds).
+    public let reminderDelayMilliseconds: Int64
     /// The real start-up work, run when the splash finishes (before routing).
     public let startupWork: @Sendable (DefaultsStore) -> Void
 
     /// An environment with the given parts.
     public init(
-        users: [String: String], splashDelayMilliseconds: Int64, limiter: LoginRateLimiter = LoginRateLimiter(),
+        users: [String: String], splashDelayMilliseconds: Int64, reminderDelayMilliseconds: Int64 = 5000,
+        limiter: LoginRateLimiter = LoginRateLimiter(),
         startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in }
     ) {
         self.users = users
         self.splashDelayMilliseconds = splashDelayMilliseconds
+        self.reminderDelayMilliseconds = reminderDelayMilliseconds
         self.limiter = limiter
         self.startupWork = startupWork
     }

@@ -1,7 +1,8 @@
 import AppShell
+import AppShellHTTP
 import AppShellSessions
 
-/// The demo as an AppShell application: its screens, coordinators and actions.
+/// The demo as an AppShell application: its screens, coordinators, actions and page URLs.
 public struct DemoShell: ShellApplication {
     /// What the coordinators share.
     public let environment: DemoEnvironment
@@ -9,9 +10,12 @@ public struct DemoShell: ShellApplication {
     /// The demo over `environment`.
     public init(environment: DemoEnvironment) { self.environment = environment }
 
+    /// The URLs of the demo's pages besides `/`.
+    public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
+
     /// Every action of the demo's screens, and `launch`.
     public var knownActions: Set<String> {
-        ["login", "logout", "showList", "pop", "presentSecond", "dismiss", "launch"]
+        ["login", "logout", "showList", "pop", "presentSecond", "dismiss", "remind", "launch"]
     }
 
     /// A new session at the splash.
@@ -27,5 +31,39 @@ public struct DemoShell: ShellApplication {
             let coordinator = AppCoordinator(environment: environment, snapshot: snapshot, defaults: defaults, now: now)
         else { return nil }
         return ShellSession(root: coordinator.root, coordinator: coordinator)
+    }
+
+    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible.
+    public func url(of shell: ShellSession) -> String {
+        switch shell.root.visibleScreen.name {
+        case "login": return "/login"
+        case "main": return "/main"
+        case "list": return "/main/list"
+        case "second": return "/main/second"
+        default: return "/"
+        }
+    }
+
+    /// Shows what `path` names. While the splash runs, every page shows it; a logged-out user
+    /// asking for a page of main is sent to log in first, and comes back after.
+    public func open(path: String, next: String?, in shell: ShellSession) -> PageRoute {
+        guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
+        let root = shell.root
+        if root.child is SplashScreen { return path == "/" || DemoShell.pagePaths.contains(path) ? .show : .notFound }
+        let loggedIn = root.child is NavigationController
+        switch path {
+        case "/":
+            return .redirect(url(of: shell))
+        case "/login":
+            if loggedIn { return .redirect(url(of: shell)) }
+            app.rememberNext(next)
+            return .show
+        case "/main", "/main/list", "/main/second":
+            guard loggedIn else { return .redirect("/login?next=" + PercentEncoding.encode(path)) }
+            app.show(path: path)
+            return .show
+        default:
+            return .notFound
+        }
     }
 }

@@ -8,14 +8,14 @@ final class ListScreen: ViewController {
 
     override func renderHTML() -> String {
         """
-        <section class="list">
-          <h1>List</h1>
-          <ul>
-            <li>First item</li>
-            <li>Second item</li>
-            <li>Third item</li>
-          </ul>
-          <button type="button" data-action="pop">Back</button>
+        <section class="screen screen-list" aria-labelledby="list-title">
+        <h1 id="list-title" tabindex="-1">List</h1>
+        <ul>
+        <li>First item</li>
+        <li>Second item</li>
+        <li>Third item</li>
+        </ul>
+        \(context?.form("pop", label: "Back") ?? "")
         </section>
         """
     }

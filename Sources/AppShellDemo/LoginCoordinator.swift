@@ -12,6 +12,11 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
     private let limiterKey = "session:" + SessionID.random().text
     /// Called after a successful login.
     var onLogin: () -> Void = {}
+    /// The page asked for before logging in (the form sends it back as `next`).
+    var next: String? {
+        get { screen.next }
+        set { screen.next = newValue }
+    }
 
     /// A login flow on `root`, with a new login screen or (restoring) the one already shown.
     init(root: RootController, environment: DemoEnvironment, screen: LoginScreen = LoginScreen()) {

@@ -6,26 +6,31 @@ import AppShellJSON
 final class LoginScreen: ViewController {
     /// What went wrong with the last attempt, shown until the screen goes away.
     var message: String?
+    /// The page to open after logging in (sent back by the form).
+    var next: String?
 
     init() { super.init(name: "login") }
 
     override var actions: [String] { ["login"] }
 
+    override var title: String { "Log in" }
+
     override func state() -> JSON? { message.map { ["message": .string($0)] } }
 
     override func renderHTML() -> String {
-        let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
+        let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""
+        let nextField = next.map { "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape($0))\">\n" } ?? ""
+        let fields = """
+            <label for="username">Username</label>
+            <input id="username" name="username" autocomplete="username" required>
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required>
+            \(nextField)
+            """
         return """
-            <section class="login">
-              <h1>Log in</h1>
-              \(alert)
-              <form method="post" action="/api/actions" data-action="login">
-                <label for="username">Username</label>
-                <input id="username" name="username" autocomplete="username" required>
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="current-password" required>
-                <button type="submit">Log in</button>
-              </form>
+            <section class="screen screen-login" aria-labelledby="login-title">
+            <h1 id="login-title" tabindex="-1">Log in</h1>
+            \(alert)\(context?.form("login", label: "Log in", fields: fields) ?? "")
             </section>
             """
     }

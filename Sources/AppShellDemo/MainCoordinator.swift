@@ -7,6 +7,8 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
     private let navigation: NavigationController
     /// Called when the user logs out.
     var onLogout: () -> Void = {}
+    /// How long after `remind` the notification comes.
+    var reminderDelayMilliseconds: Int64 = 5000
 
     /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
     init(root: RootController, navigation: NavigationController = MainCoordinator.makeNavigation(["main"])!) {
@@ -35,6 +37,28 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
         if let main, root.visibleScreen === main { main.consumeLaunchFlag() }
     }
 
+    /// Makes the stack and the modal screen match `path` (`/main`, `/main/list`, `/main/second`)
+    /// without animation, as opening that URL asks.
+    func show(path: String) {
+        let wantsList = path == "/main/list"
+        let wantsSecond = path == "/main/second"
+        if root.presented != nil && !wantsSecond {
+            root.dismiss(animated: false)
+            for case let second as SecondCoordinator in children { second.finish() }
+        }
+        if navigation.viewControllers.count > 1 && !wantsList { navigation.popToRoot(animated: false) }
+        if wantsList && navigation.viewControllers.count == 1 {
+            let list = ListScreen()
+            list.actionHandler = self
+            navigation.push(list, animated: false)
+        }
+        if wantsSecond && root.presented == nil {
+            let second = SecondCoordinator(root: root)
+            addChild(second)
+            second.start(animated: false)
+        }
+    }
+
     func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
         switch action.name {
         case "showList":
@@ -47,6 +71,10 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
             let second = SecondCoordinator(root: root)
             addChild(second)
             second.start()
+        case "remind":
+            root.context.scheduleNotification(
+                title: "AppShell", body: "Your reminder: open the list.",
+                afterMilliseconds: reminderDelayMilliseconds)
         case "logout":
             onLogout()
         default:

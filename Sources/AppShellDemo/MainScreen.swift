@@ -8,7 +8,7 @@ import AppShellHTTP
 final class MainScreen: ViewController {
     init() { super.init(name: "main") }
 
-    override var actions: [String] { ["showList", "presentSecond", "logout"] }
+    override var actions: [String] { ["showList", "presentSecond", "remind", "logout"] }
 
     override func viewDidAppear(_ animated: Bool) {
         consumeLaunchFlag()
@@ -21,14 +21,20 @@ final class MainScreen: ViewController {
         try? report(ScreenAction(name: "showList"))
     }
 
+    override var title: String { "Main" }
+
     override func renderHTML() -> String {
         let user = context?.defaults.string(forKey: "username") ?? ""
+        let forms = [
+            ("showList", "Show the list"), ("presentSecond", "Present the second screen"),
+            ("remind", "Remind me in 5 seconds"), ("logout", "Log out"),
+        ].map { context?.form($0.0, label: $0.1) ?? "" }.joined(separator: "\n")
         return """
-            <section class="main">
-              <h1>Welcome, \(HTML.escape(user))</h1>
-              <button type="button" data-action="showList">Show the list</button>
-              <button type="button" data-action="presentSecond">Present the second screen</button>
-              <button type="button" data-action="logout">Log out</button>
+            <section class="screen screen-main" aria-labelledby="main-title">
+            <h1 id="main-title" tabindex="-1">Welcome, \(HTML.escape(user))</h1>
+            <nav class="actions" aria-label="Main actions">
+            \(forms)
+            </nav>
             </section>
             """
     }

@@ -15,8 +15,11 @@ final class SecondCoordinator: Coordinator, ScreenActionHandler {
     }
 
     /// Presents the screen modally.
-    override func start() {
-        root.present(screen, animated: true)
+    override func start() { start(animated: true) }
+
+    /// Presents the screen, animated or not (opening its URL directly).
+    func start(animated: Bool) {
+        root.present(screen, animated: animated)
     }
 
     /// `dismiss`: closes the screen, then finishes.

@@ -10,10 +10,10 @@ final class SecondScreen: ViewController {
 
     override func renderHTML() -> String {
         """
-        <section class="second" role="dialog" aria-labelledby="second-title">
-          <h1 id="second-title">Second</h1>
-          <p>A modal screen. Close it to go back.</p>
-          <button type="button" data-action="dismiss">Close</button>
+        <section class="screen screen-second" role="dialog" aria-modal="true" aria-labelledby="second-title">
+        <h1 id="second-title" tabindex="-1">Second</h1>
+        <p>A modal screen. Close it to go back.</p>
+        \(context?.form("dismiss", label: "Close") ?? "")
         </section>
         """
     }

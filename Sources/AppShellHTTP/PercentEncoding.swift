@@ -1,5 +1,5 @@
 /// Percent-decoding of request targets and form bodies (RFC 3986 §2.1, WHATWG urlencoded).
-enum PercentEncoding {
+public enum PercentEncoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`); `nil` when an escape is
     /// malformed, the result is not UTF-8, or it contains a NUL byte.
     static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool) -> String? {
@@ -42,7 +42,7 @@ enum PercentEncoding {
     }
 
     /// Encodes `text` for use in a URL path segment or query value.
-    static func encode(_ text: String) -> String {
+    public static func encode(_ text: String) -> String {
         var output = ""
         for byte in text.utf8 {
             switch byte {

@@ -39,7 +39,9 @@ public struct StaticFiles: HTTPResponder {
         var headers: HTTPHeaders = [
             "ETag": etag,
             "Last-Modified": lastModified,
-            "Cache-Control": "public, max-age=\(maxAge)",
+            // A versioned URL (`?v=`, content-hashed by the page) never changes: cache it for a year.
+            "Cache-Control": request.query("v") != nil
+                ? "public, max-age=31536000, immutable" : "public, max-age=\(maxAge)",
             "X-Content-Type-Options": "nosniff",
         ]
         if StaticFiles.notModified(request, etag: etag, lastModified: lastModified) {

@@ -18,7 +18,7 @@ public final class SessionContext {
     /// gone after a restart or when the session leaves memory (rebuild it from `snapshot`).
     public var attachment: AnyObject?
     /// The id the request arrived with (for a new session, its first id).
-    let originalID: SessionID
+    public let originalID: SessionID
 
     init(id: SessionID, isNew: Bool, defaults: DefaultsStore, snapshot: [UInt8]?, attachment: AnyObject?) {
         self.id = id

@@ -290,14 +290,4 @@ import Testing
         #expect(final["stack"] == ["main", "list"])
         #expect(final["defaults"]?["viewType"] == 0)
     }
-
-    @Test func theHTMLPageShowsTheVisibleScreen() throws {
-        let (_, live) = try Self.start()
-        let client = live.client()
-        let page = try client.get("/")
-        #expect(page.status == 200)
-        #expect(page.headers["Content-Type"] == "text/html; charset=utf-8")
-        #expect(page.text.contains("data-screen=\"login\""))
-        #expect(page.text.contains("<label for=\"password\">"))
-    }
 }

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Content versions of the public files the page links, so their URLs change when they do and
+/// browsers may cache them for a year.
+public struct AssetVersions: Sendable {
+    private let versions: [String: String]
+
+    /// Reads `names` in `directory` and keeps a short hash of each (a missing file gets none).
+    public init(directory: String, names: [String]) {
+        var versions: [String: String] = [:]
+        for name in names {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
+            // FNV-1a: enough to tell versions apart; nothing here needs to resist an attacker.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in data {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+            versions[name] = String(hash, radix: 16)
+        }
+        self.versions = versions
+    }
+
+    /// `/name?v=version`, or `/name` for a file that was not found.
+    public func url(_ name: String) -> String {
+        guard let version = versions[name] else { return "/" + name }
+        return "/\(name)?v=\(version)"
+    }
+}

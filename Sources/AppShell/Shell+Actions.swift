@@ -1,0 +1,96 @@
+import AppShellHTTP
+import AppShellJSON
+import AppShellSessions
+
+extension Shell {
+    /// `POST /api/actions`: `{"action": name, …parameters}` → the new state (with the page fragment
+    /// when the page's script asks with `X-AppShell-Fragment: 1`).
+    func performJSON(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+        try checkOrigin(request)
+        let body = try request.decodeJSON()
+        guard var members = body.objectValue, let name = members.removeValue(forKey: "action")?.stringValue else {
+            throw HTTPError.badRequest("the body must be a JSON object with an \"action\" string")
+        }
+        let action = try makeAction(name, members, request)
+        let wantsFragment = request.headers["X-AppShell-Fragment"] == "1"
+        do {
+            try apply(action, shell, session)
+        } catch {
+            var answer =
+                (wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+                .objectValue ?? [:]
+            answer["error"] = .string(error.message)
+            return .json(.object(answer), status: HTTPStatus(rawValue: error.status))
+        }
+        return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+    }
+
+    /// `POST /actions`: an HTML form without JavaScript. A missing or wrong token is 403 and
+    /// changes nothing; otherwise the action runs and the answer is a 303 to the page to show.
+    func performForm(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+        try checkOrigin(request)
+        var fields = try request.decodeForm()
+        guard tokens.isValid(fields.removeValue(forKey: "csrf"), for: session.id.bytes) else {
+            throw HTTPError(
+                .forbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+        }
+        guard let name = fields.removeValue(forKey: "action") else {
+            throw HTTPError.badRequest("the form has no action")
+        }
+        let action = try makeAction(name, fields.mapValues { JSON.string($0) }, request)
+        // A refused action still leads back to the page, which says why (e.g. the login message).
+        try? apply(action, shell, session)
+        return .redirect(to: application.url(of: shell))
+    }
+
+    private func makeAction(_ name: String, _ parameters: [String: JSON], _ request: Request) throws -> ScreenAction {
+        guard application.knownActions.contains(name) else {
+            let known = application.knownActions.sorted().joined(separator: ", ")
+            throw HTTPError.badRequest("unknown action \"\(name)\"; known actions: \(known)")
+        }
+        return ScreenAction(name: name, parameters: parameters, clientAddress: request.remoteAddress)
+    }
+
+    /// A state-changing request whose `Origin` is another site is refused (403): a page elsewhere
+    /// must not act for the user. Requests without `Origin` (curl) pass.
+    func checkOrigin(_ request: Request) throws {
+        guard let origin = request.headers["Origin"] else { return }
+        let host = request.headers["Host"] ?? ""
+        guard !host.isEmpty, origin == "http://" + host || origin == "https://" + host else {
+            throw HTTPError(.forbidden, "requests from \(origin) are not accepted")
+        }
+    }
+
+    /// Runs `action`; a change of the defaults that no transition accompanied still counts as a
+    /// change of the version. After a success, a same-site `next` path is opened (login's
+    /// "go where you were going").
+    func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
+        let version = shell.root.version
+        let changedBefore = session.defaults.hasChanges
+        try dispatch(action, shell)
+        if shell.root.version == version && session.defaults.hasChanges && !changedBefore { shell.root.noteChange() }
+        if let next = action.string("next"), Shell.isSameSitePath(next) {
+            _ = application.open(path: next, next: nil, in: shell)
+        }
+    }
+
+    /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
+    func dispatch(_ action: ScreenAction, _ shell: ShellSession) throws(ActionError) {
+        if action.name == "launch" { return try shell.coordinator.launch(action) }
+        let visible = shell.root.visibleScreen
+        guard visible.actions.contains(action.name) else {
+            throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
+        }
+        guard let handler = visible.actionHandler else {
+            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(visible.name) screen")
+        }
+        try handler.screen(visible, didRequest: action)
+    }
+
+    /// Whether `path` is a path on this site: one leading slash, no scheme, no backslash, no
+    /// control characters — never a way to send the user elsewhere.
+    public static func isSameSitePath(_ path: String) -> Bool {
+        path.hasPrefix("/") && !path.hasPrefix("//") && !path.contains("\\")
+            && !path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } && !path.contains("://")
+    }
+}

@@ -1,0 +1,218 @@
+import AppShellDemo
+import AppShellHTTP
+import AppShellJSON
+import AppShellTesting
+import Foundation
+import Testing
+
+/// The pages, forms without JavaScript, CSRF and Origin checks, and the event stream.
+@Suite struct PageTests {
+    static func start(splashDelay: Int = 0, reminderDelay: Int = 5000) throws -> (DemoApp, LiveServer) {
+        var configuration = try AppConfiguration.load(
+            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
+            environment: [:])
+        configuration.store = .memory
+        configuration.splashDelayMilliseconds = splashDelay
+        configuration.reminderDelayMilliseconds = reminderDelay
+        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
+        let app = try DemoApp(configuration: configuration)
+        return (app, try LiveServer(responder: try app.makeResponder()))
+    }
+
+    /// The value of the first hidden `csrf` field of a page.
+    static func token(_ page: String) throws -> String {
+        let marker = "name=\"csrf\" value=\""
+        let start = try #require(page.range(of: marker)).upperBound
+        return String(page[start...].prefix { $0 != "\"" })
+    }
+
+    static func html(_ client: TestClient, _ path: String) throws -> TestResponse {
+        try client.get(path, headers: [("Accept", "text/html")])
+    }
+
+    @Test func everyScreenHasItsURLAndSecurityHeaders() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        let root = try Self.html(client, "/")
+        #expect(root.status == 303)
+        #expect(root.headers["Location"] == "/login")
+        let login = try Self.html(client, "/login")
+        #expect(login.status == 200)
+        #expect(login.text.contains("data-screen=\"login\""))
+        #expect(login.text.contains("<h1 id=\"login-title\" tabindex=\"-1\">Log in</h1>"))
+        #expect(login.text.contains("<title>Log in — AppShell</title>"))
+        let policy = try #require(login.headers["Content-Security-Policy"])
+        #expect(policy.contains("script-src 'self';"))
+        #expect(policy.contains("frame-ancestors 'none'"))
+        #expect(!policy.contains("unsafe-inline"))
+        #expect(login.headers["X-Content-Type-Options"] == "nosniff")
+        #expect(login.headers["Referrer-Policy"] == "same-origin")
+        #expect(!login.text.contains("<script>"))
+        #expect(!login.text.contains("style="))
+        #expect(try Self.html(client, "/nowhere").status == 404)
+    }
+
+    @Test func theSplashRefreshesItselfWithoutJavaScript() throws {
+        let (_, live) = try Self.start(splashDelay: 60_000)
+        let page = try Self.html(live.client(), "/main/list")
+        #expect(page.status == 200)
+        #expect(page.text.contains("data-screen=\"splash\""))
+        #expect(page.text.contains("<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>"))
+        #expect(page.text.contains("/splash.svg?v="))
+    }
+
+    @Test func assetsHaveVersionedURLsCachedForAYear() throws {
+        let (_, live) = try Self.start()
+        let page = try Self.html(live.client(), "/login").text
+        let start = try #require(page.range(of: "href=\"/app.css?v=")).lowerBound
+        let url = String(page[page.index(start, offsetBy: 6)...].prefix { $0 != "\"" })
+        let css = try live.client().get(url)
+        #expect(css.status == 200)
+        #expect(css.headers["Cache-Control"] == "public, max-age=31536000, immutable")
+        #expect(css.headers["Content-Type"] == "text/css; charset=utf-8")
+        #expect(css.headers["ETag"] != nil)
+    }
+
+    @Test func formsWorkWithoutJavaScript() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        var token = try Self.token(try Self.html(client, "/login").text)
+        let wrong = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=nope")
+        #expect(wrong.status == 303)
+        #expect(wrong.headers["Location"] == "/login")
+        let again = try Self.html(client, "/login").text
+        #expect(again.contains("role=\"alert\">Wrong username or password.</p>"))
+        let right = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
+        #expect(right.status == 303)
+        #expect(right.headers["Location"] == "/main")
+        // The id rotated, and with it the token: the old one no longer works.
+        let refused = try client.postForm("/actions", "csrf=\(token)&action=showList")
+        #expect(refused.status == 403)
+        token = try Self.token(try Self.html(client, "/main").text)
+        let pushed = try client.postForm("/actions", "csrf=\(token)&action=showList")
+        #expect(pushed.headers["Location"] == "/main/list")
+        let back = try client.postForm("/actions", "csrf=\(token)&action=pop")
+        #expect(back.headers["Location"] == "/main")
+    }
+
+    @Test func aMissingOrWrongTokenIs403AndChangesNothing() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        let version = try client.get("/api/state").json["version"]
+        for body in [
+            "action=login&username=demo&password=appshell", "csrf=0000&action=login&username=demo&password=appshell",
+        ] {
+            let response = try client.postForm("/actions", body)
+            #expect(response.status == 403)
+        }
+        let state = try client.get("/api/state").json
+        #expect(state["version"] == version)
+        #expect(state["screen"] == "login")
+    }
+
+    @Test func aForeignOriginIs403() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let foreign = try client.postJSON(
+            "/api/actions", #"{"action": "launch", "source": "notification"}"#,
+            headers: [("Origin", "https://evil.example")])
+        #expect(foreign.status == 403)
+        #expect(try client.get("/api/state").json["defaults"] == [:])
+        let same = try client.postJSON(
+            "/api/actions", #"{"action": "launch", "source": "notification"}"#,
+            headers: [("Origin", "http://127.0.0.1:\(live.port)")])
+        #expect(same.status == 200)
+    }
+
+    @Test func loggedOutUsersAreSentToLoginAndComeBack() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let asked = try Self.html(client, "/main/list")
+        #expect(asked.status == 303)
+        #expect(asked.headers["Location"] == "/login?next=%2Fmain%2Flist")
+        let login = try Self.html(client, "/login?next=%2Fmain%2Flist").text
+        #expect(login.contains("name=\"next\" value=\"/main/list\""))
+        let token = try Self.token(login)
+        let done = try client.postForm(
+            "/actions", "csrf=\(token)&action=login&username=demo&password=appshell&next=%2Fmain%2Flist")
+        #expect(done.headers["Location"] == "/main/list")
+        // Only same-site paths are honoured.
+        #expect(try Self.html(client, "/login?next=https://evil.example").status == 303)
+    }
+
+    @Test func openingAURLRestoresThatStack() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        _ = try client.postJSON("/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(try Self.html(client, "/main/second").text.contains("data-screen=\"second\""))
+        var state = try client.get("/api/state").json
+        #expect(state["presented"] == "second")
+        #expect(state["coordinators"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.count == 1)
+        #expect(try Self.html(client, "/main/list").text.contains("data-stack=\"main list\""))
+        state = try client.get("/api/state").json
+        #expect(state["presented"] == .null)
+        #expect(state["stack"] == ["main", "list"])
+        #expect(state["coordinators"] == ["name": "app", "children": [["name": "main", "children": []]]])
+        #expect(try Self.html(client, "/login").headers["Location"] == "/main/list")
+        #expect(try Self.html(client, "/?launch=notification").headers["Location"] == "/main/list")
+    }
+
+    @Test func theEventStreamSendsTheStateAndEveryChange() throws {
+        let (app, live) = try Self.start(reminderDelay: 200)
+        app.shell.startScheduler()
+        defer { app.shell.stopScheduler() }
+        let client = live.client()
+        _ = try client.get("/api/state")
+        _ = try client.postJSON("/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let version = try #require(try client.get("/api/state").json["version"]?.integerValue)
+        let events = try RawConnection(port: live.port)
+        try events.send("GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n")
+        let first = try events.read(through: "\r\n\r\n")
+        #expect(first.contains("text/event-stream"))
+        let initial = try events.read(through: "}\n\n")
+        #expect(initial.contains("event: state\nid: \(version)\n"))
+        #expect(initial.contains("\"html\":"))
+        _ = try client.postJSON("/api/actions", #"{"action": "showList"}"#)
+        let change = try events.read(through: "}\n\n")
+        #expect(change.contains("id: \(version + 1)\n"))
+        #expect(change.contains("\"url\":\"/main/list\""))
+        _ = try client.postJSON("/api/actions", #"{"action": "pop"}"#)
+        _ = try events.read(through: "}\n\n")
+        _ = try client.postJSON("/api/actions", #"{"action": "remind"}"#)
+        let reminder = try events.read(through: "}\n\n")
+        #expect(reminder.contains("event: notification\n"))
+        #expect(reminder.contains("\"title\":\"AppShell\""))
+    }
+
+    @Test func aClientThatIsUpToDateGetsOnlyNewEvents() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        let version = try #require(try client.get("/api/state").json["version"]?.integerValue)
+        let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let events = try RawConnection(port: live.port)
+        try events.send("GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\nLast-Event-ID: \(version)\r\n\r\n")
+        _ = try events.read(through: "\r\n\r\n")
+        _ = try client.postJSON("/api/actions", #"{"action": "launch", "source": "notification"}"#)
+        let next = try events.read(through: "}\n\n")
+        #expect(next.contains("id: \(version + 1)\n"))
+    }
+
+    @Test func payloadsForThePageCarryTheFragment() throws {
+        let (_, live) = try Self.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let answer = try client.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#,
+            headers: [("X-AppShell-Fragment", "1")]
+        ).json
+        #expect(answer["url"] == "/main")
+        #expect(answer["title"] == "Main — AppShell")
+        #expect(answer["html"]?.stringValue?.contains("data-action=\"showList\"") == true)
+        let plain = try client.postJSON("/api/actions", #"{"action": "showList"}"#).json
+        #expect(plain["html"] == nil)
+    }
+}
