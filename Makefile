@@ -2,29 +2,53 @@
 # Each installs the Debian packages it needs (only those missing), builds, then serves or tests.
 
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev python3-venv
+# What building and serving needs; the tests add a Python venv module and Chromium.
+DEB_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev
+TEST_PACKAGES := $(DEB_PACKAGES) python3-venv chromium chromium-driver
 TOOLS := .build/tools
 VENV := $(TOOLS)/venv
 HADOLINT := $(VENV)/bin/hadolint
+BROWSER_VENV := $(TOOLS)/browser-venv
+BROWSER_VENV_READY := $(BROWSER_VENV)/.installed
+BROWSER_REQUIREMENTS := tests/browser/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-release lint hadolint format clean
+.PHONY: run test browser-test deps test-deps build build-release lint hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, run every test, then the concurrency suites
-## again under ThreadSanitizer
-test: deps lint hadolint
+## again under ThreadSanitizer, then the real-browser tests
+test: test-deps lint hadolint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests'
+	$(MAKE) browser-test
 
-## deps: the Debian packages AppShell needs, installed only when missing
+## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
+## built appshell binary, which each test starts on port 0 and stops
+browser-test: $(BROWSER_VENV_READY) build
+	PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
+	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
+
+## the browser tests' Python packages, from PyPI into a git-ignored virtual environment
+$(BROWSER_VENV_READY): $(BROWSER_REQUIREMENTS) | test-deps
+	python3 -m venv $(BROWSER_VENV)
+	$(BROWSER_VENV)/bin/pip install --quiet --disable-pip-version-check -r $(BROWSER_REQUIREMENTS)
+	touch $@
+
+## deps / test-deps: the Debian packages to serve / to test, installed only when missing
 deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+
+test-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(TEST_PACKAGES)"
+
+install-packages:
 	@missing=""; \
-	for package in $(DEB_PACKAGES); do \
+	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \

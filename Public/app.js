@@ -1,0 +1,571 @@
+/**
+ * AppShell's client script (an ES module, no framework): it sends each form[data-action] to the
+ * JSON API, follows the session's state and notifications on /api/events, swaps #screen with the
+ * fragment the server renders, plays the transition, keeps the history in step with the
+ * navigation stack, and shows reminders. See docs/browser-contract.md.
+ */
+
+const ACTIONS_URL = "/api/actions";
+const EVENTS_URL = "/api/events";
+const REQUEST_TIMEOUT_MS = 20000;
+const RECONNECT_MIN_MS = 2000;
+const RECONNECT_MAX_MS = 30000;
+const SPLASH_RELOAD_MS = 1000;
+/** Actions after which the session has a new id: the event stream is opened again with it. */
+const ID_ROTATING_ACTIONS = new Set(["login", "logout"]);
+
+/**
+ * The classes each transition kind puts on the new content (#screen) and the old (the ghost),
+ * and whether the old content leaves over the new one.
+ */
+const TRANSITIONS = Object.freeze({
+  root: { enter: "anim-fade-in", leave: "anim-fade-out", ghostAbove: false },
+  push: { enter: "anim-push-in", leave: "anim-push-out", ghostAbove: false },
+  pop: { enter: "anim-pop-in", leave: "anim-pop-out", ghostAbove: true },
+  present: { enter: "anim-present-in", leave: "anim-present-out", ghostAbove: false },
+  dismiss: { enter: "anim-dismiss-in", leave: "anim-dismiss-out", ghostAbove: true },
+});
+
+/** @type {EventSource | null} */
+let events = null;
+let reconnectTimer = 0;
+let reconnectDelay = RECONNECT_MIN_MS;
+/** Actions run one at a time: each waits for the one before. */
+let queue = Promise.resolve();
+let pendingActions = 0;
+/** @type {(() => void) | null} Ends the running screen animation at once. */
+let finishAnimation = null;
+/** The fragment last put into #screen, to skip a swap that would change nothing. */
+let lastHtml = null;
+/** @type {"notification" | "error" | null} What the banner shows. */
+let bannerKind = null;
+
+/** The element that holds the visible screen. */
+function screenElement() {
+  return document.getElementById("screen");
+}
+
+/** The version of the state the page shows (-1 when unknown, so any state is newer). */
+function pageVersion() {
+  const version = Number.parseInt(screenElement()?.dataset.version ?? "", 10);
+  return Number.isFinite(version) ? version : -1;
+}
+
+/** Whether `value` is a state payload (a JSON object with a numeric version). */
+function isPayload(value) {
+  return typeof value === "object" && value !== null && Number.isFinite(value.version);
+}
+
+/** The payload's navigation stack as the page writes it in data-stack. */
+function stackText(payload) {
+  return Array.isArray(payload.stack) ? payload.stack.join(" ") : "";
+}
+
+/** Whether the user asked the system for less motion. */
+function prefersReducedMotion() {
+  return window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
+}
+
+/** Whether the payload shows another screen, stack or modal screen than the page does. */
+function changesScreen(screen, payload) {
+  return (
+    screen.dataset.screen !== String(payload.screen ?? "") ||
+    (screen.dataset.stack ?? "") !== stackText(payload) ||
+    (screen.dataset.presented ?? "") !== String(payload.presented ?? "")
+  );
+}
+
+/**
+ * Applies a state payload when it is newer than the page (or as new, with `allowSame`, for an
+ * error answer that re-renders the screen, e.g. a failed login): swaps #screen, its data
+ * attributes and the title, plays the transition, updates the history and moves focus.
+ * Returns whether it applied the payload.
+ */
+function applyPayload(payload, { allowSame = false, historyMode = "auto" } = {}) {
+  const screen = screenElement();
+  const current = pageVersion();
+  if (!screen || !(payload.version > current || (allowSame && payload.version === current))) return false;
+  if (typeof payload.html !== "string") {
+    reloadAt(payload.url);
+    return true;
+  }
+  const changed = changesScreen(screen, payload);
+  if (!changed && !allowSame && payload.html === lastHtml) {
+    writeAttributes(screen, payload);
+    updateHistory(payload, changed, historyMode);
+    return true;
+  }
+  stopAnimation();
+  const active = document.activeElement;
+  const focusWasInScreen = !active || active === document.body || screen.contains(active);
+  const kind = payload.transition?.kind;
+  const animate =
+    changed && payload.transition?.animated === true && Object.hasOwn(TRANSITIONS, kind) && !prefersReducedMotion();
+  const ghost = animate ? detachOldContent(screen) : null;
+  screen.innerHTML = payload.html;
+  lastHtml = payload.html;
+  writeAttributes(screen, payload);
+  if (typeof payload.title === "string") document.title = payload.title;
+  updateHistory(payload, changed, historyMode);
+  if (ghost) animateSwap(screen, ghost, TRANSITIONS[kind]);
+  if (changed) {
+    hideBanner("error");
+    window.scrollTo(0, 0);
+  }
+  if (changed || focusWasInScreen) focusHeading(screen);
+  return true;
+}
+
+/** Writes the payload's screen, version, URL, stack and modal screen on #screen. */
+function writeAttributes(screen, payload) {
+  screen.dataset.screen = String(payload.screen ?? "");
+  screen.dataset.version = String(payload.version);
+  if (typeof payload.url === "string") screen.dataset.url = payload.url;
+  screen.dataset.stack = stackText(payload);
+  screen.dataset.presented = String(payload.presented ?? "");
+}
+
+/** Loads `url` (a same-site path) or reloads: for a payload that came without its fragment. */
+function reloadAt(url) {
+  const target = sameOriginURL(url);
+  if (target) window.location.replace(target.href);
+  else window.location.reload();
+}
+
+/** `url` resolved against the page when it stays on this site, else null. */
+function sameOriginURL(url) {
+  if (typeof url !== "string" || url === "") return null;
+  try {
+    const resolved = new URL(url, window.location.href);
+    return resolved.origin === window.location.origin ? resolved : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Follows the stack in the history: a push that changed the screen adds an entry, anything else
+ * replaces the current one (a replace keeps the address when the screen did not change and the
+ * path is the same, e.g. /login?next=…).
+ */
+function updateHistory(payload, changed, historyMode) {
+  const target = sameOriginURL(payload.url);
+  if (!target) return;
+  const state = { version: payload.version };
+  if (historyMode !== "replace" && changed && payload.transition?.kind === "push") {
+    window.history.pushState(state, "", target.href);
+    return;
+  }
+  const keep = !changed && target.pathname === window.location.pathname;
+  window.history.replaceState(state, "", keep ? window.location.href : target.href);
+}
+
+/** Puts the address back to the screen's URL when the browser moved it but the screen stayed. */
+function syncAddress() {
+  const target = sameOriginURL(screenElement()?.dataset.url);
+  if (!target || target.pathname === window.location.pathname) return;
+  window.history.replaceState({ version: pageVersion() }, "", target.href);
+}
+
+/** Moves #screen's old content into an inert, hidden-from-AT copy laid over it while it animates. */
+function detachOldContent(screen) {
+  const rect = screen.getBoundingClientRect();
+  const origin = document.body.getBoundingClientRect();
+  const ghost = document.createElement("div");
+  ghost.className = "screen-ghost";
+  ghost.setAttribute("aria-hidden", "true");
+  ghost.setAttribute("inert", "");
+  ghost.dataset.presented = screen.dataset.presented ?? "";
+  ghost.style.setProperty("top", `${rect.top - origin.top}px`);
+  ghost.style.setProperty("left", `${rect.left - origin.left}px`);
+  ghost.style.setProperty("width", `${rect.width}px`);
+  ghost.style.setProperty("height", `${rect.height}px`);
+  ghost.append(...screen.childNodes);
+  document.body.append(ghost);
+  return ghost;
+}
+
+/**
+ * Plays one transition: the new content enters on #screen while the ghost leaves; ends on the
+ * leading element's animationend, or after its duration at the latest, so neither the old
+ * content stays nor the new one stays hidden.
+ */
+function animateSwap(screen, ghost, transition) {
+  ghost.classList.toggle("is-above", transition.ghostAbove);
+  ghost.classList.add(transition.leave);
+  screen.classList.add("is-animating", transition.enter);
+  const leader = transition.ghostAbove ? ghost : screen;
+  let timer = 0;
+  /** An animation of the leading element ended (not one of its children's). */
+  const onEnd = (event) => {
+    if (event.target === leader) finish();
+  };
+  /** Removes the ghost and the classes, once. */
+  const finish = () => {
+    if (finishAnimation !== finish) return;
+    finishAnimation = null;
+    window.clearTimeout(timer);
+    leader.removeEventListener("animationend", onEnd);
+    leader.removeEventListener("animationcancel", onEnd);
+    screen.classList.remove("is-animating", transition.enter);
+    if (screen.classList.length === 0) screen.removeAttribute("class");
+    ghost.remove();
+  };
+  finishAnimation = finish;
+  leader.addEventListener("animationend", onEnd);
+  leader.addEventListener("animationcancel", onEnd);
+  timer = window.setTimeout(finish, animationMilliseconds(leader) + 100);
+}
+
+/** Ends the running screen animation at once (a newer state arrived). */
+function stopAnimation() {
+  finishAnimation?.();
+}
+
+/** The longest delay plus duration of the element's CSS animations, in milliseconds. */
+function animationMilliseconds(element) {
+  const style = window.getComputedStyle(element);
+  const durations = style.animationDuration.split(",").map(parseTime);
+  const delays = style.animationDelay.split(",").map(parseTime);
+  return Math.max(0, ...durations.map((duration, index) => duration + (delays[index] ?? 0)));
+}
+
+/** A CSS time ("0.3s", "250ms") in milliseconds. */
+function parseTime(text) {
+  const value = Number.parseFloat(text);
+  if (!Number.isFinite(value)) return 0;
+  return text.trim().endsWith("ms") ? value : value * 1000;
+}
+
+/** Focuses the screen's h1 (made focusable when the server did not). */
+function focusHeading(screen) {
+  const heading = screen.querySelector("h1");
+  if (!heading) return;
+  if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+  heading.focus({ preventScroll: true });
+}
+
+/** The form's fields as a JSON object for the API: every field but `csrf`, last value wins. */
+function formFields(form, submitter) {
+  let data;
+  try {
+    data = submitter?.name ? new FormData(form, submitter) : new FormData(form);
+  } catch {
+    data = new FormData(form);
+  }
+  const fields = { action: form.dataset.action };
+  for (const [name, value] of data) {
+    if (name !== "csrf" && typeof value === "string") fields[name] = value;
+  }
+  return fields;
+}
+
+/** Runs `task` after every action queued before it; the page shows it is busy meanwhile. */
+function enqueue(task) {
+  pendingActions += 1;
+  document.documentElement.classList.add("is-busy");
+  const run = queue.then(task).catch(reportFailure).finally(() => {
+    pendingActions -= 1;
+    if (pendingActions === 0) document.documentElement.classList.remove("is-busy");
+  });
+  queue = run;
+  return run;
+}
+
+/** Logs a failure of the script itself and tells the user in the banner. */
+function reportFailure(error) {
+  console.error("appshell:", error);
+  showError("Something went wrong. Reload the page to try again.");
+}
+
+/** Sends one action (`{"action": …, …}`) to the API and applies the answer. */
+async function performAction(body, { historyMode = "auto" } = {}) {
+  let response;
+  try {
+    response = await fetch(ACTIONS_URL, requestOptions(body));
+  } catch {
+    showError("The server cannot be reached. Check the connection and try again.");
+    return;
+  }
+  const data = await readJSON(response);
+  if (isPayload(data) && data.version < pageVersion()) {
+    // Older than the page: the session was replaced (it expired); the server renders the truth.
+    reloadAt(data.url);
+  } else if (isPayload(data)) {
+    applyPayload(data, { allowSame: !response.ok, historyMode });
+    if (response.ok) hideBanner("error");
+    else reportActionError(data.error);
+  } else if (!response.ok) {
+    showError(typeof data?.error === "string" ? data.error : `The server answered ${response.status}.`);
+  }
+  if (response.ok && ID_ROTATING_ACTIONS.has(body.action)) restartEvents();
+}
+
+/** The fetch options of an action: JSON, asking for the fragment, given up after a while. */
+function requestOptions(body) {
+  const options = {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      "X-AppShell-Fragment": "1",
+      Accept: "application/json",
+    },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+    cache: "no-store",
+  };
+  if (typeof AbortSignal.timeout === "function") options.signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+  return options;
+}
+
+/** The answer's JSON body, or null when it has none. */
+async function readJSON(response) {
+  if (!(response.headers.get("Content-Type") ?? "").includes("json")) return null;
+  try {
+    return await response.json();
+  } catch {
+    return null;
+  }
+}
+
+/** Shows an action's error in the banner unless the screen already says it (the login alert). */
+function reportActionError(error) {
+  if (typeof error !== "string" || error === "") return;
+  const alert = screenElement()?.querySelector('[role="alert"]');
+  if (alert && alert.textContent.trim() === error.trim()) return;
+  showError(error);
+}
+
+/** Intercepts a form[data-action] submit and sends it as JSON (one action at a time). */
+function onSubmit(event) {
+  const form = event.target;
+  if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !form.matches("form[data-action]")) return;
+  event.preventDefault();
+  if (pendingActions > 0) return;
+  const submitter = event.submitter instanceof HTMLElement ? event.submitter : null;
+  const fields = formFields(form, submitter);
+  // Asked here, inside the user's gesture, before anything is awaited.
+  const permission = fields.action === "remind" ? askNotificationPermission() : null;
+  submitter?.setAttribute("aria-disabled", "true");
+  enqueue(async () => {
+    try {
+      if (permission) await permission;
+      await performAction(fields);
+    } finally {
+      submitter?.removeAttribute("aria-disabled");
+    }
+  });
+}
+
+/** Asks for permission to notify when the user has not decided yet; resolves with the answer. */
+function askNotificationPermission() {
+  if (!("Notification" in window) || Notification.permission !== "default") return Promise.resolve();
+  return new Promise((resolve) => {
+    try {
+      // Older Safari takes a callback and returns nothing; the others return a promise.
+      const answer = Notification.requestPermission(resolve);
+      if (answer && typeof answer.then === "function") answer.then(resolve, () => resolve("default"));
+    } catch {
+      resolve("default");
+    }
+  });
+}
+
+/**
+ * The browser's back (or forward) button: `dismiss` while a screen is presented, else `pop`
+ * while the stack holds more than one screen, else nothing but putting the address back.
+ * Decided when the action's turn comes, so two quick backs never pop past the root.
+ */
+function onPopState() {
+  enqueue(async () => {
+    const action = historyAction();
+    if (action) await performAction({ action }, { historyMode: "replace" });
+    syncAddress();
+  });
+}
+
+/** What the back button asks of the page as it is: `dismiss`, `pop` or nothing. */
+function historyAction() {
+  const screen = screenElement();
+  if (!screen) return null;
+  if ((screen.dataset.presented ?? "") !== "") return "dismiss";
+  const stack = (screen.dataset.stack ?? "").split(/\s+/).filter(Boolean);
+  return stack.length > 1 ? "pop" : null;
+}
+
+/** Opens the session's event stream (state changes and reminders). */
+function connectEvents() {
+  if (!("EventSource" in window)) return;
+  window.clearTimeout(reconnectTimer);
+  const source = new EventSource(EVENTS_URL);
+  source.addEventListener("open", () => {
+    reconnectDelay = RECONNECT_MIN_MS;
+  });
+  source.addEventListener("state", onStateEvent);
+  source.addEventListener("notification", onNotificationEvent);
+  source.addEventListener("error", () => onEventsError(source));
+  events = source;
+}
+
+/** Closes the event stream and opens a new one (after the session id changed). */
+function restartEvents() {
+  closeEvents();
+  connectEvents();
+}
+
+/** Closes the event stream, if open. */
+function closeEvents() {
+  window.clearTimeout(reconnectTimer);
+  events?.close();
+  events = null;
+}
+
+/**
+ * A stream error: quiet. EventSource reconnects by itself; only when it gave up (closed) does the
+ * page try again later — or, on the splash, reload as the no-script page would.
+ */
+function onEventsError(source) {
+  if (source !== events || source.readyState !== EventSource.CLOSED) return;
+  closeEvents();
+  if (screenElement()?.dataset.screen === "splash") {
+    reconnectTimer = window.setTimeout(() => window.location.reload(), SPLASH_RELOAD_MS);
+    return;
+  }
+  reconnectTimer = window.setTimeout(connectEvents, reconnectDelay);
+  reconnectDelay = Math.min(reconnectDelay * 2, RECONNECT_MAX_MS);
+}
+
+/** `event: state`: applies the payload when it is newer than the page. */
+function onStateEvent(event) {
+  const payload = parseJSON(event.data);
+  if (isPayload(payload)) applyPayload(payload);
+}
+
+/** `event: notification` (`{"title", "body"}`): a system notification if allowed, else the banner. */
+function onNotificationEvent(event) {
+  const message = parseJSON(event.data);
+  if (typeof message !== "object" || message === null) return;
+  const title = typeof message.title === "string" ? message.title : "AppShell";
+  const body = typeof message.body === "string" ? message.body : "";
+  if (!showSystemNotification(title, body)) showNotificationBanner(title, body);
+}
+
+/** `text` parsed as JSON, or null. */
+function parseJSON(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Shows a Web Notification when permission is granted; returns whether it did. */
+function showSystemNotification(title, body) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return false;
+  try {
+    const notification = new Notification(title, { body, tag: "appshell-reminder" });
+    notification.addEventListener("click", () => {
+      window.focus();
+      notification.close();
+      launchFromNotification();
+    });
+    return true;
+  } catch {
+    // Some mobile browsers only notify through a service worker.
+    return false;
+  }
+}
+
+/** Sends `launch` as from a notification (it opens the list). */
+function launchFromNotification() {
+  hideBanner("notification");
+  enqueue(() => performAction({ action: "launch", source: "notification" }));
+}
+
+/** Shows the reminder in #banner with an "Open" button. */
+function showNotificationBanner(title, body) {
+  const open = makeButton("Open", "banner-open", launchFromNotification);
+  fillBanner("notification", title, body, [open]);
+}
+
+/** Shows an error in #banner. */
+function showError(text) {
+  fillBanner("error", "", text, []);
+}
+
+/** Fills and shows #banner: a title, a text, the given buttons and a close button. */
+function fillBanner(kind, title, body, buttons) {
+  const banner = document.getElementById("banner");
+  if (!banner) return;
+  const text = document.createElement("p");
+  text.className = "banner-text";
+  if (title) {
+    const strong = document.createElement("strong");
+    strong.className = "banner-title";
+    strong.textContent = title;
+    text.append(strong, " ");
+  }
+  text.append(body);
+  const close = makeButton("×", "banner-close", () => hideBanner());
+  close.setAttribute("aria-label", kind === "error" ? "Dismiss the message" : "Dismiss the notification");
+  const actions = document.createElement("div");
+  actions.className = "banner-actions";
+  actions.append(...buttons, close);
+  banner.hidden = false;
+  banner.classList.toggle("is-error", kind === "error");
+  banner.replaceChildren(text, actions);
+  bannerKind = kind;
+}
+
+/** A button with a label, a class and a click handler. */
+function makeButton(label, className, onClick) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = className;
+  button.textContent = label;
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+/** Hides #banner (only when it shows `kind`, if given), keeping focus on the page. */
+function hideBanner(kind) {
+  const banner = document.getElementById("banner");
+  if (!banner || banner.hidden || (kind && bannerKind !== kind)) return;
+  const hadFocus = banner.contains(document.activeElement);
+  banner.hidden = true;
+  banner.replaceChildren();
+  banner.classList.remove("is-error");
+  bannerKind = null;
+  const screen = screenElement();
+  if (hadFocus && screen) focusHeading(screen);
+}
+
+/** After the page comes back from the back-forward cache: reopen the stream it closed. */
+function onPageShow(event) {
+  if (event.persisted && !events) connectEvents();
+}
+
+/** Before the page goes into the back-forward cache: close the stream. */
+function onPageHide(event) {
+  if (event.persisted) closeEvents();
+}
+
+/** Back online: reopen the stream if it was given up. */
+function onOnline() {
+  if (!events) connectEvents();
+}
+
+/** Starts the client on an AppShell page (one with #screen); does nothing elsewhere. */
+function start() {
+  const screen = screenElement();
+  if (!screen) return;
+  window.history.replaceState({ version: pageVersion() }, "", window.location.href);
+  document.addEventListener("submit", onSubmit);
+  window.addEventListener("popstate", onPopState);
+  window.addEventListener("pageshow", onPageShow);
+  window.addEventListener("pagehide", onPageHide);
+  window.addEventListener("online", onOnline);
+  connectEvents();
+}
+
+start();

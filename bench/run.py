@@ -1,0 +1,959 @@
+#!/usr/bin/env python3
+"""`make bench`: AppShell against the C reference server, measured in the same run.
+
+Builds AppShell (release) and the C reference (../shared/bench/c-baseline), then measures with wrk
+on loopback (keep-alive, -t2 -c64, after a warm-up), the server and wrk pinned to different cores:
+
+  (a) GET /api/state with a logged-in session's cookie
+  (b) GET /api/state without a cookie (a new session per request)
+  (c) GET /main (HTML) for a logged-in session
+  (d) GET /app.css (a static file)
+  (e) POST /api/actions, showList and pop alternating per logged-in session (64 sessions)
+
+with the memory store and the SQLite store, and the C reference on (a) and (b), interleaved round
+by round (medians). Then the memory per idle session, the RSS after 100k and 1M cookieless requests
+(bounded by the session cap) and the cold start to the first 200. Prints a table and writes it as
+JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C.
+
+Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 3),
+BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
+BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), APPSHELL_SHARED (the shared folder,
+default: the repository's sibling `shared`), SWIFT (the swift command).
+
+Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers without
+starting anything.
+"""
+
+import datetime
+import http.client
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(REPO, "bench", "out")
+LOGS = os.path.join(OUT, "logs")
+COOKIE = "appshell_session"
+WRK_THREADS = 2
+WRK_CONNECTIONS = 64
+ACTION_SESSIONS = 64
+IDLE_SESSIONS = 100_000
+MANY_REQUESTS = 1_000_000
+SESSION_CAP = 100_000
+COLD_STARTS = 5
+
+TARGETS = {
+    "a": {"rps_ratio": 0.90, "p99_ratio": 1.3},
+    "b": {"rps_ratio": 0.80},
+    "idle_session_bytes": 1024,
+    "rss_growth_1m": 1.5,
+    "cold_start_ms": 150,
+}
+
+SCENARIOS = {
+    "a": "GET /api/state, logged-in cookie",
+    "b": "GET /api/state, no cookie (new session each)",
+    "c": "GET /main (HTML), logged in",
+    "d": "GET /app.css (static file)",
+    "e": f"POST /api/actions showList+pop, {ACTION_SESSIONS} sessions",
+}
+
+# A `done` hook for every wrk run: the exact figures on one line, latencies in microseconds.
+REPORT_LUA = r"""
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "BENCH_RESULT requests=%.0f duration_us=%.0f bytes=%.0f connect=%.0f read=%.0f write=%.0f " ..
+    "status=%.0f timeout=%.0f p50=%.1f p90=%.1f p99=%.1f max=%.1f mean=%.1f\n",
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status,
+    e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.max, latency.mean))
+end
+"""
+
+# Scenario (e). wrk's request() does not say which connection it is for, so each thread takes its
+# own slice of the sessions (thread k of n: sessions k+1, k+1+n, ...) and goes round them in order,
+# every session alternating showList and pop. With as many sessions per thread as connections per
+# thread, a session's next request is sent when its previous one has normally been answered;
+# when two of one session's requests are in flight at once and run in the other order, the server
+# answers 409 (wrk counts them as status errors), and the alternation heals itself.
+ACTIONS_LUA = r"""
+local next_thread = 0
+function setup(thread)
+  thread:set("tid", next_thread)
+  next_thread = next_thread + 1
+end
+
+local cookies = {%(cookies)s}
+local pushes, pops = {}, {}
+local count, sent = 0, 0
+local verify_pending = false
+
+local function action(cookie, body)
+  local headers = {["Content-Type"] = "application/json", ["Cookie"] = "%(cookie_name)s=" .. cookie}
+  return wrk.format("POST", "/api/actions", headers, body)
+end
+
+function init(args)
+  for i = 1, #cookies do
+    if (i - 1) %% %(threads)d == tid then
+      table.insert(pushes, action(cookies[i], '{"action":"showList"}'))
+      table.insert(pops, action(cookies[i], '{"action":"pop"}'))
+    end
+  end
+  count = #pushes
+  -- wrk calls request() once on the first thread's state before the run to check the request:
+  -- that call must not advance the sequence.
+  verify_pending = (tid == 0)
+end
+
+function request()
+  if verify_pending then
+    verify_pending = false
+    return pushes[1]
+  end
+  local session = sent %% count
+  local phase = math.floor(sent / count) %% 2
+  sent = sent + 1
+  if phase == 0 then return pushes[session + 1] end
+  return pops[session + 1]
+end
+"""
+
+
+class BenchError(Exception):
+    """A step that cannot go on (a server that does not start, a wrong answer, a missing tool)."""
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+
+def env_number(name, default, kind=float):
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = kind(value)
+    except ValueError:
+        raise BenchError(f"{name} must be a number, got {value!r}") from None
+    if number <= 0:
+        raise BenchError(f"{name} must be positive, got {value!r}")
+    return number
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def request(port, method, path, body=None, headers=None, timeout=30):
+    """One request on its own connection: (status, [(name, value)], body bytes)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.getheaders(), response.read()
+    finally:
+        connection.close()
+
+
+def set_cookie(headers, name=COOKIE):
+    """The value that `Set-Cookie` gives the cookie `name`, or None."""
+    for key, value in headers:
+        if key.lower() == "set-cookie":
+            pair = value.split(";", 1)[0].strip()
+            if pair.startswith(name + "="):
+                return pair[len(name) + 1 :]
+    return None
+
+
+def parse_metrics(text):
+    """Prometheus text to {name: value} (samples without labels)."""
+    values = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not line.startswith("#"):
+            try:
+                values[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return values
+
+
+def proc_status_kib(pid, field):
+    """VmRSS or VmHWM of a process in KiB (None once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None
+
+
+def parse_wrk(output):
+    """wrk's stdout (with the REPORT_LUA hook) to a dict of figures; latencies in ms."""
+    match = re.search(r"^BENCH_RESULT (.*)$", output, re.MULTILINE)
+    if not match:
+        raise BenchError("wrk printed no result:\n" + output[-2000:])
+    raw = {key: float(value) for key, value in (item.split("=") for item in match.group(1).split())}
+    seconds = raw["duration_us"] / 1e6
+    requests = int(raw["requests"])
+    return {
+        "requests": requests,
+        "seconds": round(seconds, 3),
+        "rps": round(requests / seconds, 1) if seconds > 0 else 0.0,
+        "p50_ms": round(raw["p50"] / 1000, 3),
+        "p90_ms": round(raw["p90"] / 1000, 3),
+        "p99_ms": round(raw["p99"] / 1000, 3),
+        "max_ms": round(raw["max"] / 1000, 3),
+        "mean_ms": round(raw["mean"] / 1000, 3),
+        "bytes_per_response": round(raw["bytes"] / requests) if requests else 0,
+        "status_errors": int(raw["status"]),
+        "socket_errors": int(raw["connect"] + raw["read"] + raw["write"] + raw["timeout"]),
+        "timeouts": int(raw["timeout"]),
+    }
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def mib(kib):
+    return None if kib is None else round(kib / 1024, 1)
+
+
+# --- the machine and pinning -------------------------------------------------------------------
+
+
+class Machine:
+    """The cores: the server on the first half, wrk (and this script) on the rest."""
+
+    def __init__(self):
+        self.cpus = sorted(os.sched_getaffinity(0))
+        self.has_taskset = shutil.which("taskset") is not None
+        if len(self.cpus) >= 2:
+            half = len(self.cpus) - len(self.cpus) // 2
+            self.server_cpus, self.load_cpus = self.cpus[:half], self.cpus[half:]
+            self.pinned = self.has_taskset
+        else:
+            self.server_cpus = self.load_cpus = self.cpus
+            self.pinned = False
+        self.note = None
+        if len(self.cpus) < 2:
+            self.note = f"only {len(self.cpus)} core: server and wrk share it (not pinned)"
+        elif not self.has_taskset:
+            self.note = "taskset is missing: server and wrk are not pinned"
+
+    def server_prefix(self):
+        return self._prefix(self.server_cpus)
+
+    def load_prefix(self):
+        return self._prefix(self.load_cpus)
+
+    def _prefix(self, cpus):
+        return ["taskset", "-c", ",".join(map(str, cpus))] if self.pinned else []
+
+    def describe(self):
+        model = None
+        try:
+            with open("/proc/cpuinfo") as info:
+                for line in info:
+                    if line.startswith("model name"):
+                        model = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        return {
+            "arch": platform.machine(),
+            "nproc": len(self.cpus),
+            "cpu_model": model,
+            "kernel": platform.release(),
+            "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "server_cpus": self.server_cpus,
+            "wrk_cpus": self.load_cpus,
+            "pinned": self.pinned,
+            "note": self.note,
+        }
+
+
+# --- servers -----------------------------------------------------------------------------------
+
+RUNNING = []  # every server started and not yet stopped: stopped in main's finally
+
+
+class Server:
+    """A server process, its port, its log; started pinned to the server cores."""
+
+    def __init__(self, label, argv, env, port, health_path, log_name):
+        self.label, self.argv, self.env, self.port = label, argv, env, port
+        self.health_path = health_path
+        self.log_path = os.path.join(LOGS, log_name)
+        self.process = None
+        self.started_at = None
+
+    def start(self):
+        log_file = open(self.log_path, "ab")
+        try:
+            self.started_at = time.perf_counter()
+            self.process = subprocess.Popen(
+                self.argv, cwd=REPO, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=log_file, stderr=subprocess.STDOUT)
+        finally:
+            log_file.close()
+        RUNNING.append(self)
+        return self
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BenchError(f"{self.label} exited with {self.process.returncode}: {self.log_tail()}")
+            try:
+                status, _, _ = request(self.port, "GET", self.health_path, timeout=2)
+                if status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise BenchError(f"{self.label} did not answer {self.health_path} in {timeout} s: {self.log_tail()}")
+
+    def log_tail(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-1500:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def rss_kib(self):
+        return proc_status_kib(self.pid, "VmRSS")
+
+    def hwm_kib(self):
+        return proc_status_kib(self.pid, "VmHWM")
+
+    def stop(self):
+        if self in RUNNING:
+            RUNNING.remove(self)
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class RssSampler:
+    """The largest VmRSS of a process, read every 100 ms until stopped."""
+
+    def __init__(self, pid):
+        self.pid, self.peak = pid, None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while True:
+            rss = proc_status_kib(self.pid, "VmRSS")
+            if rss is not None and (self.peak is None or rss > self.peak):
+                self.peak = rss
+            if self._stop.wait(0.1):
+                return
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+class Bench:
+    """The run: settings, binaries, servers, measurements, report."""
+
+    def __init__(self):
+        self.quick = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+        self.duration = int(env_number("BENCH_DURATION", 2 if self.quick else 10, float))
+        self.warmup = int(env_number("BENCH_WARMUP", 1 if self.quick else 2, float))
+        self.rounds = int(env_number("BENCH_ROUNDS", 1 if self.quick else 3, int))
+        self.machine = Machine()
+        self.shared = os.environ.get("APPSHELL_SHARED") or os.path.join(os.path.dirname(REPO), "shared")
+        self.appshell = os.environ.get("BENCH_APPSHELL_BINARY")
+        self.c_baseline = os.path.join(OUT, "c-baseline")
+        self.tmp = tempfile.mkdtemp(prefix="appshell-bench-")
+        self.runs = []  # one dict per wrk measurement
+        self.notes = []
+        self.rate_hint = None  # cookieless requests per second, from (b)
+
+    # building
+
+    def build(self):
+        swift = os.environ.get("SWIFT", "swift")
+        if self.appshell:
+            log(f"using BENCH_APPSHELL_BINARY={self.appshell} (no Swift build)")
+        else:
+            command = [swift, "build", "-c", "release", "--product", "appshell"]
+            log("building AppShell: " + " ".join(command))
+            subprocess.run(command, cwd=REPO, check=True)
+            bin_path = subprocess.run(
+                [swift, "build", "-c", "release", "--show-bin-path"], cwd=REPO, check=True,
+                capture_output=True, text=True).stdout.strip()
+            self.appshell = os.path.join(bin_path, "appshell")
+        if not os.access(self.appshell, os.X_OK):
+            raise BenchError(f"no AppShell binary at {self.appshell}")
+        build_sh = os.path.join(self.shared, "bench", "c-baseline", "build.sh")
+        if not os.path.exists(build_sh):
+            raise BenchError(f"no C reference at {build_sh} (set APPSHELL_SHARED to the shared folder)")
+        log(f"building the C reference: OUT={OUT} {build_sh}")
+        subprocess.run(["sh", build_sh], env={**os.environ, "OUT": OUT}, check=True)
+        if shutil.which("wrk") is None:
+            raise BenchError("wrk is not installed (make bench installs it; or apt-get install wrk)")
+
+    # servers
+
+    def appshell_server(self, store, label, extra=None):
+        port = free_port()
+        # AppShell refuses unknown APPSHELL_* variables (APPSHELL_SHARED is this script's): start
+        # from an environment without any, so only the settings below apply over config.json.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
+        data = tempfile.mkdtemp(prefix=f"{store}-", dir=self.tmp)
+        env.update({
+            "APPSHELL_PORT": str(port),
+            "APPSHELL_ACCESS_LOG": "false",
+            "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+            "APPSHELL_THREADS": str(len(self.machine.server_cpus)),
+            "APPSHELL_MAX_CONNECTIONS_PER_IP": "1024",
+            "APPSHELL_MAX_SESSIONS_IN_MEMORY": str(SESSION_CAP),
+            "APPSHELL_STORE": store,
+            "APPSHELL_STORE_PATH": os.path.join(data, "appshell.sqlite"),
+        })
+        env.update(extra or {})
+        argv = self.machine.server_prefix() + [self.appshell]
+        return Server(label, argv, env, port, "/healthz", f"appshell-{store}.log")
+
+    def c_server(self, body_bytes):
+        port = free_port()
+        env = {**os.environ, "COOKIE_NAME": COOKIE, "BODY_BYTES": str(body_bytes)}
+        argv = self.machine.server_prefix() + [
+            self.c_baseline, str(port), "pool", str(len(self.machine.server_cpus)), "1"]
+        return Server("C reference", argv, env, port, "/api/stats", "c-baseline.log")
+
+    # sessions
+
+    def login(self, port):
+        """A logged-in AppShell session's cookie (the one the login rotated to)."""
+        status, headers, body = request(port, "GET", "/api/state")
+        cookie = set_cookie(headers)
+        if status != 200 or not cookie:
+            raise BenchError(f"GET /api/state answered {status} without a cookie: {body[:200]!r}")
+        for _ in range(200):  # the splash turns to login by itself (at once with a 0 ms delay)
+            if json.loads(body).get("screen") == "login":
+                break
+            time.sleep(0.01)
+            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+        credentials = {"action": "login", "username": "demo", "password": "appshell"}
+        status, headers, body = request(
+            port, "POST", "/api/actions", body=json.dumps(credentials),
+            headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie}"})
+        rotated = set_cookie(headers)
+        if status != 200 or not rotated or json.loads(body).get("screen") != "main":
+            raise BenchError(f"login answered {status}: {body[:300]!r}")
+        return rotated
+
+    # wrk
+
+    def lua(self, name, text):
+        path = os.path.join(OUT, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def wrk(self, port, path, seconds, headers=(), script=None):
+        command = self.machine.load_prefix() + [
+            "wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s", "--latency",
+            "-s", script or self.report_lua]
+        for header in headers:
+            command += ["-H", header]
+        command.append(f"http://127.0.0.1:{port}{path}")
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"wrk failed ({done.returncode}): {done.stderr[-1000:]}")
+        result = parse_wrk(done.stdout)
+        result["command"] = " ".join(command)
+        return result
+
+    def measure(self, server, port, path, headers=(), script=None):
+        """Warm-up, then the measured run; the peak VmRSS sampled during both."""
+        sampler = RssSampler(server.pid).start()
+        try:
+            self.wrk(port, path, self.warmup, headers, script)
+            result = self.wrk(port, path, self.duration, headers, script)
+        finally:
+            peak = sampler.stop()
+        result["peak_rss_kib"] = peak
+        result["hwm_kib"] = server.hwm_kib()
+        return result
+
+    # scenarios
+
+    def run_appshell(self, scenario, store, round_number):
+        server = self.appshell_server(store, f"AppShell ({store})").start().wait_ready()
+        try:
+            port = server.port
+            headers, script, path, extra = [], None, "/api/state", {}
+            if scenario in ("a", "c"):
+                cookie = self.login(port)
+                headers.append(f"Cookie: {COOKIE}={cookie}")
+                if scenario == "c":
+                    path = "/main"
+                    headers.append("Accept: text/html")
+                status, _, body = request(port, "GET", path, headers=dict(h.split(": ", 1) for h in headers))
+                if status != 200:
+                    raise BenchError(f"({scenario}) GET {path} answered {status}")
+                if scenario == "a":
+                    extra["body_bytes"] = len(body)
+            elif scenario == "b":
+                status, _, body = request(port, "GET", path)
+                if status != 200:
+                    raise BenchError(f"(b) GET /api/state answered {status}")
+            elif scenario == "d":
+                path = "/app.css"
+                status, _, body = request(port, "GET", path)
+                if status != 200:
+                    raise BenchError(f"(d) GET /app.css answered {status}")
+            elif scenario == "e":
+                path = "/api/actions"
+                cookies = [self.login(port) for _ in range(ACTION_SESSIONS)]
+                script = self.lua("actions.lua", ACTIONS_LUA % {
+                    "cookies": ", ".join(json.dumps(c) for c in cookies),
+                    "cookie_name": COOKIE, "threads": WRK_THREADS} + REPORT_LUA)
+            result = self.measure(server, port, path, headers, script)
+            if scenario == "e":
+                extra["screens_after"] = self.screens(port, cookies)
+            metrics = parse_metrics(request(port, "GET", "/metrics")[2].decode())
+            extra["sessions_in_memory"] = int(metrics.get("appshell_sessions_in_memory", -1))
+        finally:
+            server.stop()
+        result.update(extra)
+        result.update({"server": "appshell", "store": store, "scenario": scenario, "round": round_number})
+        self.runs.append(result)
+        self.progress(result)
+        return result
+
+    def screens(self, port, cookies):
+        """How many of the sessions show each screen (after scenario e: main or list)."""
+        tally = {}
+        for cookie in cookies:
+            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+            screen = json.loads(body).get("screen") if status == 200 else f"status {status}"
+            tally[screen] = tally.get(screen, 0) + 1
+        return tally
+
+    def run_c(self, scenario, body_bytes, round_number):
+        server = self.c_server(body_bytes).start().wait_ready()
+        try:
+            headers = []
+            status, response_headers, body = request(server.port, "GET", "/api/state")
+            cookie = set_cookie(response_headers)
+            if status != 200 or not cookie or len(body) != body_bytes:
+                raise BenchError(f"C reference: GET /api/state answered {status}, {len(body)} bytes")
+            if scenario == "a":
+                headers.append(f"Cookie: {COOKIE}={cookie}")
+                status, response_headers, _ = request(server.port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+                if set_cookie(response_headers):
+                    raise BenchError("C reference: its own cookie was not adopted")
+            result = self.measure(server, server.port, "/api/state", headers)
+        finally:
+            server.stop()
+        result.update({"server": "c-baseline", "store": None, "scenario": scenario,
+                       "round": round_number, "body_bytes": body_bytes})
+        self.runs.append(result)
+        self.progress(result)
+        return result
+
+    def progress(self, r):
+        who = "C reference" if r["server"] == "c-baseline" else f"AppShell/{r['store']}"
+        log(f"  round {r['round']} ({r['scenario']}) {who:<16} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:.2f} ms"
+            f"  p99 {r['p99_ms']:.2f} ms  peak RSS {mib(r['peak_rss_kib'])} MiB"
+            f"  errors {r['status_errors']}/{r['socket_errors']}")
+
+    def throughput(self):
+        for round_number in range(1, self.rounds + 1):
+            log(f"round {round_number} of {self.rounds}")
+            body_bytes = None
+            for scenario in ("a", "b"):
+                result = self.run_appshell(scenario, "memory", round_number)
+                if scenario == "a":
+                    body_bytes = result["body_bytes"]
+                self.run_c(scenario, body_bytes, round_number)
+                self.run_appshell(scenario, "sqlite", round_number)
+            for scenario in ("c", "d", "e"):
+                for store in ("memory", "sqlite"):
+                    self.run_appshell(scenario, store, round_number)
+        self.rate_hint = median(r["rps"] for r in self.runs if r["scenario"] == "b" and r["server"] == "appshell")
+
+    # memory and start-up
+
+    def cookieless(self, port, count):
+        """`count` cookieless GET /api/state on one keep-alive connection (exact counts)."""
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            for _ in range(count):
+                connection.request("GET", "/api/state")
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise BenchError(f"cookieless GET /api/state answered {response.status}")
+        finally:
+            connection.close()
+
+    def created(self, port):
+        metrics = parse_metrics(request(port, "GET", "/metrics")[2].decode())
+        return int(metrics["appshell_sessions_created_total"]), int(metrics["appshell_sessions_in_memory"])
+
+    def create_sessions(self, port, target, exact):
+        """Cookieless requests until `target` sessions were created: wrk in chunks sized from the
+        measured rate, then (when `exact`) the last few on one connection, so none is evicted."""
+        rate = self.rate_hint or 5000.0
+        errors = 0
+        while True:
+            created, _ = self.created(port)
+            remaining = target - created
+            # exact: stop wrk while a 1 s run stays clearly below what remains (the cap must not evict)
+            if remaining <= 0 or (exact and 0.8 * remaining / rate < 1):
+                break
+            seconds = max(1, min(60, int(0.8 * remaining / rate)))
+            result = self.wrk(port, "/api/state", seconds)
+            errors += result["status_errors"] + result["socket_errors"]
+            rate = max(result["rps"], 100.0)
+            time.sleep(0.3)  # let the requests still in flight when wrk stopped finish
+        if exact and remaining > 0:
+            self.cookieless(port, remaining)
+        return errors
+
+    def memory(self):
+        server = self.appshell_server("memory", "AppShell (memory, sessions)").start().wait_ready()
+        figures = {"session_cap": SESSION_CAP}
+        try:
+            time.sleep(0.5)
+            before = server.rss_kib()
+            _, in_memory_before = self.created(server.port)
+            log(f"creating {IDLE_SESSIONS} sessions with cookieless GET /api/state")
+            errors = self.create_sessions(server.port, IDLE_SESSIONS, exact=True)
+            time.sleep(1)
+            after = server.rss_kib()
+            created, in_memory = self.created(server.port)
+            sessions = in_memory - in_memory_before
+            figures.update({
+                "rss_before_kib": before, "rss_after_100k_kib": after,
+                "sessions_created_100k": created, "sessions_in_memory_100k": in_memory,
+                "bytes_per_idle_session": round((after - before) * 1024 / sessions) if sessions > 0 else None,
+                "errors_100k": errors,
+            })
+            log(f"  RSS {mib(before)} MiB before, {mib(after)} MiB with {in_memory} sessions:"
+                f" {figures['bytes_per_idle_session']} B per session")
+            if self.quick:
+                figures["skipped_1m"] = "BENCH_QUICK"
+            else:
+                log(f"running cookieless requests until {MANY_REQUESTS} sessions were created")
+                started = time.monotonic()
+                errors = self.create_sessions(server.port, MANY_REQUESTS, exact=False)
+                time.sleep(1)
+                created, in_memory = self.created(server.port)
+                rss = server.rss_kib()
+                figures.update({
+                    "rss_after_1m_kib": rss, "sessions_created_1m": created,
+                    "sessions_in_memory_1m": in_memory, "seconds_1m": round(time.monotonic() - started, 1),
+                    "growth_100k_to_1m": round(rss / after, 3), "errors_1m": errors,
+                })
+                log(f"  RSS {mib(rss)} MiB after {created} sessions created ({in_memory} in memory)")
+            figures["hwm_kib"] = server.hwm_kib()
+        finally:
+            server.stop()
+        return figures
+
+    def first_200(self, port, started, process, timeout=30):
+        probe = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        deadline = started + timeout
+        while time.perf_counter() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                    s.sendall(probe)
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return time.perf_counter() - started
+            except OSError:
+                if process.poll() is not None:
+                    raise BenchError(f"AppShell exited with {process.returncode} while starting")
+                time.sleep(0.001)
+        raise BenchError("AppShell did not answer /healthz while starting")
+
+    def cold_start(self):
+        figures = {}
+        for store in ("memory", "sqlite"):
+            times = []
+            for _ in range(COLD_STARTS):
+                server = self.appshell_server(store, f"AppShell ({store}, cold start)").start()
+                try:
+                    times.append(self.first_200(server.port, server.started_at, server.process) * 1000)
+                finally:
+                    server.stop()
+            figures[store] = {"median_ms": round(median(times), 1), "runs_ms": [round(t, 1) for t in times]}
+            log(f"  cold start ({store}): median {figures[store]['median_ms']} ms of {figures[store]['runs_ms']}")
+        return figures
+
+    # the report
+
+    def summary(self, server, store, scenario):
+        runs = [r for r in self.runs if r["server"] == server and r["store"] == store and r["scenario"] == scenario]
+        if not runs:
+            return None
+        return {
+            "rounds": len(runs),
+            "rps": round(median(r["rps"] for r in runs), 1),
+            "p50_ms": round(median(r["p50_ms"] for r in runs), 3),
+            "p99_ms": round(median(r["p99_ms"] for r in runs), 3),
+            "peak_rss_mib": mib(max((r["peak_rss_kib"] for r in runs if r["peak_rss_kib"]), default=None)),
+            "status_errors": sum(r["status_errors"] for r in runs),
+            "socket_errors": sum(r["socket_errors"] for r in runs),
+            "requests": sum(r["requests"] for r in runs),
+            "bytes_per_response": runs[-1]["bytes_per_response"],
+            "rps_rounds": [r["rps"] for r in runs],
+            "p99_rounds_ms": [r["p99_ms"] for r in runs],
+        }
+
+    def comparison(self, table):
+        rows = []
+        for scenario in ("a", "b"):
+            c = table["c-baseline"].get(scenario)
+            for store in ("memory", "sqlite"):
+                a = table["appshell"][store].get(scenario)
+                if not a or not c:
+                    continue
+                rps_ratio = a["rps"] / c["rps"] if c["rps"] else None
+                p99_ratio = a["p99_ms"] / c["p99_ms"] if c["p99_ms"] else None
+                target = TARGETS[scenario]
+                row = {"scenario": scenario, "store": store,
+                       "rps_ratio": round(rps_ratio, 3), "rps_target": target["rps_ratio"],
+                       "rps_met": rps_ratio >= target["rps_ratio"],
+                       "p99_ratio": round(p99_ratio, 3)}
+                if "p99_ratio" in target:
+                    row["p99_target"] = target["p99_ratio"]
+                    row["p99_met"] = p99_ratio <= target["p99_ratio"]
+                rows.append(row)
+        return rows
+
+    def render(self, report):
+        lines = []
+        m = report["machine"]
+        s = report["settings"]
+        lines.append(f"AppShell benchmark — {report['date']} — {m['arch']}, {m['nproc']} cores ({m['cpu_model']})")
+        pin = (f"server on CPU {','.join(map(str, m['server_cpus']))} (APPSHELL_THREADS={len(m['server_cpus'])}),"
+               f" wrk on CPU {','.join(map(str, m['wrk_cpus']))}") if m["pinned"] else m["note"]
+        lines.append(f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{s['duration_s']}s --latency, keep-alive, loopback,"
+                     f" {s['warmup_s']} s warm-up; {pin}")
+        lines.append(f"medians of {s['rounds']} round(s), AppShell and the C reference interleaved;"
+                     " a fresh server per measurement; peak RSS = largest VmRSS sampled every 100 ms"
+                     " during warm-up and run")
+        if m["note"]:
+            lines.append("NOTE: " + m["note"])
+        lines.append("")
+        header = f"{'scenario':<46} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9} {'>=400':>7} {'sock err':>8}"
+        lines.append(header)
+        lines.append("-" * len(header))
+        for scenario in SCENARIOS:
+            entries = [(f"AppShell/{store}", report["scenarios"]["appshell"][store].get(scenario))
+                       for store in ("memory", "sqlite")]
+            if scenario in report["scenarios"]["c-baseline"]:
+                entries.append(("C reference", report["scenarios"]["c-baseline"][scenario]))
+            for i, (who, r) in enumerate(entries):
+                if not r:
+                    continue
+                name = f"({scenario}) {SCENARIOS[scenario]}" if i == 0 else ""
+                lines.append(f"{name:<46} {who:<16} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
+                             f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}")
+        lines.append("")
+        lines.append("AppShell / C reference (medians):")
+        for row in report["comparison"]:
+            text = (f"  ({row['scenario']}) {row['store']:<7} req/s {row['rps_ratio']:.2f}"
+                    f" (target >= {row['rps_target']:.2f}: {'met' if row['rps_met'] else 'NOT MET'})"
+                    f"   p99 {row['p99_ratio']:.2f}x")
+            if "p99_target" in row:
+                text += f" (target <= {row['p99_target']}x: {'met' if row['p99_met'] else 'NOT MET'})"
+            lines.append(text)
+        mem = report["memory"]
+        lines.append("")
+        lines.append("Memory (memory store, APPSHELL_MAX_SESSIONS_IN_MEMORY=100000):")
+        per = mem.get("bytes_per_idle_session")
+        lines.append(f"  RSS per idle session: {per} B ((RSS with {mem.get('sessions_in_memory_100k')} sessions"
+                     f" - RSS before) / sessions; target <= {TARGETS['idle_session_bytes']} B:"
+                     f" {'met' if per is not None and per <= TARGETS['idle_session_bytes'] else 'NOT MET'})")
+        if "rss_after_1m_kib" in mem:
+            growth = mem["growth_100k_to_1m"]
+            lines.append(f"  RSS after 100k sessions {mib(mem['rss_after_100k_kib'])} MiB, after"
+                         f" {mem['sessions_created_1m']} cookieless requests {mib(mem['rss_after_1m_kib'])} MiB"
+                         f" ({mem['sessions_in_memory_1m']} in memory): x{growth}"
+                         f" (bounded if <= x{TARGETS['rss_growth_1m']}: {'met' if growth <= TARGETS['rss_growth_1m'] else 'NOT MET'})")
+        else:
+            lines.append(f"  RSS after 100k sessions {mib(mem['rss_after_100k_kib'])} MiB; 1M-request run skipped (BENCH_QUICK)")
+        lines.append("")
+        lines.append(f"Cold start to the first 200 on /healthz (median of {COLD_STARTS}, target <= {TARGETS['cold_start_ms']} ms):")
+        for store, figures in report["cold_start"].items():
+            met = "met" if figures["median_ms"] <= TARGETS["cold_start_ms"] else "NOT MET"
+            lines.append(f"  {store:<7} {figures['median_ms']} ms ({met}); runs {figures['runs_ms']}")
+        if report["notes"]:
+            lines.append("")
+            lines.extend("Note: " + note for note in report["notes"])
+        return "\n".join(lines)
+
+    def report(self, memory, cold):
+        table = {"appshell": {store: {} for store in ("memory", "sqlite")}, "c-baseline": {}}
+        for scenario in SCENARIOS:
+            for store in ("memory", "sqlite"):
+                summary = self.summary("appshell", store, scenario)
+                if summary:
+                    table["appshell"][store][scenario] = summary
+            summary = self.summary("c-baseline", None, scenario)
+            if summary:
+                table["c-baseline"][scenario] = summary
+        notes = list(self.notes)
+        for store in ("memory", "sqlite"):
+            e = table["appshell"][store].get("e")
+            if e and e["status_errors"]:
+                notes.append(f"(e) {store}: {e['status_errors']} answers >= 400 in {e['requests']} requests"
+                             " (409: two requests of one session in flight at once ran in the other order;"
+                             " each wrk thread goes round its own sessions, one per connection)")
+        for r in self.runs:
+            if r["socket_errors"]:
+                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
+                             f" {r['socket_errors']} socket errors ({r['timeouts']} timeouts)")
+            if r["status_errors"] and r["scenario"] != "e":
+                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
+                             f" {r['status_errors']} answers >= 400")
+        command = "make bench" if os.environ.get("MAKELEVEL") else " ".join(["python3"] + sys.argv)
+        settings = {k: v for k, v in os.environ.items() if k.startswith("BENCH_") or k == "APPSHELL_SHARED"}
+        report = {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command,
+            "environment": settings,
+            "machine": self.machine.describe(),
+            "appshell": {"binary": self.appshell, "commit": git_commit()},
+            "settings": {"duration_s": self.duration, "warmup_s": self.warmup, "rounds": self.rounds,
+                         "quick": self.quick, "wrk": f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} --latency",
+                         "peak_rss": "largest VmRSS sampled every 100 ms during warm-up and run, fresh server each",
+                         "c_reference": "c-baseline PORT pool THREADS 1, COOKIE_NAME=appshell_session,"
+                                        " BODY_BYTES = AppShell's (a) body"},
+            "targets": TARGETS,
+            "scenarios": table,
+            "comparison": self.comparison(table),
+            "memory": memory,
+            "cold_start": cold,
+            "notes": notes,
+            "runs": self.runs,
+        }
+        return report
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def main():
+    os.makedirs(LOGS, exist_ok=True)
+    for name in os.listdir(LOGS):
+        os.remove(os.path.join(LOGS, name))
+    # Ctrl-C and SIGTERM both end the run through the finally below, which stops every server.
+    signal.signal(signal.SIGTERM, interrupt)
+    bench = None
+    try:
+        bench = Bench()
+        bench.build()
+        if bench.machine.pinned:
+            os.sched_setaffinity(0, bench.machine.load_cpus)  # this script stays off the server's core
+        bench.report_lua = bench.lua("report.lua", REPORT_LUA)
+        log(f"{bench.rounds} round(s) of {bench.warmup} s warm-up + {bench.duration} s per measurement;"
+            f" server on CPU {bench.machine.server_cpus}, wrk on CPU {bench.machine.load_cpus}"
+            + (f" ({bench.machine.note})" if bench.machine.note else ""))
+        bench.throughput()
+        log("memory per session and under 1M cookieless requests")
+        memory = bench.memory()
+        log("cold start")
+        cold = bench.cold_start()
+        report = bench.report(memory, cold)
+        text = bench.render(report)
+        with open(os.path.join(OUT, "latest.json"), "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+        with open(os.path.join(OUT, "latest.txt"), "w") as f:
+            f.write(text + "\n")
+        print()
+        print(text)
+        print(f"\nwritten: {os.path.join(OUT, 'latest.json')}")
+        return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted: stopping the servers", file=sys.stderr)
+        return 130
+    except (BenchError, subprocess.CalledProcessError) as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for server in list(RUNNING):
+            server.stop()
+        if bench is not None:
+            shutil.rmtree(bench.tmp, ignore_errors=True)
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt()
+
+
+def self_test():
+    """The parsers on fixed input: run by `make bench-check`, starts nothing."""
+    sample = ("Running 1s test @ http://127.0.0.1:1/api/state\n"
+              "BENCH_RESULT requests=50000 duration_us=2000000 bytes=70000000 connect=0 read=1 write=0"
+              " status=3 timeout=2 p50=1234.0 p90=2000.0 p99=4567.6 max=9000.0 mean=1300.0\n")
+    r = parse_wrk(sample)
+    assert r["rps"] == 25000.0 and r["p50_ms"] == 1.234 and r["p99_ms"] == 4.568, r
+    assert r["status_errors"] == 3 and r["socket_errors"] == 3 and r["bytes_per_response"] == 1400, r
+    metrics = parse_metrics("# HELP x\nappshell_sessions_created_total 12\nappshell_sessions_in_memory 7\n")
+    assert metrics == {"appshell_sessions_created_total": 12.0, "appshell_sessions_in_memory": 7.0}
+    headers = [("Content-Type", "x"), ("Set-Cookie", f"{COOKIE}=abc_-1; Path=/; HttpOnly")]
+    assert set_cookie(headers) == "abc_-1" and set_cookie([]) is None
+    lua = ACTIONS_LUA % {"cookies": '"x", "y"', "cookie_name": COOKIE, "threads": 2}
+    assert "local cookies = {\"x\", \"y\"}" in lua and "% 2 == tid" in lua and "%%" not in lua
+    print("bench self-test: 4 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        sys.exit(0)
+    sys.exit(main())

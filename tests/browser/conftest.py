@@ -1,0 +1,410 @@
+"""Fixtures and helpers for the real-browser tests (docs/browser-contract.md).
+
+Each test gets its own `appshell` process (the built binary, port 0, in-memory store) and its own
+headless Chromium profile, so sessions, cookies and the login rate limit never leak between tests.
+The binary comes from `APPSHELL_BINARY` (`make browser-test` sets it), else `.build/debug/appshell`.
+"""
+
+from __future__ import annotations
+
+import glob
+import http.cookiejar
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from axe_core_python.base import AXE_SCRIPT
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO_ROOT / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+#: The URL path of each screen (docs/browser-contract.md, "URLs"); the splash renders at any URL.
+SCREEN_PATHS = {"login": "/login", "main": "/main", "list": "/main/list", "second": "/main/second"}
+
+#: The demo user shipped in config.json.
+USERNAME = "demo"
+PASSWORD = "appshell"
+
+#: Generous timeouts for a busy 2-core machine; waits return as soon as their condition holds.
+WAIT_SECONDS = 10
+START_SECONDS = 15
+STOP_SECONDS = 10
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+class AppShellServer:
+    """The real `appshell` binary on a free port, started and stopped by the `server` fixture."""
+
+    def __init__(self, binary: Path, extra_env: dict[str, str] | None = None) -> None:
+        # appshell refuses unknown APPSHELL_* variables (APPSHELL_BINARY among them): pass only ours.
+        env = {name: value for name, value in os.environ.items() if not name.startswith("APPSHELL_")}
+        env.update(
+            {
+                "APPSHELL_PORT": "0",
+                "APPSHELL_STORE": "memory",
+                "APPSHELL_SPLASH_DELAY_MILLISECONDS": "1000",
+                "APPSHELL_ACCESS_LOG": "false",
+                "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
+            }
+        )
+        env.update(extra_env or {})
+        self.process = subprocess.Popen(
+            [str(binary)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.output: list[str] = []
+        lines: queue.Queue[str | None] = queue.Queue()
+        self._drains = [
+            threading.Thread(target=self._drain, args=(self.process.stdout, lines), daemon=True),
+            threading.Thread(target=self._drain, args=(self.process.stderr, None), daemon=True),
+        ]
+        for thread in self._drains:
+            thread.start()
+        try:
+            first = lines.get(timeout=START_SECONDS)
+        except queue.Empty:
+            first = None
+        if first is None:
+            self.stop()
+            raise RuntimeError(f"appshell did not start: {self.log()}")
+        event = json.loads(first)
+        if event.get("event") != "listening":
+            self.stop()
+            raise RuntimeError(f"appshell's first line is not 'listening': {first}")
+        self.port = int(event["port"])
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def _drain(self, stream, lines: queue.Queue | None) -> None:
+        """Reads a pipe to its end so the server never blocks on a full pipe; keeps the text."""
+        for line in stream:
+            self.output.append(line.rstrip("\n"))
+            if lines is not None:
+                lines.put(line)
+        if lines is not None:
+            lines.put(None)
+
+    def url(self, path: str = "/") -> str:
+        """The absolute URL of `path` on this server."""
+        return self.base_url + path
+
+    def log(self) -> str:
+        """What the server printed so far (stdout and stderr), for failure messages."""
+        return "\n".join(self.output[-40:]) or "(no output)"
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if the process has not exited after `STOP_SECONDS`."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for thread in self._drains:
+            thread.join(timeout=2)
+
+
+@pytest.fixture(scope="session")
+def appshell_binary() -> Path:
+    """The built `appshell` binary: `$APPSHELL_BINARY`, else `.build/debug/appshell`."""
+    binary = Path(os.environ.get("APPSHELL_BINARY", REPO_ROOT / ".build/debug/appshell"))
+    if not binary.is_file():
+        pytest.exit(f"no appshell binary at {binary}: run `make browser-test` (it builds first)", 2)
+    return binary
+
+
+@pytest.fixture
+def server(appshell_binary: Path):
+    """A fresh `appshell` for one test, always stopped afterwards."""
+    running = AppShellServer(appshell_binary)
+    yield running
+    running.stop()
+
+
+# --- the browsers ----------------------------------------------------------------------------
+
+
+def chromium_options(javascript: bool) -> webdriver.ChromeOptions:
+    """Headless Chromium, 1280x900, console logs kept; JavaScript off through the managed setting."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    return options
+
+
+def start_chromium(javascript: bool) -> WebDriver:
+    """A new Chromium with its own profile (so its own cookies), driven by Debian's chromedriver."""
+    driver = webdriver.Chrome(options=chromium_options(javascript), service=Service(CHROMEDRIVER))
+    driver.set_script_timeout(60)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+@pytest.fixture
+def driver(server):
+    """Headless Chromium with JavaScript (quit before the server stops)."""
+    chromium = start_chromium(javascript=True)
+    yield chromium
+    chromium.quit()
+
+
+@pytest.fixture
+def nojs_driver(server):
+    """Headless Chromium with JavaScript disabled (quit before the server stops)."""
+    chromium = start_chromium(javascript=False)
+    yield chromium
+    chromium.quit()
+
+
+# --- one browser on one server ---------------------------------------------------------------
+
+
+@dataclass
+class Response:
+    """An HTTP answer read without following redirects."""
+
+    status: int
+    headers: dict[str, str]
+    body: str
+
+    def json(self):
+        """The body parsed as JSON."""
+        return json.loads(self.body)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class App:
+    """A browser tab on a running appshell: navigation, waits, actions, API calls, screenshots.
+
+    Every screen reached through `wait_screen` is saved as
+    `screenshots/{test}-{step:02}-{screen}.png`.
+    """
+
+    def __init__(self, driver: WebDriver, server: AppShellServer, test_name: str) -> None:
+        self.driver = driver
+        self.server = server
+        self.test_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name)
+        self.step = 0
+        for stale in SCREENSHOTS.glob(f"{glob.escape(self.test_name)}-[0-9][0-9]-*.png"):
+            stale.unlink()
+
+    # navigation and waits
+
+    def open(self, path: str = "/") -> None:
+        """Loads `path` of the server in the tab."""
+        self.driver.get(self.server.url(path))
+
+    def path(self) -> str:
+        """The tab's current URL path (without query)."""
+        return urllib.parse.urlsplit(self.driver.current_url).path
+
+    def screen(self) -> str | None:
+        """The `data-screen` of `#screen`, or None when there is none."""
+        return self.driver.execute_script("return document.getElementById('screen')?.dataset.screen ?? null")
+
+    def describe(self) -> str:
+        """Where the tab is, for failure messages."""
+        try:
+            state = self.state()
+            summary = {key: state.get(key) for key in ("screen", "stack", "presented", "version", "view")}
+        except Exception as error:  # the description must never hide the real failure
+            summary = f"(no state: {error})"
+        return f"url={self.driver.current_url} data-screen={self.screen()!r} api={summary}"
+
+    def wait(self, condition, message: str, timeout: float = WAIT_SECONDS):
+        """Waits for `condition(driver)` to be truthy; fails with `message` and where the tab is."""
+        try:
+            return WebDriverWait(
+                self.driver, timeout, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)
+            ).until(condition)
+        except TimeoutException:
+            raise AssertionError(f"{message} (after {timeout} s): {self.describe()}") from None
+
+    def wait_visible(self, selector: str, message: str, timeout: float = WAIT_SECONDS) -> WebElement:
+        """Waits for a displayed element matching the CSS `selector` and returns it."""
+
+        def visible(driver: WebDriver) -> WebElement | None:
+            return next((e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()), None)
+
+        return self.wait(visible, message, timeout)
+
+    def wait_screen(self, name: str, timeout: float = WAIT_SECONDS) -> WebElement:
+        """Waits for `#screen[data-screen=name]` and (but for the splash) the screen's URL path;
+        then for animations to end; saves a screenshot; returns `#screen`."""
+        selector = f"#screen[data-screen='{name}']"
+        element = self.wait(
+            lambda d: (found := d.find_elements(By.CSS_SELECTOR, selector)) and found[0],
+            f"the {name} screen did not show",
+            timeout,
+        )
+        if name in SCREEN_PATHS:
+            self.wait(lambda d: self.path() == SCREEN_PATHS[name], f"the URL did not become {SCREEN_PATHS[name]}")
+        self.wait_animations()
+        self.screenshot(name)
+        return element
+
+    def wait_animations(self) -> None:
+        """Waits (at most a few seconds) until the page runs no CSS animation or transition."""
+        script = "return !document.getAnimations || document.getAnimations().length === 0"
+        self.wait(lambda d: d.execute_script(script), "animations did not finish", 5)
+
+    def wait_heading_focused(self, name: str) -> None:
+        """Waits until `document.activeElement` is the screen's `h1#{name}-title`."""
+        script = "const e = document.activeElement; return e ? [e.tagName, e.id] : null"
+        self.wait(
+            lambda d: d.execute_script(script) == ["H1", f"{name}-title"],
+            f"focus did not move to h1#{name}-title",
+        )
+
+    def screenshot(self, label: str) -> None:
+        """Saves the viewport as `screenshots/{test}-{step}-{label}.png`."""
+        SCREENSHOTS.mkdir(exist_ok=True)
+        self.step += 1
+        self.driver.save_screenshot(str(SCREENSHOTS / f"{self.test_name}-{self.step:02}-{label}.png"))
+
+    # actions through the page
+
+    def form(self, action: str) -> WebElement:
+        """The page's `form[data-action=action]` (fails when the screen does not offer it)."""
+        forms = self.driver.find_elements(By.CSS_SELECTOR, f"form[data-action='{action}']")
+        assert forms, f"no form[data-action={action}] on the page: {self.describe()}"
+        return forms[0]
+
+    def submit(self, action: str, **fields: str) -> None:
+        """Fills the named fields of `form[data-action=action]` and clicks its submit button."""
+        form = self.form(action)
+        for name, value in fields.items():
+            field = form.find_element(By.NAME, name)
+            field.clear()
+            field.send_keys(value)
+        form.find_element(By.CSS_SELECTOR, "button[type='submit'], button:not([type])").click()
+
+    def login(self, password: str = PASSWORD) -> None:
+        """Submits the login form as the demo user."""
+        self.submit("login", username=USERNAME, password=password)
+
+    def history_length(self) -> int:
+        """`history.length` of the tab."""
+        return self.driver.execute_script("return history.length")
+
+    def console_errors(self) -> list[dict]:
+        """The browser console's SEVERE entries since the last call (a missing favicon aside)."""
+        return [
+            entry
+            for entry in self.driver.get_log("browser")
+            if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]
+        ]
+
+    # HTTP with the browser's cookies
+
+    def cookie_header(self) -> str:
+        """The tab's cookies for the server (HttpOnly ones included) as a Cookie header."""
+        return "; ".join(f"{c['name']}={c['value']}" for c in self.driver.get_cookies())
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> Response:
+        """Sends one request with the browser's session cookie; redirects are not followed."""
+        request = urllib.request.Request(self.server.url(path), data=body, method=method)
+        request.add_header("Cookie", self.cookie_header())
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            with opener.open(request, timeout=WAIT_SECONDS) as answer:
+                return Response(answer.status, dict(answer.headers.items()), answer.read().decode())
+        except urllib.error.HTTPError as error:
+            return Response(error.code, dict(error.headers.items()), error.read().decode())
+
+    def state(self) -> dict:
+        """`GET /api/state` of the browser's session."""
+        answer = self.request("GET", "/api/state", headers={"Accept": "application/json"})
+        assert answer.status == 200, f"GET /api/state answered {answer.status}: {answer.body[:300]}"
+        return answer.json()
+
+
+@pytest.fixture
+def app(driver, server, request) -> App:
+    """The JavaScript-enabled tab on this test's server."""
+    return App(driver, server, request.node.name)
+
+
+@pytest.fixture
+def nojs_app(nojs_driver, server, request) -> App:
+    """The JavaScript-disabled tab on this test's server."""
+    return App(nojs_driver, server, request.node.name + "-nojs")
+
+
+# --- axe-core --------------------------------------------------------------------------------
+
+
+def axe_violations(driver: WebDriver, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict]:
+    """Runs the bundled axe-core on the page; returns its violations with one of `impacts`."""
+    driver.execute_script(AXE_SCRIPT)
+    results = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']})"
+        ".then(done, error => done({error: String(error)}));"
+    )
+    assert "error" not in results, f"axe-core failed: {results['error']}"
+    return [violation for violation in results["violations"] if violation["impact"] in impacts]
+
+
+def format_violations(violations: list[dict]) -> str:
+    """axe violations as readable lines: rule, impact, help, and the offending nodes."""
+    lines = []
+    for violation in violations:
+        lines.append(f"{violation['id']} ({violation['impact']}): {violation['help']} {violation['helpUrl']}")
+        for node in violation["nodes"]:
+            lines.append(f"    {node['target']}: {node.get('failureSummary', '').strip()}")
+    return "\n".join(lines)
+
+
+def new_cookie_session() -> urllib.request.OpenerDirector:
+    """A plain HTTP client with its own cookie jar (a session without a browser)."""
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+
+def wait_until(predicate, message: str, timeout: float = WAIT_SECONDS, interval: float = 0.1):
+    """Polls `predicate()` until it is truthy and returns its value; fails with `message`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} (after {timeout} s)")
+        time.sleep(interval)
