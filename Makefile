@@ -21,7 +21,7 @@ run: deps build-release
 
 ## test: install what is missing, lint, build, run every test, then the concurrency suites
 ## again under ThreadSanitizer, then the real-browser tests
-test: test-deps lint hadolint
+test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests'
@@ -81,3 +81,19 @@ format:
 
 clean:
 	rm -rf .build
+
+## bench: AppShell against the C reference server (../shared/bench/c-baseline) in the same run:
+## wrk on loopback, server and wrk pinned to different cores; prints a table and writes
+## bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS, BENCH_QUICK=1, BENCH_APPSHELL_BINARY,
+## BENCH_SHARED: see bench/run.py
+BENCH_PACKAGES := wrk util-linux procps
+
+.PHONY: bench bench-check
+bench: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BENCH_PACKAGES)"
+	SWIFT="$(SWIFT)" python3 bench/run.py
+
+## bench-check: the benchmark compiles and its parsers pass; starts nothing (for make test)
+bench-check:
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py
+	python3 bench/run.py --self-test

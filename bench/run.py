@@ -17,7 +17,7 @@ JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C
 
 Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 3),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
-BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), APPSHELL_SHARED (the shared folder,
+BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), BENCH_SHARED (the shared folder,
 default: the repository's sibling `shared`), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers without
@@ -400,7 +400,7 @@ class Bench:
         self.warmup = int(env_number("BENCH_WARMUP", 1 if self.quick else 2, float))
         self.rounds = int(env_number("BENCH_ROUNDS", 1 if self.quick else 3, int))
         self.machine = Machine()
-        self.shared = os.environ.get("APPSHELL_SHARED") or os.path.join(os.path.dirname(REPO), "shared")
+        self.shared = os.environ.get("BENCH_SHARED") or os.path.join(os.path.dirname(REPO), "shared")
         self.appshell = os.environ.get("BENCH_APPSHELL_BINARY")
         self.c_baseline = os.path.join(OUT, "c-baseline")
         self.tmp = tempfile.mkdtemp(prefix="appshell-bench-")
@@ -426,7 +426,7 @@ class Bench:
             raise BenchError(f"no AppShell binary at {self.appshell}")
         build_sh = os.path.join(self.shared, "bench", "c-baseline", "build.sh")
         if not os.path.exists(build_sh):
-            raise BenchError(f"no C reference at {build_sh} (set APPSHELL_SHARED to the shared folder)")
+            raise BenchError(f"no C reference at {build_sh} (set BENCH_SHARED to the shared folder)")
         log(f"building the C reference: OUT={OUT} {build_sh}")
         subprocess.run(["sh", build_sh], env={**os.environ, "OUT": OUT}, check=True)
         if shutil.which("wrk") is None:
@@ -436,7 +436,7 @@ class Bench:
 
     def appshell_server(self, store, label, extra=None):
         port = free_port()
-        # AppShell refuses unknown APPSHELL_* variables (APPSHELL_SHARED is this script's): start
+        # AppShell refuses unknown APPSHELL_* variables (BENCH_SHARED is this script's): start
         # from an environment without any, so only the settings below apply over config.json.
         env = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
         data = tempfile.mkdtemp(prefix=f"{store}-", dir=self.tmp)
@@ -666,15 +666,18 @@ class Bench:
             time.sleep(1)
             after = server.rss_kib()
             created, in_memory = self.created(server.port)
-            sessions = in_memory - in_memory_before
+            held = in_memory - in_memory_before
             figures.update({
                 "rss_before_kib": before, "rss_after_100k_kib": after,
                 "sessions_created_100k": created, "sessions_in_memory_100k": in_memory,
-                "bytes_per_idle_session": round((after - before) * 1024 / sessions) if sessions > 0 else None,
+                # the figure: (after - before) / sessions created
+                "bytes_per_idle_session": round((after - before) * 1024 / created),
+                # the same per session still held (the cap may have evicted some already)
+                "bytes_per_session_in_memory": round((after - before) * 1024 / held) if held > 0 else None,
                 "errors_100k": errors,
             })
-            log(f"  RSS {mib(before)} MiB before, {mib(after)} MiB with {in_memory} sessions:"
-                f" {figures['bytes_per_idle_session']} B per session")
+            log(f"  RSS {mib(before)} MiB before, {mib(after)} MiB after {created} sessions created"
+                f" ({in_memory} in memory): {figures['bytes_per_idle_session']} B per session")
             if self.quick:
                 figures["skipped_1m"] = "BENCH_QUICK"
             else:
@@ -780,7 +783,7 @@ class Bench:
         if m["note"]:
             lines.append("NOTE: " + m["note"])
         lines.append("")
-        header = f"{'scenario':<46} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9} {'>=400':>7} {'sock err':>8}"
+        header = f"{'scenario':<50} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9} {'>=400':>7} {'sock err':>8}"
         lines.append(header)
         lines.append("-" * len(header))
         for scenario in SCENARIOS:
@@ -792,7 +795,7 @@ class Bench:
                 if not r:
                     continue
                 name = f"({scenario}) {SCENARIOS[scenario]}" if i == 0 else ""
-                lines.append(f"{name:<46} {who:<16} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
+                lines.append(f"{name:<50} {who:<16} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
                              f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}")
         lines.append("")
         lines.append("AppShell / C reference (medians):")
@@ -807,9 +810,12 @@ class Bench:
         lines.append("")
         lines.append("Memory (memory store, APPSHELL_MAX_SESSIONS_IN_MEMORY=100000):")
         per = mem.get("bytes_per_idle_session")
-        lines.append(f"  RSS per idle session: {per} B ((RSS with {mem.get('sessions_in_memory_100k')} sessions"
-                     f" - RSS before) / sessions; target <= {TARGETS['idle_session_bytes']} B:"
-                     f" {'met' if per is not None and per <= TARGETS['idle_session_bytes'] else 'NOT MET'})")
+        lines.append(f"  RSS per idle session: {per} B ((RSS after - before) / {mem['sessions_created_100k']}"
+                     f" sessions created; target <= {TARGETS['idle_session_bytes']} B:"
+                     f" {'met' if per <= TARGETS['idle_session_bytes'] else 'NOT MET'})")
+        if mem["sessions_in_memory_100k"] != mem["sessions_created_100k"]:
+            lines.append(f"    {mem['sessions_in_memory_100k']} of them still in memory (the cap evicted the rest):"
+                         f" {mem['bytes_per_session_in_memory']} B per session held")
         if "rss_after_1m_kib" in mem:
             growth = mem["growth_100k_to_1m"]
             lines.append(f"  RSS after 100k sessions {mib(mem['rss_after_100k_kib'])} MiB, after"
@@ -853,7 +859,7 @@ class Bench:
                 notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
                              f" {r['status_errors']} answers >= 400")
         command = "make bench" if os.environ.get("MAKELEVEL") else " ".join(["python3"] + sys.argv)
-        settings = {k: v for k, v in os.environ.items() if k.startswith("BENCH_") or k == "APPSHELL_SHARED"}
+        settings = {k: v for k, v in os.environ.items() if k.startswith("BENCH_")}
         report = {
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": command,

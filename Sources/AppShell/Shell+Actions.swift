@@ -65,6 +65,7 @@ extension Shell {
     /// change of the version. After a success, a same-site `next` path is opened (login's
     /// "go where you were going").
     func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
+        shell.stateCache = nil
         let version = shell.root.version
         let changedBefore = session.defaults.hasChanges
         try dispatch(action, shell)

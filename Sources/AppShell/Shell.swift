@@ -1,8 +1,15 @@
 import AppShellAuth
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 import Glibc
+
+/// A session whose app has not been needed yet: only when it began.
+final class UnbornShell {
+    let startedAt: Int64
+    init(startedAt: Int64) { self.startedAt = startedAt }
+}
 
 /// The app shell over HTTP: it finds each request's `ShellSession` (live, restored from its
 /// snapshot, or new), lets time-based work run, serves the JSON API, the pages, the HTML forms and
@@ -22,6 +29,8 @@ public struct Shell: Sendable {
     public let events = ShellEvents()
     /// The forms' tokens.
     let tokens: CSRFTokens
+    /// The state every new session shows at its first request (see `freshState`).
+    private let freshStateCache = Locked<[UInt8]?>(nil)
     /// The versions of the page's assets.
     let assets: AssetVersions
 
@@ -51,7 +60,19 @@ public struct Shell: Sendable {
     /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
     /// (`POST /actions`) and the pages (`GET /` and `pagePaths`) to `router`.
     public func install(into router: inout Router, pagePaths: [String]) {
-        router.get("/api/state", respond { _, shell, session in .json(shell.state(defaults: session.defaults)) })
+        let state = handler { _, shell, session in .json(bytes: shell.stateBytes(defaults: session.defaults)) }
+        router.get(
+            "/api/state",
+            SessionResponder(registry: registry, cookie: cookie) { request, session in
+                // A new session's first read — a cookieless client, a flood of them — builds no
+                // controllers: every new session shows the same state, and its app is made when the
+                // session comes back, as of when it began.
+                if session.isNew, session.attachment == nil, let bytes = freshState() {
+                    session.attachment = UnbornShell(startedAt: clock())
+                    return .json(bytes: bytes)
+                }
+                return try state(request, session)
+            })
         router.post("/api/actions", respond { request, shell, session in try performJSON(request, shell, session) })
         router.post("/actions", respond { request, shell, session in try performForm(request, shell, session) })
         router.get("/api/events", respond { request, shell, session in openEvents(request, shell, session) })
@@ -71,7 +92,15 @@ public struct Shell: Sendable {
     public func respond(
         _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
     ) -> SessionResponder {
-        SessionResponder(registry: registry, cookie: cookie) { request, session in
+        SessionResponder(registry: registry, cookie: cookie, handler: handler(body))
+    }
+
+    /// What `respond` runs under the session's lock, for handlers that decide first whether they
+    /// need the app at all.
+    func handler(
+        _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
+    ) -> @Sendable (Request, SessionContext) throws -> Response {
+        { [self] request, session in
             let shell = live(session)
             return try withBound(shell, session) { () throws -> Response in
                 let version = shell.root.version
@@ -110,6 +139,8 @@ public struct Shell: Sendable {
         let shell: ShellSession
         if let kept = session.attachment as? ShellSession {
             shell = kept
+        } else if let unborn = session.attachment as? UnbornShell {
+            shell = application.makeSession(defaults: session.defaults, now: unborn.startedAt)
         } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreSession(from: snapshot, defaults: session.defaults, now: now)
@@ -149,9 +180,25 @@ public struct Shell: Sendable {
         }
     }
 
-    /// Gives the session the snapshot to store when the controllers changed.
+    /// The state of a new session at its first request, made once from a throwaway session; `nil`
+    /// when a new session's start leaves values behind (then every session goes the long way).
+    func freshState() -> [UInt8]? {
+        if let cached = freshStateCache.withLock({ $0 }) { return cached }
+        let defaults = DefaultsStore()
+        let now = clock()
+        let shell = application.makeSession(defaults: defaults, now: now)
+        shell.coordinator.advance(now: now)
+        guard defaults.storedValues.isEmpty else { return nil }
+        let bytes = shell.stateBytes(defaults: defaults)
+        freshStateCache.withLock { $0 = bytes }
+        return bytes
+    }
+
+    /// Gives the session the snapshot to store when the controllers changed. A session that holds
+    /// no values is not stored, so its snapshot is not worth making.
     func keep(_ shell: ShellSession, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
+        guard session.isStored || !session.defaults.storedValues.isEmpty else { return }
         let bytes = shell.snapshot.json.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes

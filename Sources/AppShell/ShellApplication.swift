@@ -52,6 +52,9 @@ public final class ShellSession {
     var stored: (version: Int, bytes: [UInt8])?
     /// The deadline already given to the scheduler.
     var scheduled: Int64?
+    /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
+    /// same and no action ran since (an action may change what a screen shows, e.g. a message).
+    var stateCache: (version: Int, values: [String: DefaultsValue], bytes: [UInt8])?
     /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
     public let channel = SessionID.random().text
 

@@ -31,6 +31,19 @@ extension ShellSession {
     }
 }
 
+extension ShellSession {
+    /// `state(defaults:)` serialized, from the cache when nothing changed since it was made: the
+    /// state endpoint is the hot path, and most reads see the same state again.
+    func stateBytes(defaults: DefaultsStore) -> [UInt8] {
+        if let cache = stateCache, cache.version == root.version, cache.values == defaults.storedValues {
+            return cache.bytes
+        }
+        let bytes = state(defaults: defaults).serialized
+        stateCache = (root.version, defaults.storedValues, bytes)
+        return bytes
+    }
+}
+
 extension DefaultsValue {
     /// The value as plain JSON for people and the API: bytes as base64 text, dictionaries as
     /// objects (unlike `json`, which keeps every kind apart for the store).

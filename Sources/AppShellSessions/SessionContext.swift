@@ -19,11 +19,17 @@ public final class SessionContext {
     public var attachment: AnyObject?
     /// The id the request arrived with (for a new session, its first id).
     public let originalID: SessionID
+    /// Whether the backend holds a record of the session (it once held values).
+    public let isStored: Bool
 
-    init(id: SessionID, isNew: Bool, defaults: DefaultsStore, snapshot: [UInt8]?, attachment: AnyObject?) {
+    init(
+        id: SessionID, isNew: Bool, isStored: Bool, defaults: DefaultsStore, snapshot: [UInt8]?,
+        attachment: AnyObject?
+    ) {
         self.id = id
         self.originalID = id
         self.isNew = isNew
+        self.isStored = isStored
         self.defaults = defaults
         self.snapshot = snapshot
         self.attachment = attachment

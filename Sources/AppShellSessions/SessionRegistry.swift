@@ -92,7 +92,8 @@ public final class SessionRegistry: Sendable {
         session.lastAccess.store(now, ordering: .relaxed)
         let defaults = DefaultsStore(values: state.values, registration: registration)
         let context = SessionContext(
-            id: state.id, isNew: isNew, defaults: defaults, snapshot: state.snapshot, attachment: state.attachment)
+            id: state.id, isNew: isNew, isStored: state.persisted, defaults: defaults, snapshot: state.snapshot,
+            attachment: state.attachment)
         let result: Result
         do {
             result = try body(context)

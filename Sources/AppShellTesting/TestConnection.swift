@@ -22,13 +22,13 @@ final class TestConnection {
             }
         }
         guard result == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw TestClientError(description: "connect to port \(port) failed: errno \(code)")
+            // No close here: the object is fully initialised, so throwing runs `deinit`, which
+            // closes the socket (closing it twice could close another thread's new socket).
+            throw TestClientError(description: "connect to port \(port) failed: errno \(errno)")
         }
     }
 
-    deinit { Glibc.close(descriptor) }
+    deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
 
     func write(_ bytes: [UInt8]) throws {
         var offset = 0
