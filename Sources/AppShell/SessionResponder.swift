@@ -26,7 +26,7 @@ public struct SessionResponder: HTTPResponder {
     public func respond(to request: Request) throws -> Response {
         let outcome: (result: Response, context: SessionContext)
         do {
-            outcome = try registry.withSession(presentedID: request.cookies[cookie.name]) { session in
+            outcome = try registry.withSession(presentedID: request.cookie(named: cookie.name)) { session in
                 try handler(request, session)
             }
         } catch let error as StoreError {

@@ -111,7 +111,7 @@ extension HTTPServer {
         do {
             request = try Request(
                 method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
-                body: pending.body, remoteAddress: SocketAddress.text(appshell_mhd_client_address(connection)))
+                body: pending.body, address: ClientAddress(appshell_mhd_client_address(connection)))
         } catch {
             // The client does not speak HTTP as we do: do not trust the rest of its stream.
             var response = Response.error(error, for: nil)

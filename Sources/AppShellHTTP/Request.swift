@@ -15,8 +15,9 @@ public struct Request: Sendable {
     public let headers: HTTPHeaders
     /// The body bytes (empty when there is none); never longer than the configured limit.
     public let body: [UInt8]
-    /// The client's IP address as text, e.g. `127.0.0.1`.
-    public let remoteAddress: String
+    /// The client's IP address as text, e.g. `127.0.0.1` (formatted only when asked for).
+    public var remoteAddress: String { address.text }
+    private let address: ClientAddress
     /// Values a router captured from `:name` segments of the matched route.
     public internal(set) var parameters: [String: String] = [:]
 
@@ -26,11 +27,19 @@ public struct Request: Sendable {
         method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         remoteAddress: String = "127.0.0.1"
     ) throws(HTTPError) {
+        try self.init(
+            method: method, target: target, headers: headers, body: body, address: ClientAddress(text: remoteAddress))
+    }
+
+    /// A request whose client address is still in binary form.
+    init(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], address: ClientAddress
+    ) throws(HTTPError) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
-        self.remoteAddress = remoteAddress
+        self.address = address
         guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
@@ -79,6 +88,36 @@ public struct Request: Sendable {
     /// The first query value named `name`.
     public func query(_ name: String) -> String? {
         queryItems.first { $0.name == name }?.value
+    }
+
+    /// The value of the cookie `name`, found without splitting every cookie apart (the session
+    /// cookie is read on every request); the first of a repeated name wins.
+    public func cookie(named name: String) -> String? {
+        let wanted = Array(name.utf8)
+        for header in headers.values(for: "Cookie") {
+            var utf8 = header.utf8[...]
+            while !utf8.isEmpty {
+                let end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+                var pair = utf8[utf8.startIndex..<end]
+                while let first = pair.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+                    pair = pair.dropFirst()
+                }
+                if let equals = pair.firstIndex(of: UInt8(ascii: "=")),
+                    pair[pair.startIndex..<equals].elementsEqual(wanted)
+                {
+                    var value = pair[pair.index(after: equals)...]
+                    while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+                        value = value.dropLast()
+                    }
+                    if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                        value = value.dropFirst().dropLast()
+                    }
+                    return String(decoding: value, as: UTF8.self)
+                }
+                utf8 = end == utf8.endIndex ? utf8[end...] : utf8[utf8.index(after: end)...]
+            }
+        }
+        return nil
     }
 
     /// The cookies from every `Cookie` header (RFC 6265 §5.4); the first of a repeated name wins.

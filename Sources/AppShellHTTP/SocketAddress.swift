@@ -25,25 +25,4 @@ enum SocketAddress {
         }
         return false
     }
-
-    /// The IP address of `address` as text, or `""`.
-    static func text(_ address: UnsafePointer<sockaddr>?) -> String {
-        guard let address else { return "" }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
-                var raw = ipv4.pointee.sin_addr
-                _ = inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count))
-            }
-        case AF_INET6:
-            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
-                var raw = ipv6.pointee.sin6_addr
-                _ = inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
-            }
-        default:
-            return ""
-        }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 }

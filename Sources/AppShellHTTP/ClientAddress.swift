@@ -1,0 +1,46 @@
+import Glibc
+
+/// A client's IP address kept as the socket gave it, so that a request that never asks for it
+/// does not pay for formatting it.
+struct ClientAddress: Sendable {
+    private enum Storage: Sendable {
+        case ipv4(in_addr)
+        case ipv6(in6_addr)
+        case text(String)
+    }
+
+    private let storage: Storage
+
+    /// The address of `address` (a `sockaddr_in` or `sockaddr_in6`), or an empty one.
+    init(_ address: UnsafePointer<sockaddr>?) {
+        guard let address else {
+            storage = .text("")
+            return
+        }
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            storage = .ipv4(address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr })
+        case AF_INET6:
+            storage = .ipv6(address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr })
+        default:
+            storage = .text("")
+        }
+    }
+
+    /// An address given as text (requests made in tests).
+    init(text: String) { storage = .text(text) }
+
+    /// The address as text, e.g. `127.0.0.1` or `::1`.
+    var text: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch storage {
+        case .text(let text):
+            return text
+        case .ipv4(var raw):
+            _ = inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count))
+        case .ipv6(var raw):
+            _ = inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
