@@ -1,4 +1,5 @@
 import AppShellHTTP
+import AppShellJSON
 import AppShellSessions
 
 /// How a screen reaches its session: the root controller, the defaults, and what the shell offers
@@ -39,25 +40,24 @@ public final class ScreenContext {
     }
 }
 
-/// What the shell lends the controllers for the length of one request.
-final class ShellServices {
-    let tokens: (SessionID) -> String
+/// What the shell lends the controllers for the length of one request (a value: binding it
+/// costs no allocation on the hot path).
+struct ShellServices {
+    let shell: Shell
     let session: SessionContext
-    let assets: AssetVersions
-    let notify: (String, String, Int64) -> Void
-
-    init(
-        session: SessionContext, tokens: @escaping (SessionID) -> String, assets: AssetVersions,
-        notify: @escaping (String, String, Int64) -> Void
-    ) {
-        self.session = session
-        self.tokens = tokens
-        self.assets = assets
-        self.notify = notify
-    }
+    let channel: String
 
     /// The token for the session's id as it is now (after a rotation in this request, the new one).
-    var csrfToken: String { tokens(session.id) }
+    var csrfToken: String { shell.tokens.token(for: session.id.bytes) }
 
-    func assetURL(_ name: String) -> String { assets.url(name) }
+    func assetURL(_ name: String) -> String { shell.assets.url(name) }
+
+    /// Sends a `notification` event to the session's open pages after `delay` milliseconds.
+    func notify(_ title: String, _ body: String, _ delay: Int64) {
+        let data = JSON.object(["title": .string(title), "body": .string(body)]).serializedString
+        let (events, channel) = (shell.events, channel)
+        shell.scheduler.schedule(at: shell.clock() + delay) {
+            events.publish(channel, event: "notification", data: data)
+        }
+    }
 }

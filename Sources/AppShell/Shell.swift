@@ -103,6 +103,10 @@ public struct Shell: Sendable {
         { [self] request, session in
             let shell = live(session)
             return try withBound(shell, session) { () throws -> Response in
+                // Work that became due is news for the pages already open; then the request.
+                let before = shell.root.version
+                advance(shell, session)
+                if shell.root.version != before { publishState(shell, session) }
                 let version = shell.root.version
                 let response = try body(request, shell, session)
                 keep(shell, in: session)
@@ -118,13 +122,7 @@ public struct Shell: Sendable {
     ) rethrows -> Result {
         shell.root.defaults = session.defaults
         shell.root.session = session
-        let channel = shell.channel
-        shell.root.services = ShellServices(
-            session: session, tokens: { [tokens] id in tokens.token(for: id.bytes) }, assets: assets,
-            notify: { [clock, scheduler, events] title, body, delay in
-                let data = JSON.object(["title": .string(title), "body": .string(body)]).serializedString
-                scheduler.schedule(at: clock() + delay) { events.publish(channel, event: "notification", data: data) }
-            })
+        shell.root.services = ShellServices(shell: self, session: session, channel: shell.channel)
         defer {
             shell.root.session = nil
             shell.root.services = nil
@@ -151,14 +149,18 @@ public struct Shell: Sendable {
             shell = application.makeSession(defaults: session.defaults, now: now)
         }
         session.attachment = shell
-        withBound(shell, session) { shell.coordinator.advance(now: now) }
-        // A browser that came back is waiting for the splash: finish it on time, unasked.
+        return shell
+    }
+
+    /// Runs the work that is due (the splash finishing), and puts a browser that came back while
+    /// the splash runs on the scheduler, so that it finishes on time, unasked.
+    func advance(_ shell: ShellSession, _ session: SessionContext) {
+        shell.coordinator.advance(now: clock())
         if !session.isNew, let deadline = shell.coordinator.nextDeadline, shell.scheduled != deadline {
             shell.scheduled = deadline
             let id = session.id
             scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
         }
-        return shell
     }
 
     /// Due work of a session, run by the scheduler under the session's lock as a request would be.
