@@ -10,7 +10,8 @@ let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
     server.statistics.inFlightCounter.add(1, ordering: .relaxed)
     let target = uri.map { String(cString: $0) } ?? ""
-    let pending = PendingRequest(target: target, startMicros: Clock.monotonicMicros())
+    // The clock is read only for the access log's duration.
+    let pending = PendingRequest(target: target, startMicros: server.log.enabled ? Clock.monotonicMicros() : 0)
     return Unmanaged.passRetained(pending).toOpaque()
 }
 
@@ -30,7 +31,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     requestContext.pointee = nil
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeRetainedValue()
-    if pending.status != 0 {
+    if pending.status != 0 && server.log.enabled {
         server.log.request(
             method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
             micros: Clock.monotonicMicros() - pending.startMicros)
