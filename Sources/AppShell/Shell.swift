@@ -108,7 +108,14 @@ public struct Shell: Sendable {
                 advance(shell, session)
                 if shell.root.version != before { publishState(shell, session) }
                 let version = shell.root.version
-                let response = try body(request, shell, session)
+                let response: Response
+                do {
+                    response = try body(request, shell, session)
+                } catch let error as HTTPError {
+                    // Refusals (a bad body, a wrong token, a foreign origin) come before any change:
+                    // answering them here keeps the live app, which a thrown error would discard.
+                    response = .error(error, for: request)
+                }
                 keep(shell, in: session)
                 if shell.root.version != version { publishState(shell, session) }
                 return response

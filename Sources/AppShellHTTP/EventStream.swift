@@ -47,11 +47,11 @@ public final class EventStream: Sendable {
 
     /// Ends the stream once what is queued has been sent.
     public func close() {
-        let resume = state.withLock { state -> Connection? in
+        // Resumed under the lock, as in `enqueue`: the connection cannot finish meanwhile.
+        state.withLock { state in
             state.closed = true
-            return Self.takeSuspended(&state)
+            if let resume = Self.takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
         }
-        if let resume { MHD_resume_connection(resume.pointer) }
     }
 
     /// Runs `handler` once when the stream ends (the client left, or `close()`).

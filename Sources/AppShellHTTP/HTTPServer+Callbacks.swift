@@ -5,6 +5,12 @@ import Glibc
 // `cls` pointer (unretained: the server outlives its daemon) and each request's state through
 // `*con_cls` (retained from the request line until the completion callback).
 
+/// Decides whether to keep a new connection: not once a graceful shutdown has begun.
+let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+    return server.draining.load(ordering: .relaxed) ? .NO : .YES
+}
+
 /// Called with the raw request target as soon as the request line is parsed.
 let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()

@@ -75,7 +75,8 @@ public final class HTTPServer: Sendable {
                     connection_timeout_seconds: UInt32(config.idleTimeoutSeconds),
                     connection_memory_limit: config.connectionMemoryBytes, listen_backlog: 1024,
                     strict_for_client: 1,
-                    access_handler: accessHandlerCallback, completed_handler: completedCallback,
+                    accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
+                    completed_handler: completedCallback,
                     uri_log_handler: requestStartedCallback, context: context)
                 return appshell_mhd_start(&settings)
             }
@@ -91,7 +92,7 @@ public final class HTTPServer: Sendable {
         streams.startHeartbeat(every: config.eventHeartbeatSeconds)
     }
 
-    /// Stops gracefully: stops accepting connections, lets in-flight requests finish for up to
+    /// Stops gracefully: refuses new connections, lets in-flight requests finish for up to
     /// `timeoutSeconds` (the configured shutdown timeout by default), then closes everything.
     /// Returns whether every in-flight request finished in time. Safe to call more than once.
     @discardableResult
@@ -103,9 +104,10 @@ public final class HTTPServer: Sendable {
                 return daemon
             })?.pointer
         else { return true }
+        // Stop accepting: from now on a new connection is closed as soon as it is accepted.
+        // (MHD_quiesce_daemon would close the listening socket instead, but with an epoll thread
+        // pool it races with the workers and libmicrohttpd 0.9.75 aborts the process.)
         draining.store(true, ordering: .relaxed)
-        let listener = MHD_quiesce_daemon(daemon)
-        if listener >= 0 { close(listener) }
         // Event streams never finish by themselves, and a suspended connection must be resumed
         // before the daemon stops: end them all now.
         streams.closeAll()

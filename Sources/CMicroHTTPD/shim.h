@@ -33,6 +33,7 @@ struct appshell_mhd_settings {
   size_t connection_memory_limit;
   unsigned int listen_backlog;
   int strict_for_client;
+  MHD_AcceptPolicyCallback accept_policy;
   MHD_AccessHandlerCallback access_handler;
   MHD_RequestCompletedCallback completed_handler;
   appshell_mhd_uri_log_callback uri_log_handler;
@@ -64,7 +65,7 @@ static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_se
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK,
                                          (intptr_t)settings->uri_log_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-  return MHD_start_daemon(settings->flags, 0, NULL, NULL, settings->access_handler,
+  return MHD_start_daemon(settings->flags, 0, settings->accept_policy, settings->context, settings->access_handler,
                           settings->context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
