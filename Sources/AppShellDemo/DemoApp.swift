@@ -44,13 +44,6 @@ public final class DemoApp: Sendable {
             assets: AssetVersions(directory: configuration.publicDirectory, names: ["app.css", "app.js", "splash.svg"]))
     }
 
-    /// A responder whose handler runs with the request's session.
-    public func withSession(
-        _ handler: @escaping @Sendable (Request, SessionContext) throws -> Response
-    ) -> SessionResponder {
-        SessionResponder(registry: sessions, cookie: cookie, handler: handler)
-    }
-
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
     public func makeResponder() throws(HTTPServerError) -> Router {
