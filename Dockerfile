@@ -10,6 +10,8 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# The manifest also names the test targets (one is an executable under Tests/): they must exist.
+COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product appshell \
     && install -D "$(swift build -c release --show-bin-path)/appshell" /out/appshell
 
@@ -24,7 +26,8 @@ COPY --from=builder /out/appshell /usr/local/bin/appshell
 COPY Public ./Public
 COPY config.json ./config.json
 ENV APPSHELL_HOST=0.0.0.0 \
-    APPSHELL_PORT=8080
+    APPSHELL_PORT=8080 \
+    APPSHELL_STORE_PATH=/data/appshell.sqlite
 USER 10001:10001
 VOLUME /data
 EXPOSE 8080
