@@ -90,52 +90,52 @@ public struct Request: Sendable {
         queryItems.first { $0.name == name }?.value
     }
 
-    /// The value of the cookie `name`, found without splitting every cookie apart (the session
+    /// The value of the cookie `name`, found without building the whole dictionary (the session
     /// cookie is read on every request); the first of a repeated name wins.
     public func cookie(named name: String) -> String? {
-        let wanted = Array(name.utf8)
-        for header in headers.values(for: "Cookie") {
-            var utf8 = header.utf8[...]
-            while !utf8.isEmpty {
-                let end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
-                var pair = utf8[utf8.startIndex..<end]
-                while let first = pair.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
-                    pair = pair.dropFirst()
-                }
-                if let equals = pair.firstIndex(of: UInt8(ascii: "=")),
-                    pair[pair.startIndex..<equals].elementsEqual(wanted)
-                {
-                    var value = pair[pair.index(after: equals)...]
-                    while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
-                        value = value.dropLast()
-                    }
-                    if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                        value = value.dropFirst().dropLast()
-                    }
-                    return String(decoding: value, as: UTF8.self)
-                }
-                utf8 = end == utf8.endIndex ? utf8[end...] : utf8[utf8.index(after: end)...]
-            }
+        let wanted = name.utf8
+        var found: String?
+        forEachCookie { cookieName, value in
+            guard cookieName.elementsEqual(wanted) else { return true }
+            found = String(decoding: value, as: UTF8.self)
+            return false
         }
-        return nil
+        return found
     }
 
     /// The cookies from every `Cookie` header (RFC 6265 §5.4); the first of a repeated name wins.
     public var cookies: [String: String] {
         var result: [String: String] = [:]
-        for header in headers.values(for: "Cookie") {
-            for pair in header.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " || $0 == "\t" }
-                guard let equals = trimmed.firstIndex(of: "=") else { continue }
-                let name = String(trimmed[..<equals]).trimmingSpaces()
-                var value = trimmed[trimmed.index(after: equals)...].trimmingSpacesSubstring()
-                if value.count >= 2, value.first == "\"", value.last == "\"" {
-                    value = value.dropFirst().dropLast()
-                }
-                if !name.isEmpty, result[name] == nil { result[name] = String(value) }
-            }
+        forEachCookie { name, value in
+            let key = String(decoding: name, as: UTF8.self)
+            if result[key] == nil { result[key] = String(decoding: value, as: UTF8.self) }
+            return true
         }
         return result
+    }
+
+    /// Calls `body` with each cookie's name and value, in order, until it returns false: the one
+    /// parser behind `cookie(named:)` and `cookies`. Names and values are trimmed of spaces and
+    /// tabs, a quoted value loses its quotes, and pairs without `=` or with an empty name are skipped.
+    private func forEachCookie(_ body: (Substring.UTF8View, Substring.UTF8View) -> Bool) {
+        let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+            var bytes = bytes
+            while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
+            while let last = bytes.last, isSpace(last) { bytes = bytes.dropLast() }
+            return bytes
+        }
+        for header in headers.values(for: "Cookie") {
+            for pair in header.utf8[...].split(separator: UInt8(ascii: ";")) {
+                guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let name = trimmed(pair[pair.startIndex..<equals])
+                var value = trimmed(pair[pair.index(after: equals)...])
+                if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                    value = value.dropFirst().dropLast()
+                }
+                if !name.isEmpty, !body(name, value) { return }
+            }
+        }
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`).
