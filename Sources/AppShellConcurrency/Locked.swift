@@ -7,8 +7,8 @@ import Glibc
 /// so `swift test --sanitize=thread` reports only real races.
 public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written between lock and unlock of `mutex`.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     /// A lock guarding `value`.
     public init(_ value: Value) {
@@ -30,7 +30,7 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value and returns what it returns.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {

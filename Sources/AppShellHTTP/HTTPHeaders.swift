@@ -6,6 +6,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// An empty list.
     public init() {}
 
+    /// An empty list with room for `capacity` fields.
+    init(capacity: Int) { fields.reserveCapacity(capacity) }
+
     /// A list from literal pairs, in order.
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name: name, value: value) }
@@ -47,16 +50,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// ASCII case-insensitive comparison of two field names, without allocating.
     static func equalNames(_ lhs: String, _ rhs: String) -> Bool {
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil): return true
-            case (let a?, let b?):
-                if a != b && lowercased(a) != lowercased(b) { return false }
-            default: return false
-            }
-        }
+        let left = lhs.utf8
+        let right = rhs.utf8
+        guard left.count == right.count else { return false }
+        for (a, b) in zip(left, right) where a != b && lowercased(a) != lowercased(b) { return false }
+        return true
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {

@@ -59,12 +59,25 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
-/// Collects header fields into the `HTTPHeaders` that `cls` points to.
-private let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
+/// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
+private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
     let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-    headers.pointee.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    headers.pointee.add(name: String(bytes: key, count: keySize), value: String(bytes: value, count: valueSize))
     return .YES
+}
+
+extension String {
+    /// The text of `count` bytes at `bytes` (invalid UTF-8 repaired), or "" for a null pointer.
+    fileprivate init(bytes: UnsafePointer<CChar>?, count: Int) {
+        guard let bytes else {
+            self = ""
+            return
+        }
+        self = bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        }
+    }
 }
 
 extension HTTPServer {
@@ -110,9 +123,9 @@ extension HTTPServer {
     }
 
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(capacity: 8)
         _ = withUnsafeMutablePointer(to: &headers) {
-            MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, $0)
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }
         let request: Request
         do {
@@ -159,7 +172,10 @@ extension HTTPServer {
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
         for field in response.headers where !HTTPHeaders.equalNames(field.name, "Content-Length") {
-            MHD_add_response_header(made, field.name, field.value)
+            // withCString lends the string's own bytes when it can (no copy to a C array).
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(made, name, value) }
+            }
         }
         if draining.load(ordering: .relaxed) { MHD_add_response_header(made, "Connection", "close") }
         pending.status = response.status.rawValue

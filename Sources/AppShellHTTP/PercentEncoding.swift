@@ -2,45 +2,60 @@
 public enum PercentEncoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`); `nil` when an escape is
     /// malformed, the result is not UTF-8, or it contains a NUL byte.
-    static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool) -> String? {
-        // Most segments have nothing to decode: validate them as they are, without a copy.
-        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == 0 || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
-            return String(validating: bytes, as: UTF8.self)
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
+        // Most parts have nothing to decode: validate them as they are, without a copy.
+        var plain = true
+        var ascii = true
+        for byte in bytes {
+            if byte == UInt8(ascii: "%") || byte == 0 || (plusIsSpace && byte == UInt8(ascii: "+")) {
+                plain = false
+                break
+            }
+            if byte >= 0x80 { ascii = false }
         }
+        // ASCII is valid UTF-8 as it is (and String's generic validation costs more than the rest).
+        if plain { return ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self) }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
+        var index = 0
+        while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                let first = bytes.index(after: index)
-                guard first != bytes.endIndex else { return nil }
-                let second = bytes.index(after: first)
-                guard second != bytes.endIndex, let high = hexValue(bytes[first]),
-                    let low = hexValue(bytes[second])
+                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
+                    let low = hexValue(bytes[index + 2])
                 else { return nil }
                 output.append(high << 4 | low)
-                index = bytes.index(after: second)
+                index += 3
                 continue
             }
             output.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            index = bytes.index(after: index)
+            index += 1
         }
         if output.contains(0) { return nil }
         return String(validating: output, as: UTF8.self)
     }
 
     /// Parses `a=1&b=two` pairs, decoding each name and value; `nil` when any part is malformed.
-    static func decodePairs(_ text: Substring.UTF8View) -> [(name: String, value: String)]? {
+    /// Empty parts (`a=1&&b=2`) are skipped.
+    static func decodePairs(_ bytes: UnsafeBufferPointer<UInt8>) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []
-        for part in text.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let equals = part.firstIndex(of: UInt8(ascii: "="))
-            let rawName = equals.map { part[part.startIndex..<$0] } ?? part[...]
-            let rawValue = equals.map { part[part.index(after: $0)...] } ?? part[part.endIndex...]
-            guard let name = decode(rawName, plusIsSpace: true),
-                let value = decode(rawValue, plusIsSpace: true)
-            else { return nil }
-            pairs.append((name, value))
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            var equals = -1
+            while end < bytes.count && bytes[end] != UInt8(ascii: "&") {
+                if equals < 0 && bytes[end] == UInt8(ascii: "=") { equals = end }
+                end += 1
+            }
+            if end > start {
+                let nameEnd = equals < 0 ? end : equals
+                let valueStart = equals < 0 ? end : equals + 1
+                guard let name = decode(UnsafeBufferPointer(rebasing: bytes[start..<nameEnd]), plusIsSpace: true),
+                    let value = decode(UnsafeBufferPointer(rebasing: bytes[valueStart..<end]), plusIsSpace: true)
+                else { return nil }
+                pairs.append((name, value))
+            }
+            start = end + 1
         }
         return pairs
     }

@@ -43,29 +43,47 @@ public struct Request: Sendable {
         guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
-        let utf8 = target.utf8
-        guard utf8.first == UInt8(ascii: "/") else {
-            throw .badRequest("the request target must be a path starting with '/'")
+        var text = target
+        switch text.withUTF8({ Request.parseTarget($0) }) {
+        case .success(let parts):
+            pathSegments = parts.segments
+            queryItems = parts.query
+        case .failure(let error):
+            throw error
         }
-        let question = utf8.firstIndex(of: UInt8(ascii: "?"))
-        let rawPath = target[..<(question ?? target.endIndex)]
+    }
+
+    /// Splits an origin-form target into decoded path segments and query pairs, reading its bytes
+    /// once (this runs for every request).
+    private static func parseTarget(
+        _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Result<(segments: [String], query: [(name: String, value: String)]), HTTPError> {
+        guard bytes.first == UInt8(ascii: "/") else {
+            return .failure(.badRequest("the request target must be a path starting with '/'"))
+        }
         var segments: [String] = []
-        for raw in rawPath.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            guard let segment = PercentEncoding.decode(raw, plusIsSpace: false) else {
-                throw .badRequest("the path has a malformed percent escape, invalid UTF-8 or a NUL byte")
+        var start = 1
+        var index = 1
+        while true {
+            let atEnd = index == bytes.count || bytes[index] == UInt8(ascii: "?")
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                guard
+                    let segment = PercentEncoding.decode(
+                        UnsafeBufferPointer(rebasing: bytes[start..<index]), plusIsSpace: false)
+                else {
+                    return .failure(.badRequest("the path has a malformed percent escape, invalid UTF-8 or a NUL byte"))
+                }
+                segments.append(segment)
+                start = index + 1
             }
-            segments.append(segment)
+            if atEnd { break }
+            index += 1
         }
-        pathSegments = segments
-        if let question {
-            let rawQuery = target[target.index(after: question)...]
-            guard let items = PercentEncoding.decodePairs(rawQuery.utf8) else {
-                throw .badRequest("the query has a malformed percent escape, invalid UTF-8 or a NUL byte")
-            }
-            queryItems = items
-        } else {
-            queryItems = []
+        guard index < bytes.count else { return .success((segments, [])) }
+        guard let query = PercentEncoding.decodePairs(UnsafeBufferPointer(rebasing: bytes[(index + 1)...])) else {
+            return .failure(.badRequest("the query has a malformed percent escape, invalid UTF-8 or a NUL byte"))
         }
+        return .success((segments, query))
     }
 
     /// Whether `text` is a token (RFC 9110 §5.6.2): what methods and cookie names must be.
@@ -93,14 +111,16 @@ public struct Request: Sendable {
     /// The value of the cookie `name`, found without building the whole dictionary (the session
     /// cookie is read on every request); the first of a repeated name wins.
     public func cookie(named name: String) -> String? {
-        let wanted = name.utf8
-        var found: String?
-        forEachCookie { cookieName, value in
-            guard cookieName.elementsEqual(wanted) else { return true }
-            found = String(decoding: value, as: UTF8.self)
-            return false
+        var wanted = name
+        return wanted.withUTF8 { wanted in
+            var found: String?
+            forEachCookie { cookieName, value in
+                guard cookieName.elementsEqual(wanted) else { return true }
+                found = String(decoding: value, as: UTF8.self)
+                return false
+            }
+            return found
         }
-        return found
     }
 
     /// The cookies from every `Cookie` header (RFC 6265 §5.4); the first of a repeated name wins.
@@ -117,25 +137,45 @@ public struct Request: Sendable {
     /// Calls `body` with each cookie's name and value, in order, until it returns false: the one
     /// parser behind `cookie(named:)` and `cookies`. Names and values are trimmed of spaces and
     /// tabs, a quoted value loses its quotes, and pairs without `=` or with an empty name are skipped.
-    private func forEachCookie(_ body: (Substring.UTF8View, Substring.UTF8View) -> Bool) {
-        let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
-            var bytes = bytes
-            while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
-            while let last = bytes.last, isSpace(last) { bytes = bytes.dropLast() }
-            return bytes
-        }
-        for header in headers.values(for: "Cookie") {
-            for pair in header.utf8[...].split(separator: UInt8(ascii: ";")) {
-                guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
-                let name = trimmed(pair[pair.startIndex..<equals])
-                var value = trimmed(pair[pair.index(after: equals)...])
-                if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                    value = value.dropFirst().dropLast()
+    private func forEachCookie(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        for field in headers.fields where HTTPHeaders.equalNames(field.name, "Cookie") {
+            var header = field.value
+            let stopped = header.withUTF8 { bytes in
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    var equals = -1
+                    while end < bytes.count && bytes[end] != UInt8(ascii: ";") {
+                        if equals < 0 && bytes[end] == UInt8(ascii: "=") { equals = end }
+                        end += 1
+                    }
+                    if equals >= 0 {
+                        let name = Request.trimmed(bytes, start, equals)
+                        var value = Request.trimmed(bytes, equals + 1, end)
+                        if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                            value = UnsafeBufferPointer(rebasing: value[1..<(value.count - 1)])
+                        }
+                        if !name.isEmpty, !body(name, value) { return true }
+                    }
+                    start = end + 1
                 }
-                if !name.isEmpty, !body(name, value) { return }
+                return false
             }
+            if stopped { return }
         }
+    }
+
+    /// `bytes[start..<end]` without leading and trailing spaces and tabs.
+    private static func trimmed(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int
+    ) -> UnsafeBufferPointer<
+        UInt8
+    > {
+        var start = start
+        var end = end
+        while start < end && (bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t")) { start += 1 }
+        while end > start && (bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t")) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`).
@@ -165,8 +205,7 @@ public struct Request: Sendable {
             throw HTTPError(
                 .unsupportedMediaType, "the body must be sent as Content-Type: application/x-www-form-urlencoded")
         }
-        let text = String(decoding: body, as: UTF8.self)
-        guard let pairs = PercentEncoding.decodePairs(text[...].utf8) else {
+        guard let pairs = body.withUnsafeBufferPointer({ PercentEncoding.decodePairs($0) }) else {
             throw .badRequest("the form body has a malformed percent escape or invalid UTF-8")
         }
         return Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })

@@ -21,27 +21,45 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// Parses the 43-character base64url text; `nil` for any other text (wrong length,
     /// characters outside the alphabet, or non-zero padding bits).
     public init?(_ text: some StringProtocol) {
-        let utf8 = text.utf8
-        guard utf8.count == SessionID.textLength else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 33)
+        guard text.utf8.count == SessionID.textLength else { return nil }
+        var text = String(text)
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var accumulator: UInt32 = 0
-        var bits = 0
+        var bits: UInt32 = 0
         var output = 0
-        for character in utf8 {
-            guard let value = SessionID.decodeTable[Int(character)] else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes[output] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                output += 1
+        let valid = text.withUTF8 { characters in
+            withUnsafeMutableBytes(of: &words) { bytes -> Bool in
+                for character in characters {
+                    guard let value = SessionID.sextet(character) else { return false }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        // 43 characters carry 258 bits: the 33rd byte would be the 2 padding bits.
+                        guard output < 32 else { return false }
+                        bytes[output] = UInt8(truncatingIfNeeded: accumulator >> bits)
+                        output += 1
+                    }
+                }
+                return true
             }
         }
-        // 43 characters carry 258 bits: the last 2 must be zero for the text to be canonical.
-        guard output == 32, accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes[0..<32]) }
+        // The last 2 bits must be zero for the text to be canonical.
+        guard valid, output == 32, accumulator & ((1 << bits) - 1) == 0 else { return nil }
         self.words = words
+    }
+
+    /// The 6-bit value of a base64url character, `nil` for any other byte.
+    @inline(__always)
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): return 62
+        case UInt8(ascii: "_"): return 63
+        default: return nil
+        }
     }
 
     /// The raw 32 bytes.
@@ -57,23 +75,40 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     /// The 43-character base64url text, as sent in the cookie.
     public var text: String {
-        let alphabet = SessionID.alphabet
-        let bytes = self.bytes
-        var characters: [UInt8] = []
-        characters.reserveCapacity(SessionID.textLength)
-        for index in stride(from: 0, to: 32, by: 3) {
-            // The last group holds two bytes: three characters, no padding.
-            let hasSecond = index + 1 < 32
-            let hasThird = index + 2 < 32
-            let group =
-                UInt32(bytes[index]) << 16 | (hasSecond ? UInt32(bytes[index + 1]) << 8 : 0)
-                | (hasThird ? UInt32(bytes[index + 2]) : 0)
-            characters.append(alphabet[Int(group >> 18 & 63)])
-            characters.append(alphabet[Int(group >> 12 & 63)])
-            if hasSecond { characters.append(alphabet[Int(group >> 6 & 63)]) }
-            if hasThird { characters.append(alphabet[Int(group & 63)]) }
+        var words = self.words
+        return withUnsafeBytes(of: &words) { bytes in
+            String(unsafeUninitializedCapacity: SessionID.textLength) { characters in
+                var written = 0
+                func put(_ group: UInt32, _ shift: UInt32) {
+                    characters[written] = SessionID.character(UInt8(truncatingIfNeeded: group >> shift & 63))
+                    written += 1
+                }
+                for index in stride(from: 0, to: 32, by: 3) {
+                    // The last group holds two bytes: three characters, no padding.
+                    let hasThird = index + 2 < 32
+                    let group =
+                        UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+                        | (hasThird ? UInt32(bytes[index + 2]) : 0)
+                    put(group, 18)
+                    put(group, 12)
+                    put(group, 6)
+                    if hasThird { put(group, 0) }
+                }
+                return written
+            }
         }
-        return String(decoding: characters, as: UTF8.self)
+    }
+
+    /// The base64url character of a 6-bit value.
+    @inline(__always)
+    private static func character(_ value: UInt8) -> UInt8 {
+        switch value {
+        case 0..<26: return UInt8(ascii: "A") + value
+        case 26..<52: return UInt8(ascii: "a") + value - 26
+        case 52..<62: return UInt8(ascii: "0") + value - 52
+        case 62: return UInt8(ascii: "-")
+        default: return UInt8(ascii: "_")
+        }
     }
 
     /// The text form, abbreviated: never log a whole live identifier.
@@ -95,13 +130,4 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     /// The first word, used to pick a registry shard.
     var shardKey: UInt64 { words.0 }
-
-    private static let alphabet: [UInt8] = Array(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    private static let decodeTable: [UInt8?] = {
-        var table = [UInt8?](repeating: nil, count: 256)
-        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
-        return table
-    }()
 }
