@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release builds leave out the run-time exclusivity checks (debug builds, and so the tests, keep
+/// them): on the request path they were a tenth of the server's own instructions (callgrind,
+/// `make bench`). The compile-time checks stay in both.
+let releaseSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
+]
+
 let package = Package(
     name: "AppShell",
     products: [
@@ -14,9 +21,9 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         // The lock type shared by every module (a pthread mutex that ThreadSanitizer understands).
-        .target(name: "AppShellConcurrency"),
+        .target(name: "AppShellConcurrency", swiftSettings: releaseSettings),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
-        .target(name: "AppShellJSON"),
+        .target(name: "AppShellJSON", swiftSettings: releaseSettings),
         // SQLite from Debian; only AppShellSessions imports it.
         .systemLibrary(
             name: "CSQLite",
@@ -30,22 +37,30 @@ let package = Package(
             providers: [.apt(["libsodium-dev"])]
         ),
         // Password hashing (Argon2id) and the login rate limiter; no HTTP or session types.
-        .target(name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"]),
+        .target(
+            name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"], swiftSettings: releaseSettings),
         // Sessions, their registry and the defaults store with its backends; no HTTP types.
-        .target(name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"]),
+        .target(
+            name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"],
+            swiftSettings: releaseSettings),
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
-        .target(name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),
+        .target(
+            name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"],
+            swiftSettings: releaseSettings),
         // The app shell: sessions over HTTP (cookie policy), and later the root controller.
         .target(
             name: "AppShell",
-            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
+            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],
+            swiftSettings: releaseSettings),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency"]),
         // The demo app: configuration, routes, and (later) its screens and coordinators.
         .target(
             name: "AppShellDemo",
-            dependencies: ["AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON"]),
-        .executableTarget(name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"]),
+            dependencies: ["AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
+            swiftSettings: releaseSettings),
+        .executableTarget(
+            name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"], swiftSettings: releaseSettings),
         // A test-only server over the session registry, run as a process by the session tests.
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],

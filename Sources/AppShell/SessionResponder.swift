@@ -24,18 +24,18 @@ public struct SessionResponder: HTTPResponder {
 
     /// Runs the handler with the session; a store failure is a 503 and nothing is changed.
     public func respond(to request: Request) throws -> Response {
-        let outcome: (result: Response, context: SessionContext)
+        var response = Response()
+        let context: SessionContext
         do {
-            outcome = try registry.withSession(presentedID: request.cookie(named: cookie.name)) { session in
-                try handler(request, session)
+            context = try registry.enterSession(presentedID: request.cookie(named: cookie.name)) { session in
+                response = try handler(request, session)
             }
         } catch let error as StoreError {
             AccessLog.error("session store: \(error)")
             throw HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
         }
-        var response = outcome.result
-        if outcome.context.needsCookie {
-            response.headers.add(name: "Set-Cookie", value: cookie.header(value: outcome.context.id.text))
+        if context.needsCookie {
+            response.headers.add(name: "Set-Cookie", value: cookie.header(value: context.id.text))
         }
         return response
     }

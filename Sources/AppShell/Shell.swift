@@ -14,7 +14,7 @@ final class UnbornShell {
 /// The app shell over HTTP: it finds each request's `ShellSession` (live, restored from its
 /// snapshot, or new), lets time-based work run, serves the JSON API, the pages, the HTML forms and
 /// the event stream, and tells every open page of a session what changed.
-public struct Shell: Sendable {
+public final class Shell: Sendable {
     /// The app.
     public let application: any ShellApplication
     /// Every session.
@@ -60,10 +60,10 @@ public struct Shell: Sendable {
     /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
     /// (`POST /actions`) and the pages (`GET /` and `pagePaths`) to `router`.
     public func install(into router: inout Router, pagePaths: [String]) {
-        let state = handler { _, shell, session in .json(bytes: shell.stateBytes(defaults: session.defaults)) }
+        let state = handler { _, shell, session in .prepared(shell.stateResponse(defaults: session.defaults)) }
         router.get(
             "/api/state",
-            SessionResponder(registry: registry, cookie: cookie) { request, session in
+            SessionResponder(registry: registry, cookie: cookie) { [self] request, session in
                 // A new session's first read — a cookieless client, a flood of them — builds no
                 // controllers: every new session shows the same state, and its app is made when the
                 // session comes back, as of when it began.
@@ -73,11 +73,12 @@ public struct Shell: Sendable {
                 }
                 return try state(request, session)
             })
-        router.post("/api/actions", respond { request, shell, session in try performJSON(request, shell, session) })
-        router.post("/actions", respond { request, shell, session in try performForm(request, shell, session) })
-        router.get("/api/events", respond { request, shell, session in openEvents(request, shell, session) })
+        router.post(
+            "/api/actions", respond { [self] request, shell, session in try performJSON(request, shell, session) })
+        router.post("/actions", respond { [self] request, shell, session in try performForm(request, shell, session) })
+        router.get("/api/events", respond { [self] request, shell, session in openEvents(request, shell, session) })
         for path in ["/"] + pagePaths {
-            router.get(path, respond { request, shell, session in try page(request, shell, session) })
+            router.get(path, respond { [self] request, shell, session in try page(request, shell, session) })
         }
     }
 
@@ -198,7 +199,7 @@ public struct Shell: Sendable {
         let shell = application.makeSession(defaults: defaults, now: now)
         shell.coordinator.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
-        let bytes = shell.stateBytes(defaults: defaults)
+        let bytes = shell.state(defaults: defaults).serialized
         freshStateCache.withLock { $0 = bytes }
         return bytes
     }

@@ -1,3 +1,4 @@
+import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
@@ -54,7 +55,7 @@ public final class ShellSession {
     var scheduled: Int64?
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
     /// same and no action ran since (an action may change what a screen shows, e.g. a message).
-    var stateCache: (version: Int, values: [String: DefaultsValue], bytes: [UInt8])?
+    var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
     /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
     public let channel = SessionID.random().text
 

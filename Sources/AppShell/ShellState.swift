@@ -1,3 +1,4 @@
+import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
@@ -32,15 +33,15 @@ extension ShellSession {
 }
 
 extension ShellSession {
-    /// `state(defaults:)` serialized, from the cache when nothing changed since it was made: the
+    /// `state(defaults:)` as a JSON response prepared once for as long as nothing changes: the
     /// state endpoint is the hot path, and most reads see the same state again.
-    func stateBytes(defaults: DefaultsStore) -> [UInt8] {
+    func stateResponse(defaults: DefaultsStore) -> PreparedResponse {
         if let cache = stateCache, cache.version == root.version, cache.values == defaults.storedValues {
-            return cache.bytes
+            return cache.response
         }
-        let bytes = state(defaults: defaults).serialized
-        stateCache = (root.version, defaults.storedValues, bytes)
-        return bytes
+        let response = PreparedResponse(.json(bytes: state(defaults: defaults).serialized))
+        stateCache = (root.version, defaults.storedValues, response)
+        return response
     }
 }
 

@@ -149,8 +149,39 @@ extension HTTPServer {
     }
 
     private func send(_ response: Response, on connection: OpaquePointer, _ pending: PendingRequest) -> MHD_Result {
+        pending.status = response.status.rawValue
+        pending.bytes = response.body.count
+        let draining = draining.load(ordering: .relaxed)
+        // A shared response cannot take `Connection: close`: while draining, a new one is made.
+        if !draining, let handle = response.preparedHandle {
+            return MHD_queue_response(connection, UInt32(response.status.rawValue), handle)
+        }
         let made: OpaquePointer?
-        switch response.body {
+        if case .stream(let stream) = response.body {
+            stream.attach(connection)
+            let retained = Unmanaged.passRetained(stream)
+            made = MHD_create_response_from_callback(
+                appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
+            if let made {
+                streams.add(stream)
+                HTTPServer.addHeaders(response.headers, to: made)
+            } else {
+                retained.release()
+            }
+        } else {
+            made = HTTPServer.makeResponse(response.body, response.headers)
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        if draining { MHD_add_response_header(made, "Connection", "close") }
+        return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+    }
+
+    /// A libmicrohttpd response for a body in memory or a file, with `headers`; `nil` for a
+    /// stream (which needs its connection) or when libmicrohttpd cannot make one.
+    static func makeResponse(_ body: Response.Body, _ headers: HTTPHeaders) -> OpaquePointer? {
+        let made: OpaquePointer?
+        switch body {
         case .bytes(let bytes):
             made = bytes.withUnsafeBytes {
                 MHD_create_response_from_buffer(
@@ -158,28 +189,20 @@ extension HTTPServer {
             }
         case .file(let file):
             made = MHD_create_response_from_fd(file.size, file.take())
-        case .stream(let stream):
-            stream.attach(connection)
-            let retained = Unmanaged.passRetained(stream)
-            made = MHD_create_response_from_callback(
-                appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
-            if made == nil {
-                retained.release()
-            } else {
-                streams.add(stream)
-            }
+        case .stream:
+            made = nil
         }
-        guard let made else { return .NO }
-        defer { MHD_destroy_response(made) }
-        for field in response.headers where !HTTPHeaders.equalNames(field.name, "Content-Length") {
+        if let made { addHeaders(headers, to: made) }
+        return made
+    }
+
+    /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
+    private static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
+        for field in headers.storage where !HTTPHeaders.equalNames(field.name, "Content-Length") {
             // withCString lends the string's own bytes when it can (no copy to a C array).
             field.name.withCString { name in
                 field.value.withCString { value in _ = MHD_add_response_header(made, name, value) }
             }
         }
-        if draining.load(ordering: .relaxed) { MHD_add_response_header(made, "Connection", "close") }
-        pending.status = response.status.rawValue
-        pending.bytes = response.body.count
-        return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
     }
 }

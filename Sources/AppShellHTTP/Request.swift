@@ -1,4 +1,5 @@
 import AppShellJSON
+import Glibc
 
 /// One HTTP request as a handler sees it: method, decoded path, query, headers, cookies, body.
 public struct Request: Sendable {
@@ -62,6 +63,7 @@ public struct Request: Sendable {
             return .failure(.badRequest("the request target must be a path starting with '/'"))
         }
         var segments: [String] = []
+        segments.reserveCapacity(4)
         var start = 1
         var index = 1
         while true {
@@ -115,7 +117,11 @@ public struct Request: Sendable {
         return wanted.withUTF8 { wanted in
             var found: String?
             forEachCookie { cookieName, value in
-                guard cookieName.elementsEqual(wanted) else { return true }
+                // Names are never empty here (forEachCookie skips those), so both have an address.
+                guard cookieName.count == wanted.count, let name = cookieName.baseAddress,
+                    let want = wanted.baseAddress,
+                    memcmp(name, want, wanted.count) == 0
+                else { return true }
                 found = String(decoding: value, as: UTF8.self)
                 return false
             }
@@ -138,7 +144,7 @@ public struct Request: Sendable {
     /// parser behind `cookie(named:)` and `cookies`. Names and values are trimmed of spaces and
     /// tabs, a quoted value loses its quotes, and pairs without `=` or with an empty name are skipped.
     private func forEachCookie(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
-        for field in headers.fields where HTTPHeaders.equalNames(field.name, "Cookie") {
+        for field in headers.storage where HTTPHeaders.equalNames(field.name, "Cookie") {
             var header = field.value
             let stopped = header.withUTF8 { bytes in
                 var start = 0

@@ -8,6 +8,8 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     /// The body.
     public var body: Body
+    /// The prepared response this one started as (see `PreparedResponse`).
+    var prepared: PreparedResponse?
 
     /// Where a response's bytes come from.
     public enum Body: Sendable {

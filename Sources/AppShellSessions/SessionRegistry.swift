@@ -47,9 +47,19 @@ public final class SessionRegistry: Sendable {
     /// session when it names none that is live: unknown, expired, malformed and forged ids are
     /// never adopted. Returns the body's result and the context, whose `needsCookie` and `id` say
     /// what cookie to send. The values set in `body` are in the backend when this returns.
+    @inlinable
     public func withSession<Result>(
         presentedID: String?, _ body: (SessionContext) throws -> Result
     ) throws -> (result: Result, context: SessionContext) {
+        var result: Result?
+        let context = try enterSession(presentedID: presentedID) { result = try body($0) }
+        // `enterSession` returns only after `body` returned.
+        return (result.unsafelyUnwrapped, context)
+    }
+
+    /// `withSession` without a result: the one the server calls on every request (not generic,
+    /// so nothing is looked up at run time across the module boundary).
+    public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
         let now = clock()
         let presentedID = presentedID.flatMap { SessionID($0) }
         var presented = try presentedID.flatMap { try acquire($0, now: now) }
@@ -58,15 +68,14 @@ public final class SessionRegistry: Sendable {
             let session = presented ?? create(now: now)
             let expectedID = isNew ? nil : presentedID
             defer { session.users.subtract(1, ordering: .relaxed) }
-            var outcome: (Result, SessionContext)?
-            try session.state.withLock { state in
+            let context = try session.state.withLock { state -> SessionContext? in
                 // While this request waited for the lock, another may have rotated the id (the
                 // presented one no longer names the session) or the session may have left the
                 // registry: then the presented id names nothing, and a new session is made.
-                guard !state.retired, expectedID == nil || expectedID == state.id else { return }
-                outcome = try run(body, session, &state, isNew: isNew, now: now)
+                guard !state.retired, expectedID == nil || expectedID == state.id else { return nil }
+                return try run(body, session, &state, isNew: isNew, now: now)
             }
-            if let outcome { return (outcome.0, outcome.1) }
+            if let context { return context }
             presented = nil
         }
     }
@@ -77,26 +86,25 @@ public final class SessionRegistry: Sendable {
         let now = clock()
         guard let session = try acquire(id, now: now) else { return nil }
         defer { session.users.subtract(1, ordering: .relaxed) }
-        var outcome: (Result, SessionContext)?
+        var result: Result?
         try session.state.withLock { state in
             guard !state.retired, state.id == id else { return }
-            outcome = try run(body, session, &state, isNew: false, now: now)
+            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now)
         }
-        return outcome?.0
+        return result
     }
 
-    private func run<Result>(
-        _ body: (SessionContext) throws -> Result, _ session: Session, _ state: inout Session.State, isNew: Bool,
+    private func run(
+        _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
         now: Int64
-    ) throws -> (Result, SessionContext) {
+    ) throws -> SessionContext {
         session.lastAccess.store(now, ordering: .relaxed)
         let defaults = DefaultsStore(values: state.values, registration: registration)
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, defaults: defaults, snapshot: state.snapshot,
             attachment: state.attachment)
-        let result: Result
         do {
-            result = try body(context)
+            try body(context)
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
             // last snapshot, as if this request had never run.
@@ -126,7 +134,7 @@ public final class SessionRegistry: Sendable {
             try backend.touch(state.id, accessed: now)
             state.storedAccess = now
         }
-        return (result, context)
+        return context
     }
 
     /// The live session `id` names, marked in use; loads it from the backend when it is not in
