@@ -1,4 +1,5 @@
 import AppShellHTTP
+import AppShellSessions
 
 /// How the session id travels in a cookie: its name and attributes.
 ///
@@ -9,11 +10,16 @@ public struct SessionCookie: Sendable, Equatable {
     public let name: String
     /// Whether the cookie is marked `Secure`.
     public let secure: Bool
+    /// `name=` and the attributes, made once (a new session per cookieless request sends one).
+    private let prefix: String
+    private let attributes: String
 
     /// A cookie policy for `baseName` (e.g. `appshell_session`).
     public init(baseName: String, secure: Bool) {
         self.name = secure ? "__Host-" + baseName : baseName
         self.secure = secure
+        prefix = name + "="
+        attributes = "; Path=/; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
     }
 
     /// Whether `name` can be a cookie name (an RFC 9110 token).
@@ -21,7 +27,13 @@ public struct SessionCookie: Sendable, Equatable {
 
     /// The `Set-Cookie` value that gives the client `value`. It is a session cookie (no
     /// `Max-Age`): the server's timeouts decide when the session ends.
-    public func header(value: String) -> String {
-        "\(name)=\(value); Path=/; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
+    public func header(value: String) -> String { prefix + value + attributes }
+
+    /// The `Set-Cookie` value that gives the client the session `id`, made in one piece.
+    public func header(for id: SessionID) -> String { id.text(prefix: prefix, suffix: attributes) }
+
+    /// Two policies are equal when they send the same cookie.
+    public static func == (lhs: SessionCookie, rhs: SessionCookie) -> Bool {
+        lhs.name == rhs.name && lhs.secure == rhs.secure
     }
 }

@@ -35,7 +35,7 @@ public struct SessionResponder: HTTPResponder {
             throw HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
         }
         if context.needsCookie {
-            response.headers.add(name: "Set-Cookie", value: cookie.header(value: context.id.text))
+            response.headers.add(name: "Set-Cookie", value: cookie.header(for: context.id))
         }
         return response
     }

@@ -30,7 +30,7 @@ public final class Shell: Sendable {
     /// The forms' tokens.
     let tokens: CSRFTokens
     /// The state every new session shows at its first request (see `freshState`).
-    private let freshStateCache = Locked<[UInt8]?>(nil)
+    private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
     let assets: AssetVersions
 
@@ -67,9 +67,9 @@ public final class Shell: Sendable {
                 // A new session's first read — a cookieless client, a flood of them — builds no
                 // controllers: every new session shows the same state, and its app is made when the
                 // session comes back, as of when it began.
-                if session.isNew, session.attachment == nil, let bytes = freshState() {
+                if session.isNew, session.attachment == nil, let fresh = freshState() {
                     session.attachment = UnbornShell(startedAt: clock())
-                    return .json(bytes: bytes)
+                    return .prepared(fresh)
                 }
                 return try state(request, session)
             })
@@ -192,16 +192,16 @@ public final class Shell: Sendable {
 
     /// The state of a new session at its first request, made once from a throwaway session; `nil`
     /// when a new session's start leaves values behind (then every session goes the long way).
-    func freshState() -> [UInt8]? {
+    func freshState() -> PreparedResponse? {
         if let cached = freshStateCache.withLock({ $0 }) { return cached }
         let defaults = DefaultsStore()
         let now = clock()
         let shell = application.makeSession(defaults: defaults, now: now)
         shell.coordinator.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
-        let bytes = shell.state(defaults: defaults).serialized
-        freshStateCache.withLock { $0 = bytes }
-        return bytes
+        let response = PreparedResponse(.json(bytes: shell.state(defaults: defaults).serialized))
+        freshStateCache.withLock { $0 = response }
+        return response
     }
 
     /// Gives the session the snapshot to store when the controllers changed. A session that holds

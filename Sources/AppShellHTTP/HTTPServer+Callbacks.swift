@@ -152,12 +152,12 @@ extension HTTPServer {
         pending.status = response.status.rawValue
         pending.bytes = response.body.count
         let draining = draining.load(ordering: .relaxed)
-        // A shared response cannot take `Connection: close`: while draining, a new one is made.
-        if !draining, let handle = response.preparedHandle {
-            return MHD_queue_response(connection, UInt32(response.status.rawValue), handle)
-        }
         let made: OpaquePointer?
-        if case .stream(let stream) = response.body {
+        // A shared response cannot take `Connection: close`: while draining, a new one is made.
+        if let prepared = response.prepared, let (handle, shared) = prepared.handle(for: response, sharing: !draining) {
+            if shared { return MHD_queue_response(connection, UInt32(response.status.rawValue), handle) }
+            made = handle
+        } else if case .stream(let stream) = response.body {
             stream.attach(connection)
             let retained = Unmanaged.passRetained(stream)
             made = MHD_create_response_from_callback(
@@ -197,7 +197,7 @@ extension HTTPServer {
     }
 
     /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
-    private static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
+    static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
         for field in headers.storage where !HTTPHeaders.equalNames(field.name, "Content-Length") {
             // withCString lends the string's own bytes when it can (no copy to a C array).
             field.name.withCString { name in

@@ -5,56 +5,93 @@ import CMicroHTTPD
 /// share unchanged, such as the state of a session that did not change since its last read.
 ///
 /// Send it with `Response.prepared(_:)`. A handler may still change that response (add a
-/// `Set-Cookie`, say): then it is sent the ordinary way, as a new response.
+/// `Set-Cookie`, say): then a new libmicrohttpd response is made, which still borrows the
+/// prepared bytes rather than copying them.
 public final class PreparedResponse: @unchecked Sendable {
-    // @unchecked: the libmicrohttpd response is never changed after it is made, and libmicrohttpd
-    // counts its users under its own lock, so any number of connections may send it at once.
+    // @unchecked: nothing here changes after `init`, and libmicrohttpd counts the users of its
+    // response under its own lock, so any number of connections may send it at once.
 
     /// The response as a handler sees it.
     public let response: Response
-    /// The libmicrohttpd response (`nil` when it could not be made: then it is sent the ordinary way).
-    let handle: OpaquePointer?
+    /// The body's bytes, owned here for libmicrohttpd to read (empty when the body is not bytes).
+    private let storage: UnsafeMutableRawBufferPointer
+    /// The libmicrohttpd response (`nil` when the body is not bytes or it could not be made:
+    /// then the response is sent the ordinary way).
+    private let handle: OpaquePointer?
 
     /// Prepares `response`, whose body must be bytes (a file or a stream is read once, so it
     /// cannot be shared: it is then sent the ordinary way each time).
     public init(_ response: Response) {
         self.response = response
-        guard case .bytes = response.body else {
+        guard case .bytes(let bytes) = response.body else {
+            storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
             handle = nil
             return
         }
-        handle = HTTPServer.makeResponse(response.body, response.headers)
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
+        self.storage = storage
+        handle = MHD_create_response_from_buffer(storage.count, storage.baseAddress, .RESPMEM_PERSISTENT)
+        if let handle { HTTPServer.addHeaders(response.headers, to: handle) }
     }
 
     deinit {
         if let handle { MHD_destroy_response(handle) }
+        storage.deallocate()
     }
+
+    /// The libmicrohttpd response to send for `response`, which began as this one: this one
+    /// itself when nothing changed and `sharing` (the caller must not change it), else a new one
+    /// with the same bytes (the caller destroys it). `nil` when the body is no longer the prepared one.
+    func handle(for response: Response, sharing: Bool) -> (handle: OpaquePointer, shared: Bool)? {
+        guard let handle, case .bytes(let bytes) = response.body, case .bytes(let preparedBytes) = self.response.body,
+            bytes.withUnsafeBufferPointer({ mine in
+                preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+            })
+        else { return nil }
+        if sharing && response.status == self.response.status
+            && response.headers.hasSameFields(as: self.response.headers)
+        {
+            return (handle, true)
+        }
+        // The new response keeps this object (and so the bytes) alive until libmicrohttpd is done.
+        let retained = Unmanaged.passRetained(self)
+        guard
+            let made = MHD_create_response_from_buffer_with_free_callback_cls(
+                storage.count, storage.baseAddress, releasePrepared, retained.toOpaque())
+        else {
+            retained.release()
+            return nil
+        }
+        HTTPServer.addHeaders(response.headers, to: made)
+        return (made, false)
+    }
+}
+
+/// Called by libmicrohttpd when a response borrowing a prepared one's bytes is destroyed.
+private let releasePrepared: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<PreparedResponse>.fromOpaque(cls).release()
 }
 
 extension Response {
     /// The prepared response, sent without copying while the status, headers and body are still
-    /// the prepared ones.
+    /// the prepared ones (and without copying the body when only the status or headers changed).
     public static func prepared(_ prepared: PreparedResponse) -> Response {
         var response = prepared.response
         response.prepared = prepared
         return response
     }
+}
 
-    /// The libmicrohttpd response to send as it is, if this is an unchanged prepared response.
-    var preparedHandle: OpaquePointer? {
-        guard let prepared, let handle = prepared.handle else { return nil }
-        let original = prepared.response
-        guard status == original.status, case .bytes(let bytes) = body, case .bytes(let preparedBytes) = original.body,
-            bytes.count == preparedBytes.count,
-            bytes.withUnsafeBufferPointer({ mine in
-                preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
-            }),
-            headers.storage.count == original.headers.storage.count
-        else { return nil }
-        for (field, preparedField) in zip(headers.storage, original.headers.storage)
-        where field.name != preparedField.name || field.value != preparedField.value {
-            return nil
+extension HTTPHeaders {
+    /// Whether both hold the same fields, written the same way, in the same order.
+    func hasSameFields(as other: HTTPHeaders) -> Bool {
+        guard storage.count == other.storage.count else { return false }
+        for (field, otherField) in zip(storage, other.storage)
+        where field.name != otherField.name || field.value != otherField.value {
+            return false
         }
-        return handle
+        return true
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A session identifier: 32 bytes from the system's CSPRNG, written as 43 characters of
 /// unpadded base64url in the cookie.
 ///
@@ -12,8 +14,12 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
-    /// A new identifier from the system CSPRNG (`SystemRandomNumberGenerator`: getrandom(2) on Linux).
+    /// A new identifier from the system CSPRNG: one getentropy(3) call (getrandom(2)) for the 32 bytes (a new
+    /// session per cookieless request makes this a hot path), else `SystemRandomNumberGenerator`.
     public static func random() -> SessionID {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let filled = withUnsafeMutableBytes(of: &words) { getentropy($0.baseAddress, $0.count) == 0 }
+        if filled { return SessionID(words: words) }
         var generator = SystemRandomNumberGenerator()
         return SessionID(words: (generator.next(), generator.next(), generator.next(), generator.next()))
     }
@@ -74,11 +80,18 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 43-character base64url text, as sent in the cookie.
-    public var text: String {
+    public var text: String { text(prefix: "", suffix: "") }
+
+    /// The text form between `prefix` and `suffix`, made in one piece (a `Set-Cookie` value).
+    public func text(prefix: String, suffix: String) -> String {
         var words = self.words
+        var prefix = prefix
+        var suffix = suffix
+        let count = prefix.utf8.count + SessionID.textLength + suffix.utf8.count
         return withUnsafeBytes(of: &words) { bytes in
-            String(unsafeUninitializedCapacity: SessionID.textLength) { characters in
-                var written = 0
+            String(unsafeUninitializedCapacity: count) { characters in
+                prefix.withUTF8 { UnsafeMutableRawBufferPointer(characters).copyBytes(from: $0) }
+                var written = prefix.utf8.count
                 func put(_ group: UInt32, _ shift: UInt32) {
                     characters[written] = SessionID.character(UInt8(truncatingIfNeeded: group >> shift & 63))
                     written += 1
@@ -94,7 +107,11 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
                     put(group, 6)
                     if hasThird { put(group, 0) }
                 }
-                return written
+                suffix.withUTF8 {
+                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: characters[written...]))
+                        .copyBytes(from: $0)
+                }
+                return written + suffix.utf8.count
             }
         }
     }

@@ -183,6 +183,47 @@ final class FaultyBackend: DefaultsBackend {
         #expect(backend.count() == 1)
     }
 
+    @Test(arguments: [0, 1, 10] as [Int64])
+    func theMemoryCapKeepsTheNewestWhateverTheSpreadOfAccessTimes(step: Int64) throws {
+        // 0: all in one second; 1: one per second; 10: spread over hours (the sorting path).
+        let (registry, _, clock) = Self.make {
+            $0.maxSessionsInMemory = 100
+            $0.idleTimeoutSeconds = 1_000_000
+            $0.absoluteTimeoutSeconds = 1_000_000
+        }
+        var ids: [String] = []
+        for _ in 0..<1000 {
+            clock.advance(step)
+            ids.append(try registry.withSession(presentedID: nil) { _ in }.context.id.text)
+        }
+        #expect(registry.count <= 100)
+        #expect(registry.count >= 100 - 100 / 8 - 1)
+        // The newest session is never the one evicted (it is in use while it is inserted).
+        #expect(try Self.read(registry, ids[999], "count").isNew == false)
+        if step > 0 {
+            #expect(try Self.read(registry, ids[0], "count").isNew)
+            #expect(try Self.read(registry, ids[998], "count").isNew == false)
+        }
+    }
+
+    @Test func aSessionUsedSinceItCameInOutlivesNewerIdleOnes() throws {
+        let (registry, _, clock) = Self.make { $0.maxSessionsInMemory = 100 }
+        let first = try registry.withSession(presentedID: nil) { _ in }.context.id.text
+        var others: [String] = []
+        for _ in 0..<99 {
+            clock.advance(1)
+            others.append(try registry.withSession(presentedID: nil) { _ in }.context.id.text)
+        }
+        _ = try registry.withSession(presentedID: first) { _ in }  // used again: not the least recent
+        for _ in 0..<10 {
+            clock.advance(1)
+            _ = try registry.withSession(presentedID: nil) { _ in }
+        }
+        #expect(registry.count == 100)
+        #expect(try Self.read(registry, first, "count").isNew == false)
+        #expect(try Self.read(registry, others[0], "count").isNew)
+    }
+
     @Test func theSweeperRemovesExpiredSessions() throws {
         let (registry, backend, clock) = Self.make { $0.idleTimeoutSeconds = 100 }
         let stored = try Self.set(registry, nil, "count", 1)
