@@ -63,21 +63,19 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
 private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
     let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-    headers.pointee.add(name: String(bytes: key, count: keySize), value: String(bytes: value, count: valueSize))
-    return .YES
-}
-
-extension String {
-    /// The text of `count` bytes at `bytes` (invalid UTF-8 repaired), or "" for a null pointer.
-    fileprivate init(bytes: UnsafePointer<CChar>?, count: Int) {
-        guard let bytes else {
-            self = ""
+    key.withMemoryRebound(to: UInt8.self, capacity: keySize) { name in
+        guard let value else {
+            headers.pointee.receive(
+                name: UnsafeBufferPointer(start: name, count: keySize), value: .init(start: nil, count: 0))
             return
         }
-        self = bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        value.withMemoryRebound(to: UInt8.self, capacity: valueSize) {
+            headers.pointee.receive(
+                name: UnsafeBufferPointer(start: name, count: keySize),
+                value: UnsafeBufferPointer(start: $0, count: valueSize))
         }
     }
+    return .YES
 }
 
 extension HTTPServer {
@@ -123,7 +121,7 @@ extension HTTPServer {
     }
 
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
-        var headers = HTTPHeaders(capacity: 8)
+        var headers = HTTPHeaders(receivedCapacity: 256)
         _ = withUnsafeMutablePointer(to: &headers) {
             MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }

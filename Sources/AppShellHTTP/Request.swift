@@ -144,30 +144,26 @@ public struct Request: Sendable {
     /// parser behind `cookie(named:)` and `cookies`. Names and values are trimmed of spaces and
     /// tabs, a quoted value loses its quotes, and pairs without `=` or with an empty name are skipped.
     private func forEachCookie(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
-        for field in headers.storage where HTTPHeaders.equalNames(field.name, "Cookie") {
-            var header = field.value
-            let stopped = header.withUTF8 { bytes in
-                var start = 0
-                while start < bytes.count {
-                    var end = start
-                    var equals = -1
-                    while end < bytes.count && bytes[end] != UInt8(ascii: ";") {
-                        if equals < 0 && bytes[end] == UInt8(ascii: "=") { equals = end }
-                        end += 1
-                    }
-                    if equals >= 0 {
-                        let name = Request.trimmed(bytes, start, equals)
-                        var value = Request.trimmed(bytes, equals + 1, end)
-                        if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                            value = UnsafeBufferPointer(rebasing: value[1..<(value.count - 1)])
-                        }
-                        if !name.isEmpty, !body(name, value) { return true }
-                    }
-                    start = end + 1
+        headers.forEachValue(named: "Cookie") { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                var equals = -1
+                while end < bytes.count && bytes[end] != UInt8(ascii: ";") {
+                    if equals < 0 && bytes[end] == UInt8(ascii: "=") { equals = end }
+                    end += 1
                 }
-                return false
+                if equals >= 0 {
+                    let name = Request.trimmed(bytes, start, equals)
+                    var value = Request.trimmed(bytes, equals + 1, end)
+                    if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                        value = UnsafeBufferPointer(rebasing: value[1..<(value.count - 1)])
+                    }
+                    if !name.isEmpty, !body(name, value) { return false }
+                }
+                start = end + 1
             }
-            if stopped { return }
+            return true
         }
     }
 

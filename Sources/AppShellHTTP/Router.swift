@@ -60,6 +60,8 @@ public struct Router: HTTPResponder {
         for route in routes {
             guard let parameters = match(route.pattern, request.pathSegments) else { continue }
             if route.method == request.method {
+                // Most routes capture nothing: then the request goes on as it is, not copied.
+                if parameters.isEmpty { return try route.responder.respond(to: request) }
                 var routed = request
                 routed.parameters = parameters
                 return try route.responder.respond(to: routed)

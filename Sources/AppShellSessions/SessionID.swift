@@ -30,43 +30,47 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         guard text.utf8.count == SessionID.textLength else { return nil }
         var text = String(text)
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var accumulator: UInt32 = 0
-        var bits: UInt32 = 0
-        var output = 0
         let valid = text.withUTF8 { characters in
-            withUnsafeMutableBytes(of: &words) { bytes -> Bool in
-                for character in characters {
-                    guard let value = SessionID.sextet(character) else { return false }
-                    accumulator = accumulator << 6 | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        // 43 characters carry 258 bits: the 33rd byte would be the 2 padding bits.
-                        guard output < 32 else { return false }
-                        bytes[output] = UInt8(truncatingIfNeeded: accumulator >> bits)
-                        output += 1
+            SessionID.sextets.withUnsafeBufferPointer { sextets in
+                withUnsafeMutableBytes(of: &words) { bytes -> Bool in
+                    // A byte outside the alphabet has the value 0xFF: its high bits mark the text invalid.
+                    var invalid: UInt8 = 0
+                    func value(_ index: Int) -> UInt32 {
+                        let value = sextets[Int(characters[index])]
+                        invalid |= value
+                        return UInt32(value)
                     }
+                    // Ten groups of four characters make 30 bytes.
+                    for group in 0..<10 {
+                        let bits =
+                            value(group * 4) << 18 | value(group * 4 + 1) << 12 | value(group * 4 + 2) << 6
+                            | value(group * 4 + 3)
+                        bytes[group * 3] = UInt8(truncatingIfNeeded: bits >> 16)
+                        bytes[group * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                        bytes[group * 3 + 2] = UInt8(truncatingIfNeeded: bits)
+                    }
+                    // The last three make 2 bytes and 2 bits that must be zero for the text to be canonical.
+                    let bits = value(40) << 12 | value(41) << 6 | value(42)
+                    bytes[30] = UInt8(truncatingIfNeeded: bits >> 10)
+                    bytes[31] = UInt8(truncatingIfNeeded: bits >> 2)
+                    return invalid & 0xC0 == 0 && bits & 3 == 0
                 }
-                return true
             }
         }
-        // The last 2 bits must be zero for the text to be canonical.
-        guard valid, output == 32, accumulator & ((1 << bits) - 1) == 0 else { return nil }
+        guard valid else { return nil }
         self.words = words
     }
 
-    /// The 6-bit value of a base64url character, `nil` for any other byte.
-    @inline(__always)
-    private static func sextet(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): return 62
-        case UInt8(ascii: "_"): return 63
-        default: return nil
-        }
-    }
+    /// The base64url alphabet.
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Each byte's 6-bit value in the alphabet, 0xFF for bytes outside it.
+    private static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }()
 
     /// The raw 32 bytes.
     public var bytes: [UInt8] { withUnsafeBytes(of: words) { Array($0) } }
@@ -89,42 +93,36 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         var suffix = suffix
         let count = prefix.utf8.count + SessionID.textLength + suffix.utf8.count
         return withUnsafeBytes(of: &words) { bytes in
-            String(unsafeUninitializedCapacity: count) { characters in
-                prefix.withUTF8 { UnsafeMutableRawBufferPointer(characters).copyBytes(from: $0) }
-                var written = prefix.utf8.count
-                func put(_ group: UInt32, _ shift: UInt32) {
-                    characters[written] = SessionID.character(UInt8(truncatingIfNeeded: group >> shift & 63))
-                    written += 1
+            SessionID.alphabet.withUnsafeBufferPointer { alphabet in
+                String(unsafeUninitializedCapacity: count) { characters in
+                    prefix.withUTF8 { UnsafeMutableRawBufferPointer(characters).copyBytes(from: $0) }
+                    var written = prefix.utf8.count
+                    func put(_ bits: UInt32) {
+                        characters[written] = alphabet[Int(bits & 63)]
+                        written += 1
+                    }
+                    // Ten groups of three bytes make 40 characters.
+                    for group in 0..<10 {
+                        let bits =
+                            UInt32(bytes[group * 3]) << 16 | UInt32(bytes[group * 3 + 1]) << 8
+                            | UInt32(bytes[group * 3 + 2])
+                        put(bits >> 18)
+                        put(bits >> 12)
+                        put(bits >> 6)
+                        put(bits)
+                    }
+                    // The last two bytes make three characters, no padding.
+                    let bits = UInt32(bytes[30]) << 10 | UInt32(bytes[31]) << 2
+                    put(bits >> 12)
+                    put(bits >> 6)
+                    put(bits)
+                    suffix.withUTF8 {
+                        UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: characters[written...]))
+                            .copyBytes(from: $0)
+                    }
+                    return written + suffix.utf8.count
                 }
-                for index in stride(from: 0, to: 32, by: 3) {
-                    // The last group holds two bytes: three characters, no padding.
-                    let hasThird = index + 2 < 32
-                    let group =
-                        UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-                        | (hasThird ? UInt32(bytes[index + 2]) : 0)
-                    put(group, 18)
-                    put(group, 12)
-                    put(group, 6)
-                    if hasThird { put(group, 0) }
-                }
-                suffix.withUTF8 {
-                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: characters[written...]))
-                        .copyBytes(from: $0)
-                }
-                return written + suffix.utf8.count
             }
-        }
-    }
-
-    /// The base64url character of a 6-bit value.
-    @inline(__always)
-    private static func character(_ value: UInt8) -> UInt8 {
-        switch value {
-        case 0..<26: return UInt8(ascii: "A") + value
-        case 26..<52: return UInt8(ascii: "a") + value - 26
-        case 52..<62: return UInt8(ascii: "0") + value - 52
-        case 62: return UInt8(ascii: "-")
-        default: return UInt8(ascii: "_")
         }
     }
 
