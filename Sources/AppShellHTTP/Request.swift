@@ -145,15 +145,15 @@ public struct Request: Sendable {
     /// tabs, a quoted value loses its quotes, and pairs without `=` or with an empty name are skipped.
     private func forEachCookie(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
         headers.forEachValue(named: "Cookie") { bytes in
+            guard let base = bytes.baseAddress else { return true }
+            // memchr finds the separators (it reads many bytes at a time).
+            func find(_ byte: UInt8, _ start: Int, _ end: Int) -> Int? {
+                memchr(base + start, Int32(byte), end - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+            }
             var start = 0
             while start < bytes.count {
-                var end = start
-                var equals = -1
-                while end < bytes.count && bytes[end] != UInt8(ascii: ";") {
-                    if equals < 0 && bytes[end] == UInt8(ascii: "=") { equals = end }
-                    end += 1
-                }
-                if equals >= 0 {
+                let end = find(UInt8(ascii: ";"), start, bytes.count) ?? bytes.count
+                if let equals = find(UInt8(ascii: "="), start, end) {
                     let name = Request.trimmed(bytes, start, equals)
                     var value = Request.trimmed(bytes, equals + 1, end)
                     if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
