@@ -125,17 +125,22 @@ extension HTTPServer {
         _ = withUnsafeMutablePointer(to: &headers) {
             MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }
-        let request: Request
-        do {
-            request = try Request(
-                method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
-                body: pending.body, address: ClientAddress(appshell_mhd_client_address(connection)))
+        do throws(HTTPError) {
+            // Handed on as it is made (a request kept in a variable first was copied).
+            return answer(
+                try Request(
+                    method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
+                    body: pending.body, address: ClientAddress(appshell_mhd_client_address(connection))))
         } catch {
             // The client does not speak HTTP as we do: do not trust the rest of its stream.
             var response = Response.error(error, for: nil)
             response.headers.add(name: "Connection", value: "close")
             return response
         }
+    }
+
+    /// The responder's answer to `request`, or the error it threw as a response.
+    private func answer(_ request: Request) -> Response {
         do {
             return try responder.respond(to: request)
         } catch let error as HTTPError {

@@ -36,22 +36,19 @@ public struct Request: Sendable {
     init(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], address: ClientAddress
     ) throws(HTTPError) {
+        guard Request.isToken(method.rawValue) else {
+            throw .badRequest("the method is not a valid token")
+        }
+        var text = target
+        let parts = try text.withUTF8({ Request.parseTarget($0) }).get()
+        // Every field is set here, once the request is known to be valid.
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.address = address
-        guard Request.isToken(method.rawValue) else {
-            throw .badRequest("the method is not a valid token")
-        }
-        var text = target
-        switch text.withUTF8({ Request.parseTarget($0) }) {
-        case .success(let parts):
-            pathSegments = parts.segments
-            queryItems = parts.query
-        case .failure(let error):
-            throw error
-        }
+        pathSegments = parts.segments
+        queryItems = parts.query
     }
 
     /// Splits an origin-form target into decoded path segments and query pairs, reading its bytes
