@@ -5,12 +5,6 @@ import AppShellJSON
 import AppShellSessions
 import Glibc
 
-/// A session whose app has not been needed yet: only when it began.
-final class UnbornShell {
-    let startedAt: Int64
-    init(startedAt: Int64) { self.startedAt = startedAt }
-}
-
 /// The app shell over HTTP: it finds each request's `ShellSession` (live, restored from its
 /// snapshot, or new), lets time-based work run, serves the JSON API, the pages, the HTML forms and
 /// the event stream, and tells every open page of a session what changed.
@@ -66,9 +60,10 @@ public final class Shell: Sendable {
             SessionResponder(registry: registry, cookie: cookie) { [self] request, session in
                 // A new session's first read — a cookieless client, a flood of them — builds no
                 // controllers: every new session shows the same state, and its app is made when the
-                // session comes back, as of when it began.
+                // session comes back, as of when it began. The session's memo keeps that time, so
+                // the registry holds such a session as a bare map entry.
                 if session.isNew, session.attachment == nil, let fresh = freshState() {
-                    session.attachment = UnbornShell(startedAt: clock())
+                    session.memo = clock()
                     return .prepared(fresh)
                 }
                 return try state(request, session)
@@ -145,8 +140,9 @@ public final class Shell: Sendable {
         let shell: ShellSession
         if let kept = session.attachment as? ShellSession {
             shell = kept
-        } else if let unborn = session.attachment as? UnbornShell {
-            shell = application.makeSession(defaults: session.defaults, now: unborn.startedAt)
+        } else if let startedAt = session.memo {
+            // Its first state was shown at `startedAt` without making the app: the app starts then.
+            shell = application.makeSession(defaults: session.defaults, now: startedAt)
         } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreSession(from: snapshot, defaults: session.defaults, now: now)
@@ -157,6 +153,7 @@ public final class Shell: Sendable {
             shell = application.makeSession(defaults: session.defaults, now: now)
         }
         session.attachment = shell
+        session.memo = nil
         return shell
     }
 

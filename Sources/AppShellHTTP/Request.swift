@@ -145,7 +145,9 @@ public struct Request: Sendable {
             guard let base = bytes.baseAddress else { return true }
             // memchr finds the separators (it reads many bytes at a time).
             func find(_ byte: UInt8, _ start: Int, _ end: Int) -> Int? {
-                memchr(base + start, Int32(byte), end - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+                memchr(base + start, Int32(byte), end - start).map {
+                    UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base
+                }
             }
             var start = 0
             while start < bytes.count {

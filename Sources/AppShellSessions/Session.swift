@@ -23,6 +23,8 @@ final class Session: Sendable {
         var snapshot: [UInt8]?
         /// An object the app keeps with the live session in memory (never stored).
         var attachment: AnyObject?
+        /// A number the app keeps with the session in memory (never stored).
+        var memo: Int64?
         /// Whether the backend holds a record of the session.
         var persisted: Bool
         /// The `accessed` time the backend holds.
@@ -34,12 +36,12 @@ final class Session: Sendable {
 
     init(
         id: SessionID, values: [String: DefaultsValue], snapshot: [UInt8]?, created: Int64, accessed: Int64,
-        persisted: Bool
+        persisted: Bool, memo: Int64? = nil
     ) {
         self.created = created
         self.lastAccess = Atomic(accessed)
         self.state = Locked(
-            State(id: id, values: values, snapshot: snapshot, persisted: persisted, storedAccess: accessed))
+            State(id: id, values: values, snapshot: snapshot, memo: memo, persisted: persisted, storedAccess: accessed))
     }
 
     /// Whether the session has expired at `now` under `configuration`.

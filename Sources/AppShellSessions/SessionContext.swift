@@ -17,6 +17,10 @@ public final class SessionContext {
     /// An object kept with the live session in memory for the next request, never stored: it is
     /// gone after a restart or when the session leaves memory (rebuild it from `snapshot`).
     public var attachment: AnyObject?
+    /// A number kept with the session in memory for the next request, never stored. Unlike an
+    /// attachment it keeps a session that holds nothing else as cheap as a map entry: the app
+    /// shell notes here when a new session's first state was shown.
+    public var memo: Int64?
     /// The id the request arrived with (for a new session, its first id).
     public let originalID: SessionID
     /// Whether the backend holds a record of the session (it once held values).
@@ -24,7 +28,7 @@ public final class SessionContext {
 
     init(
         id: SessionID, isNew: Bool, isStored: Bool, defaults: DefaultsStore, snapshot: [UInt8]?,
-        attachment: AnyObject?
+        attachment: AnyObject?, memo: Int64?
     ) {
         self.id = id
         self.originalID = id
@@ -33,6 +37,7 @@ public final class SessionContext {
         self.defaults = defaults
         self.snapshot = snapshot
         self.attachment = attachment
+        self.memo = memo
     }
 
     /// Whether the client must be sent the id: the session is new or its id changed.

@@ -61,23 +61,40 @@ public final class SessionRegistry: Sendable {
     /// so nothing is looked up at run time across the module boundary).
     public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
         let now = clock()
-        let presentedID = presentedID.flatMap { SessionID($0) }
-        var presented = try presentedID.flatMap { try acquire($0, now: now) }
-        while true {
-            let isNew = presented == nil
-            let session = presented ?? create(now: now)
-            let expectedID = isNew ? nil : presentedID
+        if let presentedID = presentedID.flatMap({ SessionID($0) }), let session = try acquire(presentedID, now: now) {
             defer { session.users.subtract(1, ordering: .relaxed) }
             let context = try session.state.withLock { state -> SessionContext? in
                 // While this request waited for the lock, another may have rotated the id (the
                 // presented one no longer names the session) or the session may have left the
                 // registry: then the presented id names nothing, and a new session is made.
-                guard !state.retired, expectedID == nil || expectedID == state.id else { return nil }
-                return try run(body, session, &state, isNew: isNew, now: now)
+                guard !state.retired, presentedID == state.id else { return nil }
+                return try run(body, session, &state, isNew: false, now: now)
             }
             if let context { return context }
-            presented = nil
         }
+        return try runNew(body, now: now)
+    }
+
+    /// Runs `body` with a new session. Nobody knows its id before the response carries it, so it
+    /// needs no lock, and it enters the registry only when `body` returned: as a `Session` when it
+    /// holds something, else as a bare map entry.
+    private func runNew(_ body: (SessionContext) throws -> Void, now: Int64) throws -> SessionContext {
+        let id = SessionID.random()
+        createdCount.add(1, ordering: .relaxed)
+        let defaults = DefaultsStore(values: [:], registration: registration)
+        let context = SessionContext(
+            id: id, isNew: true, isStored: false, defaults: defaults, snapshot: nil, attachment: nil, memo: nil)
+        try body(context)
+        if defaults.storedValues.isEmpty && context.snapshot == nil && context.attachment == nil {
+            shard(for: context.id).insert(
+                Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
+            return context
+        }
+        let session = Session(
+            id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
+        try session.state.withLock { try keep(context, defaults, in: session, &$0, now: now) }
+        shard(for: context.id).insert(session, id: context.id, capacity: shardCapacity)
+        return context
     }
 
     /// Runs `body` with the live session `id` names, if there is one; never creates a session
@@ -102,7 +119,7 @@ public final class SessionRegistry: Sendable {
         let defaults = DefaultsStore(values: state.values, registration: registration)
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, defaults: defaults, snapshot: state.snapshot,
-            attachment: state.attachment)
+            attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
         } catch {
@@ -111,7 +128,18 @@ public final class SessionRegistry: Sendable {
             state.attachment = nil
             throw error
         }
+        try keep(context, defaults, in: session, &state, now: now)
+        return context
+    }
+
+    /// Takes what `body` left in `context` into the session: its attachment and memo, its new id,
+    /// and its values and snapshot, written to the backend when they are worth storing.
+    private func keep(
+        _ context: SessionContext, _ defaults: DefaultsStore, in session: Session, _ state: inout Session.State,
+        now: Int64
+    ) throws {
         state.attachment = context.attachment
+        state.memo = context.memo
         if context.id != state.id {
             if state.persisted { try backend.rename(state.id, to: context.id) }
             move(session, from: state.id, to: context.id)
@@ -134,7 +162,6 @@ public final class SessionRegistry: Sendable {
             try backend.touch(state.id, accessed: now)
             state.storedAccess = now
         }
-        return context
     }
 
     /// The live session `id` names, marked in use; loads it from the backend when it is not in
@@ -143,8 +170,8 @@ public final class SessionRegistry: Sendable {
         let shard = shard(for: id)
         switch shard.acquire(id, now: now, configuration) {
         case .found(let session): return session
-        case .expired:
-            try backend.remove(id)
+        case .expired(let stored):
+            if stored { try backend.remove(id) }
             return nil
         case .missing: break
         }
@@ -160,13 +187,6 @@ public final class SessionRegistry: Sendable {
             persisted: true)
         loaded.state.withLock { $0.storedAccess = record.accessed }
         return shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity)
-    }
-
-    private func create(now: Int64) -> Session {
-        let id = SessionID.random()
-        let session = Session(id: id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
-        createdCount.add(1, ordering: .relaxed)
-        return shard(for: id).insertOrAcquire(session, id: id, capacity: shardCapacity)
     }
 
     private func move(_ session: Session, from old: SessionID, to new: SessionID) {

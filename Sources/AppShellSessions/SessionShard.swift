@@ -2,17 +2,34 @@ import AppShellConcurrency
 
 /// One slice of the registry's map, with its own lock and its own share of the memory cap.
 ///
+/// A session that holds nothing yet (a cookieless client's first request) is only an entry of
+/// the map, with no object and no lock of its own; it becomes a `Session` when its id comes back.
+/// So a flood of cookieless requests costs a map entry each, made and dropped without allocating.
+///
 /// The cap is kept with the CLOCK (second chance) approximation of least-recently-used: the
 /// shard remembers the order in which sessions got their place; when it is over its capacity,
 /// the oldest place is looked at first, and a session used since it got that place goes to the
 /// back instead of out. Each insert costs a constant amount of work on average, however large the
-/// shard (a flood of cookieless requests inserts a session per request).
+/// shard.
 final class Shard: Sendable {
     private let map = Locked(Map())
 
+    /// A session that holds nothing: no values, no snapshot, no attachment.
+    struct EmptySession {
+        /// When it was created (Unix seconds); it has not been used since.
+        let created: Int64
+        /// The app's memo (see `SessionContext.memo`).
+        let memo: Int64?
+    }
+
+    private enum Entry {
+        case held(Session)
+        case empty(EmptySession)
+    }
+
     /// The sessions and their places in the eviction order.
     private struct Map {
-        var sessions: [SessionID: Session] = [:]
+        var entries: [SessionID: Entry] = [:]
         /// Ids in the order they got their place, oldest first from `head`, with the access time
         /// they had then. Entries of sessions that left since are skipped when they come up.
         var order: [Place] = []
@@ -21,31 +38,51 @@ final class Shard: Sendable {
 
     private struct Place {
         let id: SessionID
+        /// The session that got the place (`nil` for an empty one); the id may name another
+        /// session, or none, by the time the place comes up.
+        let session: Session?
         let since: Int64
     }
 
     enum Lookup {
         case found(Session)
-        case expired
+        /// It expired and was removed; `stored` says whether the backend may hold it.
+        case expired(stored: Bool)
         case missing
     }
 
-    var count: Int { map.withLock { $0.sessions.count } }
+    var count: Int { map.withLock { $0.entries.count } }
 
-    /// Finds `id` and marks it in use; an expired session that nobody uses is removed. Taking the
-    /// session's lock under the shard's is safe only because nobody holds it when `users` is 0.
+    /// Finds `id` and marks it in use (an empty session becomes a `Session` now); an expired
+    /// session that nobody uses is removed. Taking the session's lock under the shard's is safe
+    /// only because nobody holds it when `users` is 0.
     func acquire(_ id: SessionID, now: Int64, _ configuration: SessionConfiguration) -> Lookup {
         map.withLock { map in
-            guard let session = map.sessions[id] else { return .missing }
-            if session.isExpired(at: now, configuration) {
-                if session.users.load(ordering: .relaxed) == 0 {
-                    map.sessions[id] = nil
-                    session.state.withLock { $0.retired = true }
+            switch map.entries[id] {
+            case nil:
+                return .missing
+            case .empty(let empty):
+                if now - empty.created > min(configuration.idleTimeoutSeconds, configuration.absoluteTimeoutSeconds) {
+                    map.entries[id] = nil
+                    return .expired(stored: false)
                 }
-                return .expired
+                let session = Session(
+                    id: id, values: [:], snapshot: nil, created: empty.created, accessed: now, persisted: false,
+                    memo: empty.memo)
+                session.users.add(1, ordering: .relaxed)
+                map.entries[id] = .held(session)
+                return .found(session)
+            case .held(let session):
+                if session.isExpired(at: now, configuration) {
+                    if session.users.load(ordering: .relaxed) == 0 {
+                        map.entries[id] = nil
+                        session.state.withLock { $0.retired = true }
+                    }
+                    return .expired(stored: true)
+                }
+                session.users.add(1, ordering: .relaxed)
+                return .found(session)
             }
-            session.users.add(1, ordering: .relaxed)
-            return .found(session)
         }
     }
 
@@ -53,39 +90,63 @@ final class Shard: Sendable {
     /// id first: then that one is marked and returned.
     func insertOrAcquire(_ session: Session, id: SessionID, capacity: Int) -> Session {
         map.withLock { map in
-            if let existing = map.sessions[id] {
+            if case .held(let existing) = map.entries[id] {
                 existing.users.add(1, ordering: .relaxed)
                 return existing
             }
             session.users.add(1, ordering: .relaxed)
-            Shard.insert(session, id: id, into: &map, capacity: capacity)
+            Shard.insert(.held(session), id: id, into: &map, capacity: capacity)
             return session
         }
     }
 
-    /// Inserts `session` under `id` (after a rotation).
+    /// Inserts `session` under `id` (a new one, or one whose id was rotated).
     func insert(_ session: Session, id: SessionID, capacity: Int) {
-        map.withLock { Shard.insert(session, id: id, into: &$0, capacity: capacity) }
+        map.withLock { Shard.insert(.held(session), id: id, into: &$0, capacity: capacity) }
     }
 
-    func remove(_ id: SessionID) { map.withLock { _ = $0.sessions.removeValue(forKey: id) } }
+    /// Inserts a new session that holds nothing under `id`.
+    func insert(_ empty: EmptySession, id: SessionID, capacity: Int) {
+        map.withLock { Shard.insert(.empty(empty), id: id, into: &$0, capacity: capacity) }
+    }
+
+    func remove(_ id: SessionID) { map.withLock { _ = $0.entries.removeValue(forKey: id) } }
 
     /// Removes expired sessions nobody uses; returns how many.
     func removeExpired(now: Int64, _ configuration: SessionConfiguration) -> Int {
-        let expired = map.withLock { map in
-            let expired = map.sessions.filter {
-                $0.value.isExpired(at: now, configuration) && $0.value.users.load(ordering: .relaxed) == 0
+        let (expiredHeld, expiredEmpty) = map.withLock { map -> ([Session], Int) in
+            var held: [Session] = []
+            var empty: [SessionID] = []
+            for (id, entry) in map.entries {
+                switch entry {
+                case .held(let session):
+                    if session.isExpired(at: now, configuration) && session.users.load(ordering: .relaxed) == 0 {
+                        held.append(session)
+                        empty.append(id)
+                    }
+                case .empty(let session):
+                    if now - session.created
+                        > min(configuration.idleTimeoutSeconds, configuration.absoluteTimeoutSeconds)
+                    {
+                        empty.append(id)
+                    }
+                }
             }
-            for id in expired.keys { map.sessions[id] = nil }
-            return Array(expired.values)
+            for id in empty { map.entries[id] = nil }
+            return (held, empty.count)
         }
-        for session in expired { session.state.withLock { $0.retired = true } }
-        return expired.count
+        for session in expiredHeld { session.state.withLock { $0.retired = true } }
+        return expiredEmpty
     }
 
-    private static func insert(_ session: Session, id: SessionID, into map: inout Map, capacity: Int) {
-        map.sessions[id] = session
-        map.order.append(Place(id: id, since: session.lastAccess.load(ordering: .relaxed)))
+    private static func insert(_ entry: Entry, id: SessionID, into map: inout Map, capacity: Int) {
+        map.entries[id] = entry
+        switch entry {
+        case .held(let session):
+            map.order.append(Place(id: id, session: session, since: session.lastAccess.load(ordering: .relaxed)))
+        case .empty(let empty):
+            map.order.append(Place(id: id, session: nil, since: empty.created))
+        }
         evict(&map, capacity: capacity)
         compact(&map)
     }
@@ -95,19 +156,24 @@ final class Shard: Sendable {
     /// the back (once per round, so that a shard where every session is busy still ends).
     private static func evict(_ map: inout Map, capacity: Int) {
         var chances = map.order.count - map.head
-        while map.sessions.count > capacity && map.head < map.order.count {
+        while map.entries.count > capacity && map.head < map.order.count {
             let place = map.order[map.head]
             map.head += 1
-            guard let session = map.sessions[place.id] else { continue }  // it left since
+            // One lookup: the id may have left the map since, or name another session by now.
+            guard let removed = map.entries.removeValue(forKey: place.id) else { continue }
+            guard case .held(let session) = removed else { continue }  // empty: never used since
+            if let placed = place.session, placed !== session {
+                map.entries[place.id] = removed  // the place is another session's
+                continue
+            }
             let lastAccess = session.lastAccess.load(ordering: .relaxed)
             let inUse = session.users.load(ordering: .relaxed) > 0
             if inUse || (lastAccess > place.since && chances > 0) {
                 chances -= 1
-                map.order.append(Place(id: place.id, since: lastAccess))
+                map.entries[place.id] = removed
+                map.order.append(Place(id: place.id, session: session, since: lastAccess))
                 if chances < 0 { break }
-                continue
             }
-            map.sessions[place.id] = nil
         }
     }
 
@@ -119,9 +185,15 @@ final class Shard: Sendable {
             map.order.removeFirst(map.head)
             map.head = 0
         }
-        if map.order.count - map.head > 2 * map.sessions.count + 64 {
+        if map.order.count - map.head > 2 * map.entries.count + 64 {
             var placed = Set<SessionID>()
-            map.order = map.order[map.head...].filter { map.sessions[$0.id] != nil && placed.insert($0.id).inserted }
+            map.order = map.order[map.head...].filter { place in
+                guard let entry = map.entries[place.id], placed.insert(place.id).inserted else { return false }
+                if case .held(let session) = entry, let placedSession = place.session {
+                    return session === placedSession
+                }
+                return true
+            }
             map.head = 0
         }
     }
