@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import Glibc
 
 /// A session identifier: 32 bytes from the system's CSPRNG, written as 43 characters of
@@ -14,14 +15,40 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
-    /// A new identifier from the system CSPRNG: one getentropy(3) call (getrandom(2)) for the 32 bytes (a new
-    /// session per cookieless request makes this a hot path), else `SystemRandomNumberGenerator`.
+    /// A new identifier from the system CSPRNG (getrandom(2), read 256 bytes at a time: a new
+    /// session per cookieless request makes this a hot path).
     public static func random() -> SessionID {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let filled = withUnsafeMutableBytes(of: &words) { getentropy($0.baseAddress, $0.count) == 0 }
+        let filled = withUnsafeMutableBytes(of: &words) { output in
+            randomPool.withLock { $0.take(into: output) }
+        }
         if filled { return SessionID(words: words) }
         var generator = SystemRandomNumberGenerator()
         return SessionID(words: (generator.next(), generator.next(), generator.next(), generator.next()))
+    }
+
+    /// The bytes read from the kernel and not yet handed out.
+    private static let randomPool = Locked(RandomPool())
+
+    /// Bytes from getentropy(3), each handed out once and wiped as it goes.
+    private struct RandomPool {
+        private var bytes = [UInt8](repeating: 0, count: 256)
+        private var used = 256
+
+        /// Fills `output` (at most 256 bytes); false when the kernel gave nothing.
+        mutating func take(into output: UnsafeMutableRawBufferPointer) -> Bool {
+            if used + output.count > bytes.count {
+                guard bytes.withUnsafeMutableBytes({ getentropy($0.baseAddress, $0.count) }) == 0 else { return false }
+                used = 0
+            }
+            bytes.withUnsafeMutableBytes { pool in
+                let taken = UnsafeMutableRawBufferPointer(rebasing: pool[used..<(used + output.count)])
+                output.copyMemory(from: UnsafeRawBufferPointer(taken))
+                taken.initializeMemory(as: UInt8.self, repeating: 0)
+            }
+            used += output.count
+            return true
+        }
     }
 
     /// Parses the 43-character base64url text; `nil` for any other text (wrong length,

@@ -1,4 +1,6 @@
+import AppShellConcurrency
 import AppShellSessions
+import Dispatch
 import Testing
 
 @Suite struct SessionIDTests {
@@ -17,6 +19,22 @@ import Testing
     @Test func idsAreDistinct() {
         let ids = Set((0..<10_000).map { _ in SessionID.random() })
         #expect(ids.count == 10_000)
+    }
+
+    @Test func idsMadeOnManyThreadsAreDistinctAndTheirBytesEvenlySpread() {
+        // Ids come from a pool refilled from the kernel: no byte may be handed out twice, and
+        // the bytes must look random (each value about 1/256 of the time: 1 250 of 320 000, the
+        // bounds are more than 7 standard deviations away).
+        let batches = Locked<[[SessionID]]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let ids = (0..<1_250).map { _ in SessionID.random() }
+            batches.withLock { $0.append(ids) }
+        }
+        let ids = batches.withLock { $0.flatMap { $0 } }
+        #expect(Set(ids).count == 10_000)
+        var counts = [Int](repeating: 0, count: 256)
+        for id in ids { for byte in id.bytes { counts[Int(byte)] += 1 } }
+        #expect(counts.allSatisfy { (1_000...1_500).contains($0) })
     }
 
     @Test(arguments: [
