@@ -4,8 +4,18 @@
 /// so the requests of one session run one after another. Changes (values and a new id) reach the
 /// store when the closure returns, before the response is sent; if the closure throws, none do.
 public final class SessionContext {
-    /// The session's defaults.
-    public let defaults: DefaultsStore
+    /// The session's defaults (made when first asked for: many requests never read them).
+    public var defaults: DefaultsStore {
+        if let store { return store }
+        let made = DefaultsStore(values: values, registration: registration)
+        store = made
+        return made
+    }
+    /// The defaults store, if a handler asked for it.
+    var defaultsIfMade: DefaultsStore? { store }
+    private var store: DefaultsStore?
+    private let values: [String: DefaultsValue]
+    private let registration: RegistrationDomain
     /// Whether the session was created for this request (the client had no valid cookie).
     public let isNew: Bool
     /// The session's id; changed by `rotateID()`.
@@ -27,14 +37,15 @@ public final class SessionContext {
     public let isStored: Bool
 
     init(
-        id: SessionID, isNew: Bool, isStored: Bool, defaults: DefaultsStore, snapshot: [UInt8]?,
-        attachment: AnyObject?, memo: Int64?
+        id: SessionID, isNew: Bool, isStored: Bool, values: [String: DefaultsValue], registration: RegistrationDomain,
+        snapshot: [UInt8]?, attachment: AnyObject?, memo: Int64?
     ) {
         self.id = id
         self.originalID = id
         self.isNew = isNew
         self.isStored = isStored
-        self.defaults = defaults
+        self.values = values
+        self.registration = registration
         self.snapshot = snapshot
         self.attachment = attachment
         self.memo = memo

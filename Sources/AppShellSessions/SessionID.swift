@@ -121,7 +121,8 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         let count = prefix.utf8.count + SessionID.textLength + suffix.utf8.count
         return withUnsafeBytes(of: &words) { bytes in
             SessionID.alphabet.withUnsafeBufferPointer { alphabet in
-                String(unsafeUninitializedCapacity: count) { characters in
+                // Written on the stack, then made a string in one copy (ASCII: nothing to repair).
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { characters in
                     prefix.withUTF8 { UnsafeMutableRawBufferPointer(characters).copyBytes(from: $0) }
                     var written = prefix.utf8.count
                     func put(_ bits: UInt32) {
@@ -147,7 +148,9 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
                         UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: characters[written...]))
                             .copyBytes(from: $0)
                     }
-                    return written + suffix.utf8.count
+                    return String(
+                        decoding: UnsafeBufferPointer(rebasing: characters[..<(written + suffix.utf8.count)]),
+                        as: UTF8.self)
                 }
             }
         }

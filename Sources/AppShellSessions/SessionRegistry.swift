@@ -81,18 +81,19 @@ public final class SessionRegistry: Sendable {
     private func runNew(_ body: (SessionContext) throws -> Void, now: Int64) throws -> SessionContext {
         let id = SessionID.random()
         createdCount.add(1, ordering: .relaxed)
-        let defaults = DefaultsStore(values: [:], registration: registration)
         let context = SessionContext(
-            id: id, isNew: true, isStored: false, defaults: defaults, snapshot: nil, attachment: nil, memo: nil)
+            id: id, isNew: true, isStored: false, values: [:], registration: registration, snapshot: nil,
+            attachment: nil, memo: nil)
         try body(context)
-        if defaults.storedValues.isEmpty && context.snapshot == nil && context.attachment == nil {
+        if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.snapshot == nil && context.attachment == nil
+        {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
             return context
         }
         let session = Session(
             id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
-        try session.state.withLock { try keep(context, defaults, in: session, &$0, now: now) }
+        try session.state.withLock { try keep(context, in: session, &$0, now: now) }
         shard(for: context.id).insert(session, id: context.id, capacity: shardCapacity)
         return context
     }
@@ -116,10 +117,9 @@ public final class SessionRegistry: Sendable {
         now: Int64
     ) throws -> SessionContext {
         session.lastAccess.store(now, ordering: .relaxed)
-        let defaults = DefaultsStore(values: state.values, registration: registration)
         let context = SessionContext(
-            id: state.id, isNew: isNew, isStored: state.persisted, defaults: defaults, snapshot: state.snapshot,
-            attachment: state.attachment, memo: state.memo)
+            id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
+            snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
         } catch {
@@ -128,16 +128,13 @@ public final class SessionRegistry: Sendable {
             state.attachment = nil
             throw error
         }
-        try keep(context, defaults, in: session, &state, now: now)
+        try keep(context, in: session, &state, now: now)
         return context
     }
 
     /// Takes what `body` left in `context` into the session: its attachment and memo, its new id,
     /// and its values and snapshot, written to the backend when they are worth storing.
-    private func keep(
-        _ context: SessionContext, _ defaults: DefaultsStore, in session: Session, _ state: inout Session.State,
-        now: Int64
-    ) throws {
+    private func keep(_ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64) throws {
         state.attachment = context.attachment
         state.memo = context.memo
         if context.id != state.id {
@@ -145,13 +142,15 @@ public final class SessionRegistry: Sendable {
             move(session, from: state.id, to: context.id)
             state.id = context.id
         }
+        // Defaults nobody asked for did not change.
+        let values = context.defaultsIfMade?.storedValues ?? state.values
         let snapshotChanged = context.snapshot != state.snapshot
-        let worthStoring = state.persisted || !defaults.storedValues.isEmpty
-        if defaults.hasChanges || (snapshotChanged && worthStoring) {
+        let worthStoring = state.persisted || !values.isEmpty
+        if context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) {
             let record = SessionRecord(
-                values: defaults.storedValues, created: session.created, accessed: now, snapshot: context.snapshot)
+                values: values, created: session.created, accessed: now, snapshot: context.snapshot)
             try backend.save(state.id, record)
-            state.values = defaults.storedValues
+            state.values = values
             state.snapshot = context.snapshot
             state.persisted = true
             state.storedAccess = now
