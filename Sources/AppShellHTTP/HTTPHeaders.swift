@@ -5,7 +5,7 @@
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// One field as it was written. A struct rather than a tuple: arrays of tuples are copied
     /// and destroyed through run-time type metadata, arrays of structs with code made for them.
-    struct Field: Sendable {
+    struct Field: Sendable, Equatable {
         let name: String
         let value: String
     }
@@ -97,6 +97,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         public mutating func next() -> (name: String, value: String)? {
             base.next().map { ($0.name, $0.value) }
         }
+    }
+
+    /// Whether both hold the same fields, written the same way, in the same order.
+    func hasSameFields(as other: HTTPHeaders) -> Bool {
+        guard received.isEmpty && other.received.isEmpty else { return storage.elementsEqual(other.storage, by: ==) }
+        guard added.count == other.added.count else { return false }
+        // Unchanged copies share their fields' memory.
+        let shared = added.withUnsafeBufferPointer { mine in
+            other.added.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        }
+        return shared || added.elementsEqual(other.added, by: ==)
     }
 
     /// Appends a field received from the client.

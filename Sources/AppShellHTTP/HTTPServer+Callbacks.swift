@@ -3,7 +3,9 @@ import Glibc
 
 // libmicrohttpd's C callbacks. They cannot capture context: the server comes back through the
 // `cls` pointer (unretained: the server outlives its daemon) and each request's state through
-// `*con_cls` (retained from the request line until the completion callback).
+// `*con_cls` (retained from the request line until the completion callback). Both are used as
+// guaranteed references (`_withUnsafeGuaranteedRef`): something else keeps them alive for the
+// whole call, so no retain and release is spent on them per call.
 
 /// Decides whether to keep a new connection: not once a graceful shutdown has begun.
 let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
@@ -13,12 +15,13 @@ let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
 
 /// Called with the raw request target as soon as the request line is parsed.
 let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-    server.statistics.inFlightCounter.add(1, ordering: .relaxed)
-    let target = uri.map { String(cString: $0) } ?? ""
-    // The clock is read only for the access log's duration.
-    let pending = PendingRequest(target: target, startMicros: server.log.enabled ? Clock.monotonicMicros() : 0)
-    return Unmanaged.passRetained(pending).toOpaque()
+    Unmanaged<HTTPServer>.fromOpaque(cls!)._withUnsafeGuaranteedRef { server in
+        server.statistics.inFlightCounter.add(1, ordering: .relaxed)
+        let target = uri.map { String(cString: $0) } ?? ""
+        // The clock is read only for the access log's duration.
+        let pending = PendingRequest(target: target, startMicros: server.log.enabled ? Clock.monotonicMicros() : 0)
+        return Unmanaged.passRetained(pending).toOpaque()
+    }
 }
 
 /// Called once more for every chunk of the body and once at the end.
@@ -26,24 +29,27 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = {
     cls, connection, _, method, _, uploadData, uploadSize, requestContext in
     guard let cls, let connection, let uploadSize, let requestContext, let raw = requestContext.pointee
     else { return .NO }
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
-    return server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
+    return Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+        Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef { pending in
+            server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
+        }
+    }
 }
 
 /// Called when a request is done (sent, failed or timed out).
 let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let cls, let requestContext, let raw = requestContext.pointee else { return }
     requestContext.pointee = nil
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeRetainedValue()
-    if pending.status != 0 && server.log.enabled {
-        server.log.request(
-            method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
-            micros: Clock.monotonicMicros() - pending.startMicros)
+    Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+        if pending.status != 0 && server.log.enabled {
+            server.log.request(
+                method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
+                micros: Clock.monotonicMicros() - pending.startMicros)
+        }
+        server.statistics.completedCounter.add(1, ordering: .relaxed)
+        server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
     }
-    server.statistics.completedCounter.add(1, ordering: .relaxed)
-    server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
 }
 
 /// Gives libmicrohttpd the next bytes of an event stream.
@@ -125,18 +131,21 @@ extension HTTPServer {
         _ = withUnsafeMutablePointer(to: &headers) {
             MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }
+        let method = HTTPMethod(rawValue: pending.method)
+        let parts: (segments: [String], query: [(name: String, value: String)])
         do throws(HTTPError) {
-            // Handed on as it is made (a request kept in a variable first was copied).
-            return answer(
-                try Request(
-                    method: HTTPMethod(rawValue: pending.method), target: pending.target, headers: headers,
-                    body: pending.body, address: ClientAddress(appshell_mhd_client_address(connection))))
+            parts = try Request.parse(method: method, target: pending.target)
         } catch {
             // The client does not speak HTTP as we do: do not trust the rest of its stream.
             var response = Response.error(error, for: nil)
             response.headers.add(name: "Connection", value: "close")
             return response
         }
+        // Handed on as it is made (a request kept in a variable first was copied).
+        return answer(
+            Request(
+                method: method, target: pending.target, parts: parts, headers: headers, body: pending.body,
+                address: ClientAddress(appshell_mhd_client_address(connection))))
     }
 
     /// The responder's answer to `request`, or the error it threw as a response.

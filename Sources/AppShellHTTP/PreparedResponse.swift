@@ -83,23 +83,3 @@ extension Response {
         return response
     }
 }
-
-extension HTTPHeaders {
-    /// Whether both hold the same fields, written the same way, in the same order.
-    func hasSameFields(as other: HTTPHeaders) -> Bool {
-        let storage = storage
-        let otherStorage = other.storage
-        guard storage.count == otherStorage.count else { return false }
-        // Unchanged copies share their fields' memory.
-        if storage.withUnsafeBufferPointer({ mine in
-            otherStorage.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
-        }) {
-            return true
-        }
-        for (field, otherField) in zip(storage, otherStorage)
-        where field.name != otherField.name || field.value != otherField.value {
-            return false
-        }
-        return true
-    }
-}

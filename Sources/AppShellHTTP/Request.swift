@@ -36,12 +36,17 @@ public struct Request: Sendable {
     init(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], address: ClientAddress
     ) throws(HTTPError) {
-        guard Request.isToken(method.rawValue) else {
-            throw .badRequest("the method is not a valid token")
-        }
-        var text = target
-        let parts = try text.withUTF8({ Request.parseTarget($0) }).get()
-        // Every field is set here, once the request is known to be valid.
+        self.init(
+            method: method, target: target, parts: try Request.parse(method: method, target: target), headers: headers,
+            body: body, address: address)
+    }
+
+    /// A request from parts already checked by `parse(method:target:)`. Not throwing, it is
+    /// built where it is used: the server hands it on without a copy.
+    init(
+        method: HTTPMethod, target: String, parts: (segments: [String], query: [(name: String, value: String)]),
+        headers: HTTPHeaders, body: [UInt8], address: ClientAddress
+    ) {
         self.method = method
         self.target = target
         self.headers = headers
@@ -49,6 +54,18 @@ public struct Request: Sendable {
         self.address = address
         pathSegments = parts.segments
         queryItems = parts.query
+    }
+
+    /// Checks the method and splits the target into decoded path segments and query pairs;
+    /// 400 when either is not valid.
+    static func parse(
+        method: HTTPMethod, target: String
+    ) throws(HTTPError) -> (segments: [String], query: [(name: String, value: String)]) {
+        guard Request.isToken(method.rawValue) else {
+            throw .badRequest("the method is not a valid token")
+        }
+        var text = target
+        return try text.withUTF8({ Request.parseTarget($0) }).get()
     }
 
     /// Splits an origin-form target into decoded path segments and query pairs, reading its bytes

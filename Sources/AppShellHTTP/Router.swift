@@ -57,8 +57,10 @@ public struct Router: HTTPResponder {
     public func respond(to request: Request) throws -> Response {
         var allowed: [HTTPMethod] = []
         var headMatch: (Route, [String: String])?
-        for route in routes {
-            guard let parameters = match(route.pattern, request.pathSegments) else { continue }
+        // By index: a `for route in routes` loop copies each route it looks at.
+        for index in routes.indices {
+            guard let parameters = match(routes[index].pattern, request.pathSegments) else { continue }
+            let route = routes[index]
             if route.method == request.method {
                 // Most routes capture nothing: then the request goes on as it is, not copied.
                 if parameters.isEmpty { return try route.responder.respond(to: request) }

@@ -5,17 +5,20 @@
 /// store when the closure returns, before the response is sent; if the closure throws, none do.
 public final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).
-    public var defaults: DefaultsStore {
-        if let store { return store }
+    @inlinable
+    public var defaults: DefaultsStore { store ?? makeDefaults() }
+    /// The defaults store, if a handler asked for it.
+    var defaultsIfMade: DefaultsStore? { store }
+    @usableFromInline var store: DefaultsStore?
+    private let values: [String: DefaultsValue]
+    private let registration: RegistrationDomain
+
+    @usableFromInline
+    func makeDefaults() -> DefaultsStore {
         let made = DefaultsStore(values: values, registration: registration)
         store = made
         return made
     }
-    /// The defaults store, if a handler asked for it.
-    var defaultsIfMade: DefaultsStore? { store }
-    private var store: DefaultsStore?
-    private let values: [String: DefaultsValue]
-    private let registration: RegistrationDomain
     /// Whether the session was created for this request (the client had no valid cookie).
     public let isNew: Bool
     /// The session's id; changed by `rotateID()`.

@@ -55,37 +55,43 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// characters outside the alphabet, or non-zero padding bits).
     public init?(_ text: some StringProtocol) {
         guard text.utf8.count == SessionID.textLength else { return nil }
-        var text = String(text)
+        // A native string lends its bytes (no copy); anything else is copied first.
+        guard
+            let words = text.utf8.withContiguousStorageIfAvailable({ SessionID.decode($0) })
+                ?? Array(text.utf8).withUnsafeBufferPointer({ SessionID.decode($0) })
+        else { return nil }
+        self.words = words
+    }
+
+    /// The words of 43 base64url characters; `nil` for any other byte or non-zero padding bits.
+    private static func decode(_ characters: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let valid = text.withUTF8 { characters in
-            SessionID.sextets.withUnsafeBufferPointer { sextets in
-                withUnsafeMutableBytes(of: &words) { bytes -> Bool in
-                    // A byte outside the alphabet has the value 0xFF: its high bits mark the text invalid.
-                    var invalid: UInt8 = 0
-                    func value(_ index: Int) -> UInt32 {
-                        let value = sextets[Int(characters[index])]
-                        invalid |= value
-                        return UInt32(value)
-                    }
-                    // Ten groups of four characters make 30 bytes.
-                    for group in 0..<10 {
-                        let bits =
-                            value(group * 4) << 18 | value(group * 4 + 1) << 12 | value(group * 4 + 2) << 6
-                            | value(group * 4 + 3)
-                        bytes[group * 3] = UInt8(truncatingIfNeeded: bits >> 16)
-                        bytes[group * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                        bytes[group * 3 + 2] = UInt8(truncatingIfNeeded: bits)
-                    }
-                    // The last three make 2 bytes and 2 bits that must be zero for the text to be canonical.
-                    let bits = value(40) << 12 | value(41) << 6 | value(42)
-                    bytes[30] = UInt8(truncatingIfNeeded: bits >> 10)
-                    bytes[31] = UInt8(truncatingIfNeeded: bits >> 2)
-                    return invalid & 0xC0 == 0 && bits & 3 == 0
+        let valid = sextets.withUnsafeBufferPointer { sextets in
+            withUnsafeMutableBytes(of: &words) { bytes -> Bool in
+                // A byte outside the alphabet has the value 0xFF: its high bits mark the text invalid.
+                var invalid: UInt8 = 0
+                func value(_ index: Int) -> UInt32 {
+                    let value = sextets[Int(characters[index])]
+                    invalid |= value
+                    return UInt32(value)
                 }
+                // Ten groups of four characters make 30 bytes.
+                for group in 0..<10 {
+                    let bits =
+                        value(group * 4) << 18 | value(group * 4 + 1) << 12 | value(group * 4 + 2) << 6
+                        | value(group * 4 + 3)
+                    bytes[group * 3] = UInt8(truncatingIfNeeded: bits >> 16)
+                    bytes[group * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                    bytes[group * 3 + 2] = UInt8(truncatingIfNeeded: bits)
+                }
+                // The last three make 2 bytes and 2 bits that must be zero for the text to be canonical.
+                let bits = value(40) << 12 | value(41) << 6 | value(42)
+                bytes[30] = UInt8(truncatingIfNeeded: bits >> 10)
+                bytes[31] = UInt8(truncatingIfNeeded: bits >> 2)
+                return invalid & 0xC0 == 0 && bits & 3 == 0
             }
         }
-        guard valid else { return nil }
-        self.words = words
+        return valid ? words : nil
     }
 
     /// The base64url alphabet.
