@@ -66,6 +66,7 @@ extension Shell {
     /// "go where you were going").
     func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
         shell.stateCache = nil
+        shell.pageCache = nil
         let version = shell.root.version
         let changedBefore = session.defaults.hasChanges
         try dispatch(action, shell)

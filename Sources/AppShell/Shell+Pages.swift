@@ -17,7 +17,7 @@ extension Shell {
         let next = request.query("next").flatMap { Shell.isSameSitePath($0) ? $0 : nil }
         switch application.open(path: request.path, next: next, in: shell) {
         case .show:
-            return renderPage(shell, session)
+            return renderPage(shell, session, target: request.target)
         case .redirect(let location):
             return .redirect(to: location)
         case .notFound:
@@ -26,7 +26,21 @@ extension Shell {
     }
 
     /// The whole page: the layout around the visible screen's fragment, with the security headers.
-    func renderPage(_ shell: ShellSession, _ session: SessionContext) -> Response {
+    /// It is prepared once for as long as nothing it shows changes: the version, the values, the
+    /// session id (the forms' token) and the URL (`?next=` reaches the login form).
+    func renderPage(_ shell: ShellSession, _ session: SessionContext, target: String) -> Response {
+        let values = session.defaults.storedValues
+        if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
+            cache.target == target, cache.values == values
+        {
+            return .prepared(cache.response)
+        }
+        let response = PreparedResponse(makePage(shell, session))
+        shell.pageCache = (shell.root.version, values, session.id, target, response)
+        return .prepared(response)
+    }
+
+    private func makePage(_ shell: ShellSession, _ session: SessionContext) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
             shell.coordinator.nextDeadline != nil

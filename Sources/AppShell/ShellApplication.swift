@@ -56,6 +56,10 @@ public final class ShellSession {
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
     /// same and no action ran since (an action may change what a screen shows, e.g. a message).
     var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
+    /// The last page rendered, valid on the same terms, for the same session id (its forms carry
+    /// a token made from the id) and the same URL.
+    var pageCache:
+        (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
     /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
     public let channel = SessionID.random().text
 

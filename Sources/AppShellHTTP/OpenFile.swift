@@ -14,6 +14,23 @@ public final class OpenFile: @unchecked Sendable {
         self.size = size
     }
 
+    /// The file's bytes from its start, or `nil` when it cannot be read whole.
+    func readAll() -> [UInt8]? {
+        guard descriptor >= 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        let complete = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            while done < size {
+                let count = pread(descriptor, buffer.baseAddress! + done, size - done, off_t(done))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                done += count
+            }
+            return true
+        }
+        return complete ? bytes : nil
+    }
+
     /// Gives up ownership of the descriptor (libmicrohttpd closes it after sending).
     func take() -> Int32 {
         let taken = descriptor

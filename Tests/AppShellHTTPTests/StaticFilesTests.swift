@@ -91,6 +91,55 @@ import Testing
         #expect(after.text == "export const a = 22;")
     }
 
+    @Test func aFileKeptInMemoryIsReadAgainWhenItChangesOrGoes() throws {
+        let tree = try Tree()
+        let live = try Self.serve(tree)
+        let client = live.client()
+        let path = tree.publicDirectory + "/app.js"
+        #expect(try client.get("/app.js").text == "export const a = 1;")
+        #expect(try client.get("/app.js").text == "export const a = 1;")  // from memory
+        // Rewritten in place (same inode, same size): the modification time tells.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Array("export const b = 2;".utf8))
+        try handle.close()
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: path)
+        #expect(try client.get("/app.js").text == "export const b = 2;")
+        // Replaced by a link out of the directory: refused, not served from memory.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: tree.root + "/secret.txt")
+        let escaped = try client.get("/app.js")
+        #expect(escaped.status == 404)
+        #expect(!escaped.text.contains("top secret"))
+        // Gone.
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try client.get("/app.js").status == 404)
+    }
+
+    @Test func versionedAndPlainURLsKeepTheirOwnCaching() throws {
+        let tree = try Tree()
+        let live = try Self.serve(tree)
+        let client = live.client()
+        for _ in 0..<2 {
+            #expect(
+                try client.get("/app.js?v=abc").headers["Cache-Control"] == "public, max-age=31536000, immutable")
+            #expect(try client.get("/app.js").headers["Cache-Control"] == "public, max-age=600")
+        }
+    }
+
+    @Test func largeFilesAreServedWhole() throws {
+        let tree = try Tree()
+        let bytes = (0..<(StaticFiles.cachedFileLimit + 12_345)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: tree.publicDirectory + "/big.bin"))
+        let live = try Self.serve(tree)
+        let client = live.client()
+        for _ in 0..<2 {
+            let response = try client.get("/big.bin")
+            #expect(response.status == 200)
+            #expect(response.body == bytes)
+        }
+    }
+
     @Test func headSendsHeadersOnly() throws {
         let tree = try Tree()
         let live = try Self.serve(tree)
