@@ -24,7 +24,7 @@ run: deps build-release
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests'
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests'
 	$(MAKE) browser-test
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
