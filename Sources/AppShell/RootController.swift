@@ -18,8 +18,18 @@ public final class RootController: ContainerController {
     public private(set) var version = 0
     /// The last transition that ran and whether it was animated (for the browser).
     public private(set) var lastTransition: (kind: TransitionKind, animated: Bool)?
-    /// The defaults of the request being handled.
-    public internal(set) var defaults: DefaultsStore
+    /// The defaults of the request being handled: the bound session's (its store is made only
+    /// when something reads it), else the last ones read or those the root was made with.
+    public internal(set) var defaults: DefaultsStore {
+        get {
+            guard let session else { return detachedDefaults }
+            let store = session.defaults
+            detachedDefaults = store
+            return store
+        }
+        set { detachedDefaults = newValue }
+    }
+    private var detachedDefaults: DefaultsStore
     /// The session of the request being handled (for id rotation).
     var session: SessionContext?
     /// What the shell lends the screens during the request being handled.
@@ -35,7 +45,7 @@ public final class RootController: ContainerController {
     /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears.
     public init(initial: any PageRenderer, defaults: DefaultsStore) {
         child = initial
-        self.defaults = defaults
+        detachedDefaults = defaults
         initial.context = context
         call(.willMove, on: initial, parent: self)
         load(initial)
@@ -53,7 +63,7 @@ public final class RootController: ContainerController {
         self.presented = presented
         self.log = log
         self.version = version
-        self.defaults = defaults
+        detachedDefaults = defaults
         child.context = context
         presented?.context = context
         for screen in [child, presented].compactMap({ $0 }) {

@@ -27,7 +27,10 @@ public struct SessionResponder: HTTPResponder {
         var response = Response()
         let context: SessionContext
         do {
-            context = try registry.enterSession(presentedID: request.cookie(named: cookie.name)) { session in
+            // The id is read from the cookie's bytes: no string is made of it.
+            var presented: SessionID?
+            request.withCookie(named: cookie.name) { presented = SessionID(utf8: $0) }
+            context = try registry.enterSession(presented: presented) { session in
                 response = try handler(request, session)
             }
         } catch let error as StoreError {

@@ -29,7 +29,7 @@ extension Shell {
     /// It is prepared once for as long as nothing it shows changes: the version, the values, the
     /// session id (the forms' token) and the URL (`?next=` reaches the login form).
     func renderPage(_ shell: ShellSession, _ session: SessionContext, target: String) -> Response {
-        let values = session.defaults.storedValues
+        let values = session.storedValues
         if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
             cache.target == target, cache.values == values
         {

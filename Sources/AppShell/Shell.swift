@@ -54,7 +54,7 @@ public final class Shell: Sendable {
     /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
     /// (`POST /actions`) and the pages (`GET /` and `pagePaths`) to `router`.
     public func install(into router: inout Router, pagePaths: [String]) {
-        let state = handler { _, shell, session in .prepared(shell.stateResponse(defaults: session.defaults)) }
+        let state = handler { _, shell, session in .prepared(shell.stateResponse(session)) }
         router.get(
             "/api/state",
             SessionResponder(registry: registry, cookie: cookie) { [self] request, session in
@@ -123,7 +123,6 @@ public final class Shell: Sendable {
     func withBound<Result>(
         _ shell: ShellSession, _ session: SessionContext, _ body: () throws -> Result
     ) rethrows -> Result {
-        shell.root.defaults = session.defaults
         shell.root.session = session
         shell.root.services = ShellServices(shell: self, session: session, channel: shell.channel)
         defer {
@@ -205,7 +204,7 @@ public final class Shell: Sendable {
     /// no values is not stored, so its snapshot is not worth making.
     func keep(_ shell: ShellSession, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
-        guard session.isStored || !session.defaults.storedValues.isEmpty else { return }
+        guard session.isStored || !session.storedValues.isEmpty else { return }
         let bytes = shell.snapshot.json.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes

@@ -35,12 +35,14 @@ extension ShellSession {
 extension ShellSession {
     /// `state(defaults:)` as a JSON response prepared once for as long as nothing changes: the
     /// state endpoint is the hot path, and most reads see the same state again.
-    func stateResponse(defaults: DefaultsStore) -> PreparedResponse {
-        if let cache = stateCache, cache.version == root.version, cache.values == defaults.storedValues {
+    func stateResponse(_ session: SessionContext) -> PreparedResponse {
+        // The values are compared without making the session's defaults store.
+        let values = session.storedValues
+        if let cache = stateCache, cache.version == root.version, cache.values == values {
             return cache.response
         }
-        let response = PreparedResponse(.json(bytes: state(defaults: defaults).serialized))
-        stateCache = (root.version, defaults.storedValues, response)
+        let response = PreparedResponse(.json(bytes: state(defaults: session.defaults).serialized))
+        stateCache = (root.version, values, response)
         return response
     }
 }

@@ -145,6 +145,23 @@ public struct Request: Sendable {
         }
     }
 
+    /// Calls `body` with the bytes of the cookie `name`, if there is one, without making a string
+    /// of them: for a value that is parsed at once, such as a session id. (Not generic, so that a
+    /// caller in another module pays nothing for it at run time.)
+    public func withCookie(named name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var wanted = name
+        wanted.withUTF8 { wanted in
+            forEachCookie { cookieName, value in
+                guard cookieName.count == wanted.count, let name = cookieName.baseAddress,
+                    let want = wanted.baseAddress,
+                    memcmp(name, want, wanted.count) == 0
+                else { return true }
+                body(value)
+                return false
+            }
+        }
+    }
+
     /// The cookies from every `Cookie` header (RFC 6265 §5.4); the first of a repeated name wins.
     public var cookies: [String: String] {
         var result: [String: String] = [:]

@@ -7,6 +7,8 @@ public final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).
     @inlinable
     public var defaults: DefaultsStore { store ?? makeDefaults() }
+    /// The stored values as they are now, read without making the defaults store.
+    public var storedValues: [String: DefaultsValue] { store?.storedValues ?? values }
     /// The defaults store, if a handler asked for it.
     var defaultsIfMade: DefaultsStore? { store }
     @usableFromInline var store: DefaultsStore?

@@ -63,6 +63,12 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         self.words = words
     }
 
+    /// Parses the 43-character base64url text given as UTF-8 bytes (a cookie's value as received).
+    public init?(utf8 characters: UnsafeBufferPointer<UInt8>) {
+        guard characters.count == SessionID.textLength, let words = SessionID.decode(characters) else { return nil }
+        self.words = words
+    }
+
     /// The words of 43 base64url characters; `nil` for any other byte or non-zero padding bits.
     private static func decode(_ characters: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)

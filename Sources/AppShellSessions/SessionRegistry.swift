@@ -60,8 +60,18 @@ public final class SessionRegistry: Sendable {
     /// `withSession` without a result: the one the server calls on every request (not generic,
     /// so nothing is looked up at run time across the module boundary).
     public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
+        try enterSession(presented: presentedID.flatMap { SessionID($0) }, body)
+    }
+
+    /// `enterSession(presentedID:)` with the id already parsed (`nil` when none was presented or
+    /// it did not parse).
+    public func enterSession(
+        presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
+    ) throws
+        -> SessionContext
+    {
         let now = clock()
-        if let presentedID = presentedID.flatMap({ SessionID($0) }), let session = try acquire(presentedID, now: now) {
+        if let presentedID, let session = try acquire(presentedID, now: now) {
             defer { session.users.subtract(1, ordering: .relaxed) }
             let context = try session.state.withLock { state -> SessionContext? in
                 // While this request waited for the lock, another may have rotated the id (the
