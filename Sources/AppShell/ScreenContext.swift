@@ -14,7 +14,10 @@ public final class ScreenContext {
     public var defaults: DefaultsStore { root.defaults }
 
     /// The form token of the session (empty outside a request).
-    public var csrfToken: String { root.services?.csrfToken ?? "" }
+    public var csrfToken: String {
+        guard let session = root.session else { return "" }
+        return root.services?.csrfToken(for: session) ?? ""
+    }
 
     /// The URL of a file of the public directory, with its content version for long caching.
     public func assetURL(_ name: String) -> String { root.services?.assetURL(name) ?? "/" + name }
@@ -40,15 +43,14 @@ public final class ScreenContext {
     }
 }
 
-/// What the shell lends the controllers for the length of one request (a value: binding it
-/// costs no allocation on the hot path).
+/// What the shell lends a live app's controllers, given once when the app is first bound. The
+/// shell is unowned: it outlives every request it serves, and it owns the sessions.
 struct ShellServices {
-    let shell: Shell
-    let session: SessionContext
+    unowned let shell: Shell
     let channel: String
 
     /// The token for the session's id as it is now (after a rotation in this request, the new one).
-    var csrfToken: String { shell.tokens.token(for: session.id.bytes) }
+    func csrfToken(for session: SessionContext) -> String { shell.tokens.token(for: session.id.bytes) }
 
     func assetURL(_ name: String) -> String { shell.assets.url(name) }
 

@@ -124,11 +124,8 @@ public final class Shell: Sendable {
         _ shell: ShellSession, _ session: SessionContext, _ body: () throws -> Result
     ) rethrows -> Result {
         shell.root.session = session
-        shell.root.services = ShellServices(shell: self, session: session, channel: shell.channel)
-        defer {
-            shell.root.session = nil
-            shell.root.services = nil
-        }
+        if shell.root.services == nil { shell.root.services = ShellServices(shell: self, channel: shell.channel) }
+        defer { shell.root.session = nil }
         return try body()
     }
 

@@ -141,10 +141,13 @@ extension HTTPServer {
             response.headers.add(name: "Connection", value: "close")
             return response
         }
-        // Handed on as it is made (a request kept in a variable first was copied).
+        // The body moves into the request; the request is handed on as it is made (a request kept
+        // in a variable first was copied).
+        var body: [UInt8] = []
+        swap(&body, &pending.body)
         return answer(
             Request(
-                method: method, target: pending.target, parts: parts, headers: headers, body: pending.body,
+                method: method, target: pending.target, parts: parts, headers: headers, body: body,
                 address: ClientAddress(appshell_mhd_client_address(connection))))
     }
 
