@@ -60,14 +60,14 @@ public struct Router: HTTPResponder {
         // By index: a `for route in routes` loop copies each route it looks at.
         for index in routes.indices {
             guard let parameters = match(routes[index].pattern, request.pathSegments) else { continue }
-            let route = routes[index]
-            if route.method == request.method {
+            if routes[index].method == request.method {
                 // Most routes capture nothing: then the request goes on as it is, not copied.
-                if parameters.isEmpty { return try route.responder.respond(to: request) }
+                if parameters.isEmpty { return try routes[index].responder.respond(to: request) }
                 var routed = request
                 routed.parameters = parameters
-                return try route.responder.respond(to: routed)
+                return try routes[index].responder.respond(to: routed)
             }
+            let route = routes[index]
             if request.method == .head && route.method == .get && headMatch == nil {
                 headMatch = (route, parameters)
             }
