@@ -132,7 +132,7 @@ extension HTTPServer {
             MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }
         let method = HTTPMethod(rawValue: pending.method)
-        let parts: (segments: [String], query: [(name: String, value: String)])
+        let parts: Request.Parts
         do throws(HTTPError) {
             parts = try Request.parse(method: method, target: pending.target)
         } catch {

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellJSON
 import Glibc
 
@@ -44,7 +45,7 @@ public struct Request: Sendable {
     /// A request from parts already checked by `parse(method:target:)`. Not throwing, it is
     /// built where it is used: the server hands it on without a copy.
     init(
-        method: HTTPMethod, target: String, parts: (segments: [String], query: [(name: String, value: String)]),
+        method: HTTPMethod, target: String, parts: Parts,
         headers: HTTPHeaders, body: [UInt8], address: ClientAddress
     ) {
         self.method = method
@@ -58,21 +59,38 @@ public struct Request: Sendable {
 
     /// Checks the method and splits the target into decoded path segments and query pairs;
     /// 400 when either is not valid.
-    static func parse(
-        method: HTTPMethod, target: String
-    ) throws(HTTPError) -> (segments: [String], query: [(name: String, value: String)]) {
+    static func parse(method: HTTPMethod, target: String) throws(HTTPError) -> Parts {
         guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
+        // The few targets every client asks for again and again are split once.
+        let remembered = target.utf8.count <= Request.rememberedTargetLength
+        if remembered, let parts = recentTargets.withLock({ $0[target] }) { return parts }
         var text = target
-        return try text.withUTF8({ Request.parseTarget($0) }).get()
+        let parts = try text.withUTF8({ Request.parseTarget($0) }).get()
+        if remembered {
+            recentTargets.withLock { recent in
+                if recent.count >= Request.rememberedTargets { recent.removeAll(keepingCapacity: true) }
+                recent[target] = parts
+            }
+        }
+        return parts
     }
+
+    /// A target's decoded path segments and query pairs.
+    typealias Parts = (segments: [String], query: [(name: String, value: String)])
+
+    /// Targets up to this many bytes have their parts remembered, at most this many at a time
+    /// (the memory is forgotten whole when full, so a flood of distinct targets costs nothing more).
+    private static let rememberedTargetLength = 64
+    private static let rememberedTargets = 64
+    private static let recentTargets = Locked<[String: Parts]>([:])
 
     /// Splits an origin-form target into decoded path segments and query pairs, reading its bytes
     /// once (this runs for every request).
     private static func parseTarget(
         _ bytes: UnsafeBufferPointer<UInt8>
-    ) -> Result<(segments: [String], query: [(name: String, value: String)]), HTTPError> {
+    ) -> Result<Parts, HTTPError> {
         guard bytes.first == UInt8(ascii: "/") else {
             return .failure(.badRequest("the request target must be a path starting with '/'"))
         }
