@@ -39,6 +39,19 @@ import Testing
         #expect(try client.get("/items/42").text == "item 42")
     }
 
+    @Test func manyDistinctTargetsDecodeRightWhileTheRecentOnesAreRemembered() throws {
+        // More targets than are remembered at once, each asked for twice, some with escapes.
+        let live = try LiveServer(responder: Self.makeRouter())
+        let client = live.client()
+        for round in 0..<2 {
+            for n in 0..<150 {
+                let id = n % 3 == 0 ? "caf%C3%A9\(n)" : String(n)
+                let expected = n % 3 == 0 ? "item café\(n)" : "item \(n)"
+                #expect(try client.get("/items/\(id)").text == expected, "round \(round)")
+            }
+        }
+    }
+
     @Test func unknownPathIs404WithJSONMessage() throws {
         let live = try LiveServer(responder: Self.makeRouter())
         let response = try live.client().get("/nowhere")
