@@ -132,11 +132,11 @@ public final class Shell: Sendable {
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
     /// else a new one at the splash. Work that is due (the splash finishing) runs first.
     func live(_ session: SessionContext) -> ShellSession {
+        // A kept app is the common case: the clock is read only for the others.
+        if let kept = session.attachment as? ShellSession { return kept }
         let now = clock()
         let shell: ShellSession
-        if let kept = session.attachment as? ShellSession {
-            shell = kept
-        } else if let startedAt = session.memo {
+        if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
             shell = application.makeSession(defaults: session.defaults, now: startedAt)
         } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),

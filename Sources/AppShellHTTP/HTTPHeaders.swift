@@ -112,20 +112,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Appends a field received from the client.
     mutating func receive(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        let start = received.count
         let counts = (UInt32(truncatingIfNeeded: name.count), UInt32(truncatingIfNeeded: value.count))
-        received.append(contentsOf: repeatElement(0, count: 8 + name.count + value.count))
-        received.withUnsafeMutableBytes { bytes in
-            withUnsafeBytes(of: counts) {
-                bytes.baseAddress!.advanced(by: start).copyMemory(from: $0.baseAddress!, byteCount: 8)
-            }
-            if let source = name.baseAddress {
-                bytes.baseAddress!.advanced(by: start + 8).copyMemory(from: source, byteCount: name.count)
-            }
-            if let source = value.baseAddress {
-                bytes.baseAddress!.advanced(by: start + 8 + name.count).copyMemory(from: source, byteCount: value.count)
-            }
-        }
+        // Three copies of contiguous bytes (an append of repeated zeros took the generic path).
+        withUnsafeBytes(of: counts) { received.append(contentsOf: $0) }
+        received.append(contentsOf: name)
+        received.append(contentsOf: value)
     }
 
     /// Calls `body` with the bytes of each value of the field `name`, in order, until it returns
