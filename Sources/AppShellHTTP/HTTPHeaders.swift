@@ -161,8 +161,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         // Names are usually written as the code that looks them up writes them.
         if lhs == rhs { return true }
         guard lhs.utf8.count == rhs.utf8.count else { return false }
-        for (a, b) in zip(lhs.utf8, rhs.utf8) where a != b && lowercased(a) != lowercased(b) { return false }
-        return true
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in rhs.withUTF8 { equalNames(left, $0) } }
     }
 
     /// ASCII case-insensitive comparison of two field names given as bytes.

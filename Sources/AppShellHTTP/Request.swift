@@ -147,20 +147,9 @@ public struct Request: Sendable {
     /// The value of the cookie `name`, found without building the whole dictionary (the session
     /// cookie is read on every request); the first of a repeated name wins.
     public func cookie(named name: String) -> String? {
-        var wanted = name
-        return wanted.withUTF8 { wanted in
-            var found: String?
-            forEachCookie { cookieName, value in
-                // Names are never empty here (forEachCookie skips those), so both have an address.
-                guard cookieName.count == wanted.count, let name = cookieName.baseAddress,
-                    let want = wanted.baseAddress,
-                    memcmp(name, want, wanted.count) == 0
-                else { return true }
-                found = String(decoding: value, as: UTF8.self)
-                return false
-            }
-            return found
-        }
+        var found: String?
+        withCookie(named: name) { found = String(decoding: $0, as: UTF8.self) }
+        return found
     }
 
     /// Calls `body` with the bytes of the cookie `name`, if there is one, without making a string
@@ -170,6 +159,7 @@ public struct Request: Sendable {
         var wanted = name
         wanted.withUTF8 { wanted in
             forEachCookie { cookieName, value in
+                // Names are never empty here (forEachCookie skips those), so both have an address.
                 guard cookieName.count == wanted.count, let name = cookieName.baseAddress,
                     let want = wanted.baseAddress,
                     memcmp(name, want, wanted.count) == 0

@@ -20,6 +20,11 @@ final class Shard: Sendable {
         let created: Int64
         /// The app's memo (see `SessionContext.memo`).
         let memo: Int64?
+
+        /// Whether it has expired at `now`: never used since it was created, its idle time is its age.
+        func isExpired(at now: Int64, _ configuration: SessionConfiguration) -> Bool {
+            now - created > min(configuration.idleTimeoutSeconds, configuration.absoluteTimeoutSeconds)
+        }
     }
 
     private enum Entry {
@@ -62,7 +67,7 @@ final class Shard: Sendable {
             case nil:
                 return .missing
             case .empty(let empty):
-                if now - empty.created > min(configuration.idleTimeoutSeconds, configuration.absoluteTimeoutSeconds) {
+                if empty.isExpired(at: now, configuration) {
                     map.entries[id] = nil
                     return .expired(stored: false)
                 }
@@ -114,29 +119,25 @@ final class Shard: Sendable {
 
     /// Removes expired sessions nobody uses; returns how many.
     func removeExpired(now: Int64, _ configuration: SessionConfiguration) -> Int {
-        let (expiredHeld, expiredEmpty) = map.withLock { map -> ([Session], Int) in
-            var held: [Session] = []
-            var empty: [SessionID] = []
+        let (retired, removed) = map.withLock { map -> ([Session], Int) in
+            var retired: [Session] = []
+            var gone: [SessionID] = []
             for (id, entry) in map.entries {
                 switch entry {
                 case .held(let session):
                     if session.isExpired(at: now, configuration) && session.users.load(ordering: .relaxed) == 0 {
-                        held.append(session)
-                        empty.append(id)
+                        retired.append(session)
+                        gone.append(id)
                     }
                 case .empty(let session):
-                    if now - session.created
-                        > min(configuration.idleTimeoutSeconds, configuration.absoluteTimeoutSeconds)
-                    {
-                        empty.append(id)
-                    }
+                    if session.isExpired(at: now, configuration) { gone.append(id) }
                 }
             }
-            for id in empty { map.entries[id] = nil }
-            return (held, empty.count)
+            for id in gone { map.entries[id] = nil }
+            return (retired, gone.count)
         }
-        for session in expiredHeld { session.state.withLock { $0.retired = true } }
-        return expiredEmpty
+        for session in retired { session.state.withLock { $0.retired = true } }
+        return removed
     }
 
     private static func insert(_ entry: Entry, id: SessionID, into map: inout Map, capacity: Int) {
