@@ -11,8 +11,11 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// The largest request body accepted; longer bodies get 413 and are never buffered.
     public var maxBodyBytes = 1_048_576
     /// libmicrohttpd's per-connection memory: the request line and headers must fit in it
-    /// (a larger header block gets 431).
-    public var connectionMemoryBytes = 32_768
+    /// (a larger header block gets 431). 16 KiB holds a `Cookie` field of about 7 800 bytes
+    /// (libmicrohttpd keeps the parsed cookies in the same memory) and other fields of about
+    /// 15 600: nginx and Apache allow 8 KiB per field. libmicrohttpd zeroes all of it after every
+    /// request, so it costs time per request as well as memory per connection.
+    public var connectionMemoryBytes = 16_384
     /// Open connections at most, across all clients.
     public var maxConnections = 1024
     /// Open connections at most from one IP address.

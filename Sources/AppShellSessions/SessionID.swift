@@ -184,6 +184,16 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(words.0)
     }
 
+    /// The hash the standard library's `Dictionary` and `Set` use, without running SipHash over
+    /// the first word: the words come from the kernel's CSPRNG, so they are already uniformly
+    /// spread, and no client can choose the id of a session the server creates (an id that is
+    /// not held is never inserted), so nobody can flood a bucket. Mixing in `seed` keeps each
+    /// table's order its own, as the standard hashing does. (`_rawHashValue(seed:)` is the
+    /// standard library's public, underscored customisation point for exactly this.)
+    public func _rawHashValue(seed: Int) -> Int {
+        Int(truncatingIfNeeded: words.0) ^ seed
+    }
+
     /// The first word, used to pick a registry shard.
     var shardKey: UInt64 { words.0 }
 }

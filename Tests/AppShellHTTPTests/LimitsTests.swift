@@ -86,6 +86,24 @@ import Testing
         #expect(try live.client().get("/ok").status == 200)
     }
 
+    /// The default connection memory (16 KiB) holds a `Cookie` field of 7 000 bytes (nginx and
+    /// Apache allow 8 KiB per field), and another field of 15 000; beyond that the answer is 431
+    /// and the server goes on.
+    @Test func defaultConnectionMemoryHoldsLargeHeaders() throws {
+        let live = try Self.echoServer { $0.connectionMemoryBytes = HTTPServerConfiguration().connectionMemoryBytes }
+        func status(_ name: String, _ bytes: Int) throws -> Int {
+            let value = String(repeating: "v", count: bytes)
+            let response = try live.client().raw(
+                Array("GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\(name): a=\(value)\r\n\r\n".utf8))
+            return Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        #expect(try status("Cookie", 7_000) == 200)
+        #expect(try status("X-Big", 15_000) == 200)
+        #expect(try status("Cookie", 9_000) == 431)
+        #expect(try [400, 431].contains(status("X-Big", 17_000)))
+        #expect(try live.client().get("/ok").status == 200)
+    }
+
     @Test func connectionsPerIPAreCapped() throws {
         let live = try Self.echoServer { $0.maxConnectionsPerIP = 2 }
         let first = live.client()
