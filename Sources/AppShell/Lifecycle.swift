@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellJSON
 
 /// A callback of UIKit's view-controller lifecycle and containment, as the lifecycle log names it.
@@ -35,14 +36,33 @@ public enum TransitionKind: String, Sendable {
 }
 
 /// One entry of a session's lifecycle log.
-public enum LifecycleRecord: Sendable, Equatable {
+public enum LifecycleRecord: Sendable, Hashable {
     /// `screen` received `event`.
     case screen(String, LifecycleEvent)
     /// A transition of `kind` ran its completion.
     case completion(TransitionKind)
 
     /// `{"screen": …, "event": …}` or `{"event": "completion", "transition": …}`.
+    ///
+    /// Every state and snapshot carries a session's last 50 records, and a session has only a few
+    /// different ones (its screens times their events): each different record's JSON is made once
+    /// and shared, so writing the log builds no dictionaries.
     public var json: JSON {
+        if let shared = LifecycleRecord.sharedJSON.withLock({ $0[self] }) { return shared }
+        let json = makeJSON()
+        LifecycleRecord.sharedJSON.withLock { shared in
+            // Bounded: apps with very many screen names start over rather than grow without end.
+            if shared.count >= LifecycleRecord.sharedJSONLimit { shared.removeAll(keepingCapacity: true) }
+            shared[self] = json
+        }
+        return json
+    }
+
+    /// The JSON of the records met so far, at most `sharedJSONLimit` of them.
+    private static let sharedJSON = Locked<[LifecycleRecord: JSON]>([:])
+    private static let sharedJSONLimit = 4096
+
+    private func makeJSON() -> JSON {
         switch self {
         case .screen(let name, let event): return ["screen": .string(name), "event": .string(event.rawValue)]
         case .completion(let kind): return ["event": "completion", "transition": .string(kind.rawValue)]

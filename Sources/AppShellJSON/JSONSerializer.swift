@@ -3,7 +3,7 @@ extension JSON {
     /// same value always gives the same bytes.
     public var serialized: [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(64)
+        output.reserveCapacity(256)
         write(into: &output)
         return output
     }
@@ -14,30 +14,39 @@ extension JSON {
     /// Appends the compact encoding of this value to `output`.
     public func write(into output: inout [UInt8]) {
         switch self {
-        case .null: output.append(contentsOf: "null".utf8)
-        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .null: JSON.append("null", to: &output)
+        case .bool(let value): JSON.append(value ? "true" : "false", to: &output)
+        case .integer(let value): JSON.append(value, to: &output)
         case .double(let value):
             if value.isFinite {
                 output.append(contentsOf: String(value).utf8)
             } else {
-                output.append(contentsOf: "null".utf8)
+                JSON.append("null", to: &output)
             }
         case .string(let value): JSON.writeString(value, into: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
-            for (offset, element) in elements.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(into: &output)
+            for index in elements.indices {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                elements[index].write(into: &output)
             }
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (offset, key) in members.keys.sorted().enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                JSON.writeString(key, into: &output)
-                output.append(UInt8(ascii: ":"))
-                members[key, default: .null].write(into: &output)
+            // The members' positions, sorted by key in memory of the stack: each member is then
+            // read by its position, without hashing its key again.
+            withUnsafeTemporaryAllocation(of: [String: JSON].Index.self, capacity: members.count) { buffer in
+                var order = buffer
+                let (_, filled) = order.initialize(from: members.indices)
+                defer { order.baseAddress?.deinitialize(count: filled) }
+                if filled > 1 { order.sort { members.keys[$0] < members.keys[$1] } }
+                for position in 0..<filled {
+                    if position > 0 { output.append(UInt8(ascii: ",")) }
+                    let member = members[order[position]]
+                    JSON.writeString(member.key, into: &output)
+                    output.append(UInt8(ascii: ":"))
+                    member.value.write(into: &output)
+                }
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -47,22 +56,75 @@ extension JSON {
     /// characters (and `<`, `>`, `&` so the output is also safe inside HTML).
     public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"):
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [
-                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    hex[Int(byte >> 4)], hex[Int(byte & 0x0F)],
-                ])
-            default: output.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            // Runs of bytes that need no escape are copied whole.
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard needsEscape(byte) else { continue }
+                if runStart < index {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                }
+                appendEscape(of: byte, to: &output)
+                runStart = index + 1
             }
+            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `byte` is written escaped: a control character, `"`, `\`, `<`, `>` or `&`.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0..<0x20, UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Appends the escape sequence of `byte` (one that `needsEscape`).
+    private static func appendEscape(of byte: UInt8, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        default:
+            output.append(UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"))
+            output.append(UInt8(ascii: "0"))
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    /// Appends the bytes of a literal.
+    private static func append(_ literal: StaticString, to output: inout [UInt8]) {
+        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends `value` in decimal, without making a string of it.
+    private static func append(_ value: Int, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        // The magnitude as unsigned: `Int.min` has no positive counterpart.
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of UInt64.max
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
     }
 }

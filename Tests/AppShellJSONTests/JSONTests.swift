@@ -75,4 +75,25 @@ import Testing
     @Test func writesNonFiniteNumbersAsNull() {
         #expect(JSON.double(.infinity).serializedString == "null")
     }
+
+    @Test(arguments: [0, 7, -7, 10, 1_000_000, -1_000_000, Int.max, Int.min])
+    func writesIntegersInDecimal(value: Int) {
+        #expect(JSON.integer(value).serializedString == String(value))
+    }
+
+    /// Escapes between, before and after plain runs; bytes above 0x7F and DEL are written as they are.
+    @Test func escapesAtEveryPosition() throws {
+        let text = "\u{00}a\u{1F}bc\t\u{7F}é😀\r>"
+        let written = JSON.string(text).serializedString
+        #expect(written == #""\u0000a\u001fbc\t"# + "\u{7F}é😀" + #"\r\u003e""#)
+        #expect(try JSON(parsing: Array(written.utf8)) == .string(text))
+        #expect(JSON.string("").serializedString == #""""#)
+    }
+
+    @Test func sortsManyKeys() {
+        var members: [String: JSON] = [:]
+        for number in (0..<40).reversed() { members["k\(number)"] = .integer(number) }
+        let expected = members.keys.sorted().map { #""\#($0)":\#(members[$0]!.serializedString)"# }
+        #expect(JSON.object(members).serializedString == "{" + expected.joined(separator: ",") + "}")
+    }
 }
