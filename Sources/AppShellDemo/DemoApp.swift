@@ -62,6 +62,9 @@ public final class DemoApp: Sendable {
                 # HELP appshell_http_requests_in_flight Requests being processed.
                 # TYPE appshell_http_requests_in_flight gauge
                 appshell_http_requests_in_flight \(statistics.inFlight)
+                # HELP appshell_http_connections_open Open client connections.
+                # TYPE appshell_http_connections_open gauge
+                appshell_http_connections_open \(statistics.openConnections)
                 # HELP appshell_sessions_in_memory Sessions held in memory.
                 # TYPE appshell_sessions_in_memory gauge
                 appshell_sessions_in_memory \(sessions.count)

@@ -37,6 +37,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// An empty list with room for `bytes` bytes of received fields.
     init(receivedCapacity bytes: Int) { received.reserveCapacity(bytes) }
 
+    /// The room for received fields, in bytes.
+    var receivedCapacity: Int { received.capacity }
+
+    /// Removes every field, keeping the room of the received ones when no copy shares it.
+    mutating func removeAll() {
+        received.removeAll(keepingCapacity: true)
+        added.removeAll(keepingCapacity: true)
+    }
+
     /// A list from literal pairs, in order (with room for one more, such as a `Set-Cookie`).
     public init(dictionaryLiteral elements: (String, String)...) {
         added.reserveCapacity(elements.count + 1)

@@ -2,10 +2,11 @@ import CMicroHTTPD
 import Glibc
 
 // libmicrohttpd's C callbacks. They cannot capture context: the server comes back through the
-// `cls` pointer (unretained: the server outlives its daemon) and each request's state through
-// `*con_cls` (retained from the request line until the completion callback). Both are used as
-// guaranteed references (`_withUnsafeGuaranteedRef`): something else keeps them alive for the
-// whole call, so no retain and release is spent on them per call.
+// `cls` pointer (unretained: the server outlives its daemon) and each connection's
+// `PendingRequest` through its socket context, which is also each request's `*con_cls` (retained
+// from the connection's start until both its close and its last request's completion). Both are
+// used as guaranteed references (`_withUnsafeGuaranteedRef`): something else keeps them alive for
+// the whole call, so no retain and release is spent on them per call.
 
 /// Decides whether to keep a new connection: not once a graceful shutdown has begun.
 let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
@@ -13,14 +14,44 @@ let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
     return server.draining.load(ordering: .relaxed) ? .NO : .YES
 }
 
-/// Called with the raw request target as soon as the request line is parsed.
-let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, _ in
+/// Called when a connection starts (its `PendingRequest` is made) and when it closes.
+let connectionCallback: MHD_NotifyConnectionCallback = { cls, _, socketContext, event in
+    guard let cls, let socketContext else { return }
+    Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+        switch event {
+        case .CONNECTION_NOTIFY_STARTED:
+            socketContext.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+            server.statistics.connectionCounter.add(1, ordering: .relaxed)
+        case .CONNECTION_NOTIFY_CLOSED:
+            guard let raw = socketContext.pointee else { return }
+            socketContext.pointee = nil
+            let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
+            if pending._withUnsafeGuaranteedRef({ $0.close() }) { server.release(pending) }
+        }
+    }
+}
+
+/// Called with the raw request target as soon as the request line is parsed; returns the
+/// connection's `PendingRequest`, which becomes the request's `*con_cls`.
+let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connection in
     Unmanaged<HTTPServer>.fromOpaque(cls!)._withUnsafeGuaranteedRef { server in
         server.statistics.inFlightCounter.add(1, ordering: .relaxed)
         let target = uri.map { String(cString: $0) } ?? ""
         // The clock is read only for the access log's duration.
-        let pending = PendingRequest(target: target, startMicros: server.log.enabled ? Clock.monotonicMicros() : 0)
-        return Unmanaged.passRetained(pending).toOpaque()
+        let startMicros = server.log.enabled ? Clock.monotonicMicros() : 0
+        guard let raw = connection.flatMap(appshell_mhd_socket_context) else {
+            // Not expected (every connection is reported started): one for this request alone,
+            // released when it completes.
+            let pending = PendingRequest()
+            pending.begin(target: target, startMicros: startMicros)
+            _ = pending.close()
+            server.statistics.connectionCounter.add(1, ordering: .relaxed)
+            return Unmanaged.passRetained(pending).toOpaque()
+        }
+        Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef {
+            $0.begin(target: target, startMicros: startMicros)
+        }
+        return raw
     }
 }
 
@@ -40,15 +71,19 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = {
 let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let cls, let requestContext, let raw = requestContext.pointee else { return }
     requestContext.pointee = nil
-    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeRetainedValue()
+    let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
     Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
-        if pending.status != 0 && server.log.enabled {
-            server.log.request(
-                method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
-                micros: Clock.monotonicMicros() - pending.startMicros)
+        let last = pending._withUnsafeGuaranteedRef { pending in
+            if pending.status != 0 && server.log.enabled {
+                server.log.request(
+                    method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
+                    micros: Clock.monotonicMicros() - pending.startMicros)
+            }
+            server.statistics.completedCounter.add(1, ordering: .relaxed)
+            server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
+            return pending.complete()
         }
-        server.statistics.completedCounter.add(1, ordering: .relaxed)
-        server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
+        if last { server.release(pending) }
     }
 }
 
@@ -85,6 +120,12 @@ private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, val
 }
 
 extension HTTPServer {
+    /// Releases a connection's state for the last time.
+    fileprivate func release(_ pending: Unmanaged<PendingRequest>) {
+        pending.release()
+        statistics.connectionCounter.subtract(1, ordering: .relaxed)
+    }
+
     fileprivate func handle(
         _ connection: OpaquePointer, _ pending: PendingRequest, method: UnsafePointer<CChar>?,
         upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>
@@ -127,8 +168,8 @@ extension HTTPServer {
     }
 
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
-        var headers = HTTPHeaders(receivedCapacity: 256)
-        _ = withUnsafeMutablePointer(to: &headers) {
+        pending.clearHeaders()
+        _ = withUnsafeMutablePointer(to: &pending.headers) {
             MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
         }
         let method = HTTPMethod(rawValue: pending.method)
@@ -147,7 +188,7 @@ extension HTTPServer {
         swap(&body, &pending.body)
         return answer(
             Request(
-                method: method, target: pending.target, parts: parts, headers: headers, body: body,
+                method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
                 address: ClientAddress(appshell_mhd_client_address(connection))))
     }
 

@@ -77,7 +77,8 @@ public final class HTTPServer: Sendable {
                     strict_for_client: 1,
                     accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
                     completed_handler: completedCallback,
-                    uri_log_handler: requestStartedCallback, context: context)
+                    uri_log_handler: requestStartedCallback, connection_handler: connectionCallback,
+                    context: context)
                 return appshell_mhd_start(&settings)
             }
         }

@@ -1,13 +1,17 @@
-/// What the server knows about one request while libmicrohttpd processes it: created from the
-/// raw request target, kept in the connection's `*con_cls`, released when the request completes.
+/// What the server knows about the request in progress on one connection.
+///
+/// One instance per connection, made when libmicrohttpd accepts it (its socket context) and used
+/// again by every request on it (each request's `*con_cls`): a keep-alive connection allocates
+/// nothing per request for it, and the buffer of received header fields keeps its room.
 ///
 /// libmicrohttpd handles a connection on one thread at a time, so one instance is never used by
-/// two threads at once.
+/// two threads at once. It is released when both the connection has closed and its last request
+/// has completed, whichever libmicrohttpd reports last.
 final class PendingRequest: @unchecked Sendable {
     /// The request target exactly as received (before libmicrohttpd unescapes it).
-    let target: String
+    private(set) var target = ""
     /// When the request line arrived, in monotonic microseconds.
-    let startMicros: Int
+    private(set) var startMicros = 0
     /// Whether the access handler has seen the headers (its first call).
     var headersSeen = false
     /// The method, once the headers were seen.
@@ -20,10 +24,51 @@ final class PendingRequest: @unchecked Sendable {
     var status = 0
     /// The body size queued.
     var bytes = 0
+    /// The received header fields, collected again for each request into the same buffer.
+    var headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
 
-    init(target: String, startMicros: Int) {
+    /// Whether a request has begun and not completed.
+    private(set) var inRequest = false
+    /// Whether libmicrohttpd reported the connection closed.
+    private(set) var connectionClosed = false
+
+    /// The room kept for received header fields; a connection that needed much more gets a new,
+    /// small buffer at its next request.
+    private static let headerBytes = 512
+
+    /// Starts the next request on the connection, forgetting everything about the last one.
+    func begin(target: String, startMicros: Int) {
         self.target = target
         self.startMicros = startMicros
+        headersSeen = false
+        method = ""
+        body = []
+        tooLarge = false
+        status = 0
+        bytes = 0
+        inRequest = true
+    }
+
+    /// The received header fields of this request, in the buffer of the earlier ones when no
+    /// request still holds it.
+    func clearHeaders() {
+        if headers.receivedCapacity > 8 * PendingRequest.headerBytes {
+            headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
+        } else {
+            headers.removeAll()
+        }
+    }
+
+    /// The request completed; true when the connection closed before, so this is the last use.
+    func complete() -> Bool {
+        inRequest = false
+        return connectionClosed
+    }
+
+    /// The connection closed; true when no request is in progress, so this is the last use.
+    func close() -> Bool {
+        connectionClosed = true
+        return !inRequest
     }
 
     /// The path part of the target, for the log (still encoded, without the query).

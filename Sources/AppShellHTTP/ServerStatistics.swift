@@ -6,6 +6,8 @@ public final class ServerStatistics: Sendable {
     let inFlightCounter = Atomic<Int>(0)
     /// Requests completed since start.
     let completedCounter = Atomic<Int>(0)
+    /// Connections whose state the server holds.
+    let connectionCounter = Atomic<Int>(0)
 
     /// Fresh counters.
     public init() {}
@@ -14,4 +16,6 @@ public final class ServerStatistics: Sendable {
     public var inFlight: Int { inFlightCounter.load(ordering: .relaxed) }
     /// Requests completed since the server started.
     public var completed: Int { completedCounter.load(ordering: .relaxed) }
+    /// Open connections: from their accept until both their close and their last request's end.
+    public var openConnections: Int { connectionCounter.load(ordering: .relaxed) }
 }

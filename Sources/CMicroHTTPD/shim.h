@@ -37,6 +37,7 @@ struct appshell_mhd_settings {
   MHD_AccessHandlerCallback access_handler;
   MHD_RequestCompletedCallback completed_handler;
   appshell_mhd_uri_log_callback uri_log_handler;
+  MHD_NotifyConnectionCallback connection_handler;
   void *context;
 };
 
@@ -64,6 +65,8 @@ static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_se
                                          (intptr_t)settings->completed_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK,
                                          (intptr_t)settings->uri_log_handler, settings->context};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
+                                         (intptr_t)settings->connection_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
   return MHD_start_daemon(settings->flags, 0, settings->accept_policy, settings->context, settings->access_handler,
                           settings->context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
@@ -80,6 +83,13 @@ static inline unsigned int appshell_mhd_current_connections(struct MHD_Daemon *d
   const union MHD_DaemonInfo *info =
       MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
   return info ? info->num_connections : 0;
+}
+
+/** The connection's socket context (set when libmicrohttpd reported it started), or NULL. */
+static inline void *appshell_mhd_socket_context(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info ? info->socket_context : NULL;
 }
 
 /** The peer's socket address, or NULL. */
