@@ -60,6 +60,21 @@ TARGETS = {
     "cold_start_ms": 150,
 }
 
+
+def appshell_connection_memory():
+    """The connectionMemoryBytes AppShell runs with here: config.json's, else the default."""
+    try:
+        with open(os.path.join(REPO, "config.json")) as f:
+            return int(json.load(f).get("connectionMemoryBytes", 16384))
+    except (OSError, ValueError):
+        return 16384
+
+
+# libmicrohttpd zeroes a connection's memory pool after every request, so its size is a cost per
+# request: the report says which size each side runs with.
+CONNECTION_MEMORY_NOTE = (f"connection memory (zeroed after every request): AppShell {appshell_connection_memory()} B"
+                          " (connectionMemoryBytes), the C reference 32768 B (libmicrohttpd's default)")
+
 SCENARIOS = {
     "a": "GET /api/state, logged-in cookie",
     "b": "GET /api/state, no cookie (new session each)",
@@ -780,6 +795,7 @@ class Bench:
         lines.append(f"medians of {s['rounds']} round(s), AppShell and the C reference interleaved;"
                      " a fresh server per measurement; peak RSS = largest VmRSS sampled every 100 ms"
                      " during warm-up and run")
+        lines.append(CONNECTION_MEMORY_NOTE)
         if m["note"]:
             lines.append("NOTE: " + m["note"])
         lines.append("")
@@ -870,7 +886,8 @@ class Bench:
                          "quick": self.quick, "wrk": f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} --latency",
                          "peak_rss": "largest VmRSS sampled every 100 ms during warm-up and run, fresh server each",
                          "c_reference": "c-baseline PORT pool THREADS 1, COOKIE_NAME=appshell_session,"
-                                        " BODY_BYTES = AppShell's (a) body"},
+                                        " BODY_BYTES = AppShell's (a) body",
+                         "connection_memory": CONNECTION_MEMORY_NOTE},
             "targets": TARGETS,
             "scenarios": table,
             "comparison": self.comparison(table),
