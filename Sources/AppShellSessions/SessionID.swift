@@ -194,6 +194,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         Int(truncatingIfNeeded: words.0) ^ seed
     }
 
-    /// The first word, used to pick a registry shard.
-    var shardKey: UInt64 { words.0 }
+    /// The last word, used to pick a registry shard: not the word the tables hash, or every id of
+    /// a shard would share the low bits that pick a table's bucket.
+    var shardKey: UInt64 { words.3 }
 }
