@@ -2,7 +2,8 @@
 """`make bench`: AppShell against the C reference server, measured in the same run.
 
 Builds AppShell (release) and the C reference (../shared/bench/c-baseline), then measures with wrk
-on loopback (keep-alive, -t2 -c64, after a warm-up), the server and wrk pinned to different cores:
+on loopback (keep-alive, 64 connections, one wrk thread per core wrk has, after a warm-up), the
+server and wrk pinned to different cores:
 
   (a) GET /api/state with a logged-in session's cookie
   (b) GET /api/state without a cookie (a new session per request)
@@ -44,7 +45,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
 LOGS = os.path.join(OUT, "logs")
 COOKIE = "appshell_session"
-WRK_THREADS = 2
 WRK_CONNECTIONS = 64
 ACTION_SESSIONS = 64
 IDLE_SESSIONS = 100_000
@@ -271,6 +271,10 @@ class Machine:
         else:
             self.server_cpus = self.load_cpus = self.cpus
             self.pinned = False
+        # One wrk thread per core wrk runs on: two threads on one core take turns in slices of the
+        # scheduler (milliseconds), and a response that arrives while its thread waits for its turn
+        # counts that wait as latency — p99 then measured wrk's scheduling, not the server.
+        self.wrk_threads = max(1, len(self.load_cpus))
         self.note = None
         if len(self.cpus) < 2:
             self.note = f"only {len(self.cpus)} core: server and wrk share it (not pinned)"
@@ -304,6 +308,7 @@ class Machine:
             "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
             "server_cpus": self.server_cpus,
             "wrk_cpus": self.load_cpus,
+            "wrk_threads": self.wrk_threads,
             "pinned": self.pinned,
             "note": self.note,
         }
@@ -508,7 +513,7 @@ class Bench:
 
     def wrk(self, port, path, seconds, headers=(), script=None):
         command = self.machine.load_prefix() + [
-            "wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s", "--latency",
+            "wrk", f"-t{self.machine.wrk_threads}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s", "--latency",
             "-s", script or self.report_lua]
         for header in headers:
             command += ["-H", header]
@@ -564,7 +569,7 @@ class Bench:
                 cookies = [self.login(port) for _ in range(ACTION_SESSIONS)]
                 script = self.lua("actions.lua", ACTIONS_LUA % {
                     "cookies": ", ".join(json.dumps(c) for c in cookies),
-                    "cookie_name": COOKIE, "threads": WRK_THREADS} + REPORT_LUA)
+                    "cookie_name": COOKIE, "threads": self.machine.wrk_threads} + REPORT_LUA)
             result = self.measure(server, port, path, headers, script)
             if scenario == "e":
                 extra["screens_after"] = self.screens(port, cookies)
@@ -790,7 +795,7 @@ class Bench:
         lines.append(f"AppShell benchmark — {report['date']} — {m['arch']}, {m['nproc']} cores ({m['cpu_model']})")
         pin = (f"server on CPU {','.join(map(str, m['server_cpus']))} (APPSHELL_THREADS={len(m['server_cpus'])}),"
                f" wrk on CPU {','.join(map(str, m['wrk_cpus']))}") if m["pinned"] else m["note"]
-        lines.append(f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{s['duration_s']}s --latency, keep-alive, loopback,"
+        lines.append(f"wrk -t{m['wrk_threads']} -c{WRK_CONNECTIONS} -d{s['duration_s']}s --latency, keep-alive, loopback,"
                      f" {s['warmup_s']} s warm-up; {pin}")
         lines.append(f"medians of {s['rounds']} round(s), AppShell and the C reference interleaved;"
                      " a fresh server per measurement; peak RSS = largest VmRSS sampled every 100 ms"
@@ -883,7 +888,7 @@ class Bench:
             "machine": self.machine.describe(),
             "appshell": {"binary": self.appshell, "commit": git_commit()},
             "settings": {"duration_s": self.duration, "warmup_s": self.warmup, "rounds": self.rounds,
-                         "quick": self.quick, "wrk": f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} --latency",
+                         "quick": self.quick, "wrk": f"wrk -t{self.machine.wrk_threads} -c{WRK_CONNECTIONS} --latency",
                          "peak_rss": "largest VmRSS sampled every 100 ms during warm-up and run, fresh server each",
                          "c_reference": "c-baseline PORT pool THREADS 1, COOKIE_NAME=appshell_session,"
                                         " BODY_BYTES = AppShell's (a) body",
