@@ -16,7 +16,7 @@ by round (medians). Then the memory per idle session, the RSS after 100k and 1M 
 (bounded by the session cap) and the cold start to the first 200. Prints a table and writes it as
 JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C.
 
-Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 3),
+Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 5),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), BENCH_SHARED (the shared folder,
 default: the repository's sibling `shared`), SWIFT (the swift command).
@@ -418,7 +418,7 @@ class Bench:
         self.quick = os.environ.get("BENCH_QUICK", "") not in ("", "0")
         self.duration = int(env_number("BENCH_DURATION", 2 if self.quick else 10, float))
         self.warmup = int(env_number("BENCH_WARMUP", 1 if self.quick else 2, float))
-        self.rounds = int(env_number("BENCH_ROUNDS", 1 if self.quick else 3, int))
+        self.rounds = int(env_number("BENCH_ROUNDS", 1 if self.quick else 5, int))
         self.machine = Machine()
         self.shared = os.environ.get("BENCH_SHARED") or os.path.join(os.path.dirname(REPO), "shared")
         self.appshell = os.environ.get("BENCH_APPSHELL_BINARY")
