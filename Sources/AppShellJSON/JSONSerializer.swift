@@ -33,8 +33,8 @@ extension JSON {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            // The members' positions, sorted by key in memory of the stack: each member is then
-            // read by its position, without hashing its key again.
+            // The members' positions, sorted by key in stack memory: each member is then read by
+            // its position, without hashing its key again.
             withUnsafeTemporaryAllocation(of: [String: JSON].Index.self, capacity: members.count) { buffer in
                 var order = buffer
                 let (_, filled) = order.initialize(from: members.indices)

@@ -78,13 +78,6 @@ static inline uint16_t appshell_mhd_bound_port(struct MHD_Daemon *daemon) {
   return info ? info->port : 0;
 }
 
-/** The number of open connections, or 0 when unknown. */
-static inline unsigned int appshell_mhd_current_connections(struct MHD_Daemon *daemon) {
-  const union MHD_DaemonInfo *info =
-      MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-  return info ? info->num_connections : 0;
-}
-
 /** The connection's socket context (set when libmicrohttpd reported it started), or NULL. */
 static inline void *appshell_mhd_socket_context(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info =
