@@ -49,8 +49,8 @@ final class PendingRequest: @unchecked Sendable {
         inRequest = true
     }
 
-    /// The received header fields of this request, in the buffer of the earlier ones when no
-    /// request still holds it.
+    /// Empties the header fields for the next request: the buffer is kept when no earlier request
+    /// still holds it, and replaced by a small one when a request had grown it past 4 KiB.
     func clearHeaders() {
         if headers.receivedCapacity > 8 * PendingRequest.headerBytes {
             headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
