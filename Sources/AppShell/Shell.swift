@@ -157,11 +157,13 @@ public final class Shell: Sendable {
         _ shell: ShellSession, _ session: SessionContext, publishing: Bool, subscribing opened: [EventStream] = []
     ) {
         let rotated = session.id != session.originalID
-        guard rotated || publishing || !opened.isEmpty || events.hasListeners(shell.channel) else { return }
+        guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
         session.afterCommit { [self] in
             if rotated { events.endStreams(of: shell.channel, notOpenedWith: session.id) }
             if publishing { withBound(shell, session) { publishState(shell, session) } }
-            for stream in opened { events.subscribe(stream, to: shell.channel, openedWith: session.id) }
+            for stream in opened {
+                events.subscribe(stream, to: shell.channel, openedWith: session.id, count: shell.streamCount)
+            }
         }
         session.afterRollback { [self] in events.endStreams(of: shell.channel) }
     }

@@ -1,6 +1,16 @@
 import AppShellConcurrency
 import AppShellHTTP
 import AppShellSessions
+import Synchronization
+
+/// How many streams an app has subscribed, readable without `ShellEvents`' lock (a request asks
+/// it on the hot path: does anyone listen?).
+final class StreamCount: Sendable {
+    let value = Atomic<Int>(0)
+
+    /// Whether a stream is subscribed (or was, and is not yet known to be gone).
+    var isPositive: Bool { value.load(ordering: .relaxed) > 0 }
+}
 
 /// The open event streams of each live app (`ShellSession.channel`): state changes and
 /// notifications are sent to every page a session has open.
@@ -25,6 +35,8 @@ public final class ShellEvents: Sendable {
         let key: ObjectIdentifier
         /// The session id the stream was opened with.
         let sessionID: SessionID
+        /// The app's count, decremented when the subscriber leaves the hub.
+        let count: StreamCount
 
         var isLive: Bool { stream?.isOpen ?? false }
     }
@@ -49,45 +61,53 @@ public final class ShellEvents: Sendable {
     /// Whether `channel` may have one stream more.
     func hasRoom(_ channel: String) -> Bool {
         channels.withLock { channels in
-            channels[channel]?.removeAll { !$0.isLive }
+            Self.remove(from: &channels, channel) { !$0.isLive }
             return (channels[channel]?.count ?? 0) < maxStreamsPerSession
         }
     }
 
-    /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes.
-    func subscribe(_ stream: EventStream, to channel: String, openedWith sessionID: SessionID) {
+    /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes; `count`
+    /// counts the app's streams.
+    func subscribe(_ stream: EventStream, to channel: String, openedWith sessionID: SessionID, count: StreamCount) {
         let key = ObjectIdentifier(stream)
+        count.value.add(1, ordering: .relaxed)
         channels.withLock {
-            $0[channel, default: []].append(Subscriber(stream: stream, key: key, sessionID: sessionID))
+            $0[channel, default: []].append(Subscriber(stream: stream, key: key, sessionID: sessionID, count: count))
         }
         // The handler holds the key, not the stream: a stream never sent can be freed.
-        stream.onClose { [weak self] in self?.remove(key, from: channel) }
+        stream.onClose { [weak self] in
+            self?.channels.withLock { Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
+        }
     }
 
-    private func remove(_ key: ObjectIdentifier, from channel: String) {
-        channels.withLock { channels in
-            channels[channel]?.removeAll { $0.key == key || $0.stream == nil }
-            if channels[channel]?.isEmpty == true { channels[channel] = nil }
+    /// Removes the subscribers of `channel` that `leaves` picks, and counts them out; returns them.
+    @discardableResult
+    private static func remove(
+        from channels: inout [String: [Subscriber]], _ channel: String, where leaves: (Subscriber) -> Bool
+    ) -> [Subscriber] {
+        guard let subscribers = channels[channel] else { return [] }
+        var kept: [Subscriber] = []
+        var gone: [Subscriber] = []
+        // One look at each: a stream may close meanwhile, and must land on exactly one side.
+        for subscriber in subscribers {
+            if leaves(subscriber) { gone.append(subscriber) } else { kept.append(subscriber) }
         }
+        guard !gone.isEmpty else { return [] }
+        channels[channel] = kept.isEmpty ? nil : kept
+        for subscriber in gone { subscriber.count.value.subtract(1, ordering: .relaxed) }
+        return gone
     }
 
     /// Ends the streams of `channel` opened with any id but `current` (after a rotation: the
     /// holders of the old id must see nothing more).
     func endStreams(of channel: String, notOpenedWith current: SessionID) {
-        let ended = channels.withLock { channels -> [EventStream] in
-            guard let subscribers = channels[channel] else { return [] }
-            let (kept, gone) = (
-                subscribers.filter { $0.sessionID == current }, subscribers.filter { $0.sessionID != current }
-            )
-            channels[channel] = kept.isEmpty ? nil : kept
-            return gone.compactMap(\.stream)
-        }
-        for stream in ended { stream.close() }
+        let ended = channels.withLock { Self.remove(from: &$0, channel) { $0.sessionID != current } }
+        for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
     /// Ends every stream of `channel` (its app was dropped; the pages reconnect to the new one).
     func endStreams(of channel: String) {
-        let ended = channels.withLock { $0.removeValue(forKey: channel) ?? [] }
+        let ended = channels.withLock { Self.remove(from: &$0, channel) { _ in true } }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
