@@ -20,7 +20,7 @@ public final class Shell: Sendable {
     /// Runs work with no request (the splash finishing, reminders).
     public let scheduler: ShellScheduler
     /// The open event streams of every live app.
-    public let events = ShellEvents()
+    public let events: ShellEvents
     /// The forms' tokens.
     let tokens: CSRFTokens
     /// The state every new session shows at its first request (see `freshState`).
@@ -36,12 +36,15 @@ public final class Shell: Sendable {
     }
 
     /// A shell serving `application` with the sessions of `registry`; `csrfKey` signs the forms'
-    /// tokens and `assets` versions the page's files.
+    /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
+    /// event streams open.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
+        maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) {
+        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
         self.application = application
         self.registry = registry
         self.cookie = cookie
@@ -135,7 +138,8 @@ public final class Shell: Sendable {
                     // answering them here keeps the live app, which a thrown error would discard.
                     response = .error(error, for: request)
                 }
-                if let made, shell.root.version == advanced, session.storedValues.isEmpty {
+                if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty
+                {
                     // Nothing worth keeping happened to a new session's app: let it go.
                     session.attachment = nil
                     session.memo = made

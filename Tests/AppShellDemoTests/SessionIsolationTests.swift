@@ -85,23 +85,27 @@ import Testing
     /// app, no stream, no store row — and no GET changes a session.
     @Test func cookielessRequestsOnEveryRouteCostAMapEntry() throws {
         let (app, live) = try ShellAPITests.start(splashDelay: 60_000)
+        func expectNothingHeld(after route: String) throws {
+            #expect(app.sessions.heldCount == 0, "cookieless requests to \(route) made session objects")
+            #expect(try app.sessions.backend.count() == 0, "cookieless requests to \(route) wrote to the store")
+        }
+        for path in ["/", "/login", "/main", "/?launch=notification", "/api/state", "/nowhere"] {
+            for _ in 0..<5 { _ = try live.client().get(path, headers: [("Accept", "text/html")]) }
+            try expectNothingHeld(after: path)
+        }
+        for _ in 0..<5 { #expect(try live.client().postForm("/actions", "action=logout").status == 403) }
+        try expectNothingHeld(after: "POST /actions")
+        for _ in 0..<5 { #expect(try ShellAPITests.act(live.client(), "logout").status == 409) }
+        try expectNothingHeld(after: "POST /api/actions")
         for _ in 0..<5 {
-            for path in ["/", "/login", "/main", "/?launch=notification", "/api/state", "/nowhere"] {
-                let client = live.client()
-                _ = try client.get(path, headers: [("Accept", "text/html")])
-            }
-            let form = live.client()
-            #expect(try form.postForm("/actions", "action=logout").status == 403)
-            let api = live.client()
-            #expect(try ShellAPITests.act(api, "logout").status == 409)
             let (stream, head) = try Self.openStream(live.port, cookie: nil)
             #expect(head.hasPrefix("HTTP/1.1 200"))
             let body = try stream.read(through: Self.streamEnd)
             #expect(body.contains("\"screen\":\"splash\""))
         }
-        #expect(app.sessions.heldCount == 0, "cookieless requests made session objects")
-        #expect(try app.sessions.backend.count() == 0, "cookieless requests wrote to the store")
+        try expectNothingHeld(after: "/api/events")
         #expect(app.shell.events.count == 0)
+        #expect(app.sessions.count == 40, "each cookieless request costs one map entry")
     }
 
     /// `GET /?launch=notification` changes nothing: it leads to the current page, which carries the
