@@ -163,7 +163,11 @@ public final class Shell: Sendable {
         let rotated = session.id != session.originalID
         guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
         session.afterCommit { [self] in
-            if rotated { events.endStreams(of: shell.channel, notOpenedWith: session.id) }
+            if rotated {
+                events.endStreams(of: shell.channel, notOpenedWith: session.id)
+                // Work already scheduled names the old id: schedule it again under the new one.
+                scheduleDueWork(shell, id: session.id, afterRotation: true)
+            }
             if publishing { withBound(shell, session) { publishState(shell, session) } }
             for stream in opened {
                 events.subscribe(stream, to: shell.channel, openedWith: session.id, count: shell.streamCount)
@@ -211,11 +215,17 @@ public final class Shell: Sendable {
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
     func advance(_ shell: ShellSession, _ session: SessionContext) {
         shell.coordinator.advance(now: clock())
-        if !session.isNew, let deadline = shell.coordinator.nextDeadline, shell.scheduled != deadline {
-            shell.scheduled = deadline
-            let id = session.id
-            scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
+        if !session.isNew { scheduleDueWork(shell, id: session.id) }
+    }
+
+    /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
+    /// and id: work scheduled for an id that was rotated since finds nothing to do).
+    func scheduleDueWork(_ shell: ShellSession, id: SessionID, afterRotation: Bool = false) {
+        guard let deadline = shell.coordinator.nextDeadline, afterRotation || shell.scheduled != deadline else {
+            return
         }
+        shell.scheduled = deadline
+        scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
     }
 
     /// Due work of a session, run by the scheduler under the session's lock as a request would be.
