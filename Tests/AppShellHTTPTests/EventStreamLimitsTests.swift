@@ -74,6 +74,9 @@ import Testing
         #expect(try refused.read(through: "}").contains("{\"error\":\"too many open event streams"))
         let refusedStream = try #require(opened.withLock { $0.count == 5 ? $0.last : nil })
         #expect(!refusedStream.isOpen)
+        let refusedEnded = Locked(false)
+        refusedStream.onClose { refusedEnded.withLock { $0 = true } }
+        #expect(refusedEnded.withLock { $0 })  // it has ended: whatever subscribed it let it go
         #expect(live.server.openEventStreams == 4)
         // Ordinary requests still get through.
         let client = live.client()
