@@ -43,7 +43,7 @@ public final class EventStream: Sendable {
     }
 
     /// The backlog of a stream not yet handed to a server (the server's limit applies from then).
-    static let defaultBacklogBytes = 262_144
+    static let defaultBacklogBytes = 65_536
 
     private let state = Locked(State())
 

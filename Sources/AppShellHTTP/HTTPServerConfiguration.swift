@@ -39,7 +39,7 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// The bytes an event stream may hold queued for a client that does not read them; a stream
     /// that falls further behind is ended and its connection closed (an `EventSource` reconnects
     /// with `Last-Event-ID` and gets the current state).
-    public var eventStreamBacklogBytes = 262_144
+    public var eventStreamBacklogBytes = 65_536
 
     /// The defaults.
     public init() {}

@@ -12,7 +12,7 @@ import Testing
         #expect(defaults.server.maxEventStreams == 768)
         #expect(defaults.server.maxEventStreams * 4 <= defaults.server.maxConnections * 3)
         #expect(defaults.server.maxEventStreamsPerIP == 64)
-        #expect(defaults.server.eventStreamBacklogBytes == 262_144)
+        #expect(defaults.server.eventStreamBacklogBytes == 65_536)
     }
 
     @Test func variablesSetThem() throws {
