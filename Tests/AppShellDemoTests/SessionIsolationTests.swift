@@ -152,7 +152,7 @@ import Testing
         /// Writes a file until the disk is full.
         func fill() {
             let file = path + "/filler"
-            FileManager.default.createFile(atPath: file, contents: nil)
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
             let handle = FileHandle(forWritingAtPath: file)!
             let block = Data(count: 4096)
             while (try? handle.write(contentsOf: block)) != nil {}
