@@ -75,11 +75,14 @@ public struct ActionError: Error, Sendable, Equatable {
     public let status: Int
     /// What was wrong, in words for the user.
     public let message: String
+    /// When to try again (`Retry-After`, for 429 and 503), in seconds.
+    public let retryAfterSeconds: Int?
 
-    /// An error answering `status` with `message`.
-    public init(status: Int, _ message: String) {
+    /// An error answering `status` with `message` (and `Retry-After` when `retryAfterSeconds` is given).
+    public init(status: Int, _ message: String, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }
 

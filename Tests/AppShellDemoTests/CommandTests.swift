@@ -76,7 +76,7 @@ import Testing
         let finished = DispatchSemaphore(value: 0)
         let answer = Locked("")
         let head =
-            "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
+            "POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
         let connection = try RawConnection(port: port)
         try connection.send(head)
         usleep(200_000)
@@ -106,5 +106,15 @@ import Testing
         #expect(message.contains(path))
         #expect(message.split(separator: "\n").count == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+}
+
+extension CommandTests {
+    @Test func aMalformedHostExitsWithStatus2AndOneLine() throws {
+        let running = try Self.run(environment: ["APPSHELL_HOST": "127.0.0.256", "APPSHELL_PORT": "0"])
+        #expect(running.waitForExit() == 2)
+        let message = running.errorText
+        #expect(message.hasPrefix("appshell: configuration error: environment: APPSHELL_HOST must be"))
+        #expect(message.split(separator: "\n").count == 1)
     }
 }
