@@ -48,7 +48,8 @@ public struct ScreenAction: Sendable {
     public let name: String
     /// Everything else the request sent, e.g. `username` and `password`.
     public let parameters: [String: JSON]
-    /// The client's IP address (for rate limits).
+    /// The client's IP address (for rate limits): `Request.clientAddress`, the forwarded one
+    /// behind a trusted proxy.
     public let clientAddress: String
 
     /// An action with its parameters.

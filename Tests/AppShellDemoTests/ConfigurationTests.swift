@@ -168,3 +168,32 @@ extension ConfigurationTests {
         #expect(idle?.contains("APPSHELL_IDLE_TIMEOUT_SECONDS") == true)
     }
 }
+
+extension ConfigurationTests {
+    @Test func listsComeAsJSONArraysOrCommaSeparatedVariables() throws {
+        let defaults = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        #expect(defaults.server.allowedHosts.entries == [])
+        #expect(defaults.server.trustedProxies.isEmpty)
+        #expect(defaults.server.idleTimeoutSeconds == 30)
+        #expect(defaults.maxConcurrentPasswordChecks >= 1)
+        let path = try Self.write(
+            #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AppConfiguration.load(path: path, required: true, environment: [:])
+        #expect(file.server.allowedHosts.entries == ["app.example.com", ".example.org"])
+        #expect(file.server.trustedProxies.entries == ["10.0.0.0/8"])
+        let environment = try AppConfiguration.load(
+            path: path, required: true,
+            environment: [
+                "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
+                "APPSHELL_MAX_CONCURRENT_PASSWORD_CHECKS": "3",
+            ])
+        #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
+        #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
+        #expect(environment.maxConcurrentPasswordChecks == 3)
+        let empty = try AppConfiguration.load(
+            path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
+        #expect(empty.server.allowedHosts.entries == [])
+        #expect(empty.server.trustedProxies.isEmpty)
+    }
+}
