@@ -21,9 +21,47 @@ public struct AllowedHosts: Sendable, Equatable {
         case subdomains([UInt8])
     }
 
-    private let patterns: [Pattern]
+    /// How a span of `names` matches.
+    private enum Kind: UInt8, Sendable {
+        case name, domain, subdomains
+    }
+
+    /// One pattern as a range of the table's names: a trivial value.
+    private struct Span: Sendable, Equatable {
+        let start: Int
+        let count: Int
+        let kind: Kind
+    }
+
+    /// The patterns, in memory that never changes once made: one reference for the struct to
+    /// carry (the check runs on every request, and each reference a copy carries is a retain).
+    private final class Table: @unchecked Sendable {
+        // @unchecked: written only in init, read-only after.
+        let entries: [String]
+        /// Every pattern's lowercased name, one after another.
+        let names: UnsafeMutableBufferPointer<UInt8>
+        let spans: UnsafeMutableBufferPointer<Span>
+
+        init(entries: [String], names: [UInt8], spans: [Span]) {
+            self.entries = entries
+            self.names = .allocate(capacity: max(1, names.count))
+            _ = self.names.initialize(from: names)
+            self.spans = .allocate(capacity: max(1, spans.count))
+            _ = self.spans.initialize(from: spans)
+        }
+
+        deinit {
+            names.deallocate()
+            spans.deallocate()
+        }
+    }
+
+    private let table: Table
     /// The configured entries (the loopback names are served besides them).
-    public let entries: [String]
+    public var entries: [String] { table.entries }
+
+    /// Whether both serve the same entries.
+    public static func == (lhs: AllowedHosts, rhs: AllowedHosts) -> Bool { lhs.entries == rhs.entries }
 
     /// The names always served.
     public static let loopbackNames = ["localhost", "127.0.0.1", "[::1]"]
@@ -32,8 +70,19 @@ public struct AllowedHosts: Sendable, Equatable {
     public static let loopback = AllowedHosts(validated: [])
 
     private init(validated entries: [String]) {
-        self.entries = entries
-        patterns = (AllowedHosts.loopbackNames + entries).compactMap(AllowedHosts.parse)
+        var names: [UInt8] = []
+        var spans: [Span] = []
+        for pattern in (AllowedHosts.loopbackNames + entries).compactMap(AllowedHosts.parse) {
+            let (kind, name): (Kind, [UInt8])
+            switch pattern {
+            case .name(let bytes): (kind, name) = (.name, bytes)
+            case .domain(let bytes): (kind, name) = (.domain, bytes)
+            case .subdomains(let bytes): (kind, name) = (.subdomains, bytes)
+            }
+            spans.append(Span(start: names.count, count: name.count, kind: kind))
+            names.append(contentsOf: name)
+        }
+        table = Table(entries: entries, names: names, spans: spans)
     }
 
     /// The loopback names, IP addresses and `entries`; throws naming the first entry that is not
@@ -91,18 +140,24 @@ public struct AllowedHosts: Sendable, Equatable {
                 guard let authority = AllowedHosts.authority(ofAbsolute: target) else {
                     return .badRequest("the request target must be a path or an http(s) URL with a host")
                 }
-                return refusal(forHost: authority)
+                return serves(authority) ? nil : misdirected(authority)
             }
         }
         var count = 0
-        var found: HTTPError?
+        var served = true
         request.headers.forEachValue(named: "Host") { value in
             count += 1
-            if count == 1 { found = refusal(forHost: value) }
+            if count == 1 { served = serves(value) }
             return true
         }
         if count > 1 { return .badRequest("the request has more than one Host header") }
-        return found
+        if served { return nil }
+        var refusal: HTTPError?
+        request.headers.forEachValue(named: "Host") { value in
+            refusal = misdirected(value)
+            return false
+        }
+        return refusal
     }
 
     /// The authority of an `http://` or `https://` target, without userinfo (refused: `nil`).
@@ -124,41 +179,36 @@ public struct AllowedHosts: Sendable, Equatable {
         return end > start ? UnsafeBufferPointer(rebasing: target[start..<end]) : nil
     }
 
-    /// Why a request for `value` (a `Host` field: host and optional port) is refused, or `nil`.
-    private func refusal(forHost value: UnsafeBufferPointer<UInt8>) -> HTTPError? {
+    /// Whether a request for `value` (a `Host` field: host and optional port) is served.
+    private func serves(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
         // An empty Host is what a client sends for a target without authority: nothing to check.
-        guard !value.isEmpty else { return nil }
-        var end = value.count
-        if value[0] == UInt8(ascii: "[") {
+        guard let bytes = value.baseAddress, value.count > 0 else { return true }
+        let count = value.count
+        // The host ends where the port (`:` and digits) begins: after `]` for an IPv6 literal,
+        // else at the last `:`.
+        var end = count
+        if bytes[0] == UInt8(ascii: "[") {
             var close = 1
-            while close < value.count && value[close] != UInt8(ascii: "]") { close += 1 }
-            guard close < value.count, AllowedHosts.isPort(value, from: close + 1) else { return misdirected(value) }
+            while close < count && bytes[close] != UInt8(ascii: "]") { close += 1 }
+            guard close < count else { return false }
             end = close + 1
-        } else {
-            var colon = value.count
-            for index in 0..<value.count where value[index] == UInt8(ascii: ":") { colon = index }
-            if colon < value.count {
-                guard AllowedHosts.isPort(value, from: colon) else { return misdirected(value) }
-                end = colon
+            if end < count {
+                guard bytes[end] == UInt8(ascii: ":") else { return false }
+                for index in (end + 1)..<count where bytes[index] < 0x30 || bytes[index] > 0x39 { return false }
             }
+        } else {
+            var index = count - 1
+            while index > 0 && bytes[index] >= 0x30 && bytes[index] <= 0x39 { index -= 1 }
+            if bytes[index] == UInt8(ascii: ":") { end = index }
         }
-        if end > 1 && value[end - 1] == UInt8(ascii: ".") { end -= 1 }
-        let host = UnsafeBufferPointer(rebasing: value[0..<end])
-        guard !host.isEmpty else { return misdirected(value) }
-        for pattern in patterns where AllowedHosts.matches(pattern, host) { return nil }
-        if host[0] == UInt8(ascii: "[") {
-            if IPAddress(UnsafeBufferPointer(rebasing: host[1..<(host.count - 1)])) != nil { return nil }
-        } else if host.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= 0x30 && $0 <= 0x39) }), IPAddress(host) != nil {
-            return nil
+        if end > 1 && bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        guard end > 0 else { return false }
+        let host = UnsafeBufferPointer(start: bytes, count: end)
+        if matchesAnyPattern(host) { return true }
+        if bytes[0] == UInt8(ascii: "[") {
+            return end > 2 && IPAddress(UnsafeBufferPointer(start: bytes + 1, count: end - 2)) != nil
         }
-        return misdirected(value)
-    }
-
-    /// Whether `value[from...]` is empty or `:` and digits.
-    private static func isPort(_ value: UnsafeBufferPointer<UInt8>, from: Int) -> Bool {
-        guard from < value.count else { return true }
-        guard value[from] == UInt8(ascii: ":") else { return false }
-        return value[(from + 1)...].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        return host.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= 0x30 && $0 <= 0x39) }) && IPAddress(host) != nil
     }
 
     private func misdirected(_ value: UnsafeBufferPointer<UInt8>) -> HTTPError {
@@ -169,32 +219,47 @@ public struct AllowedHosts: Sendable, Equatable {
             "this server does not serve the host \"\(shown)\"; its operator can add it to allowedHosts")
     }
 
-    private static func matches(_ pattern: Pattern, _ host: UnsafeBufferPointer<UInt8>) -> Bool {
-        switch pattern {
-        case .name(let name):
-            return equalIgnoringCase(host, name[...])
-        case .domain(let name):
-            return equalIgnoringCase(host, name[...]) || isUnder(host, name)
-        case .subdomains(let name):
-            return isUnder(host, name)
+    /// Whether `host` matches one of the patterns.
+    private func matchesAnyPattern(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let names = UnsafePointer(table.names.baseAddress) else { return false }
+        for span in table.spans {
+            let name = UnsafeBufferPointer(start: names + span.start, count: span.count)
+            switch span.kind {
+            case .name:
+                if AllowedHosts.equalIgnoringCase(host, name) { return true }
+            case .domain:
+                if AllowedHosts.equalIgnoringCase(host, name) || AllowedHosts.isUnder(host, name) { return true }
+            case .subdomains:
+                if AllowedHosts.isUnder(host, name) { return true }
+            }
         }
+        return false
     }
 
     /// Whether `host` ends with `.` and `name`, with at least one byte before the dot.
-    private static func isUnder(_ host: UnsafeBufferPointer<UInt8>, _ name: [UInt8]) -> Bool {
+    private static func isUnder(_ host: UnsafeBufferPointer<UInt8>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard host.count > name.count + 1 else { return false }
         let dot = host.count - name.count - 1
-        return host[dot] == UInt8(ascii: ".")
-            && equalIgnoringCase(UnsafeBufferPointer(rebasing: host[(dot + 1)...]), name[...])
+        guard let base = host.baseAddress, base[dot] == UInt8(ascii: ".") else { return false }
+        return equalIgnoringCase(UnsafeBufferPointer(start: base + dot + 1, count: name.count), name)
     }
 
     /// ASCII case-insensitive comparison; `lowercase` is already lowercase.
-    private static func equalIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: ArraySlice<UInt8>) -> Bool {
-        guard bytes.count == lowercase.count else { return false }
-        var index = lowercase.startIndex
-        for byte in bytes {
-            let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-            if lowered != lowercase[index] { return false }
+    private static func equalIgnoringCase(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        guard bytes.count == lowercase.count, let left = bytes.baseAddress, let right = lowercase.baseAddress else {
+            return bytes.count == lowercase.count
+        }
+        var index = 0
+        while index < bytes.count {
+            let byte = left[index]
+            // Clients nearly always send the name in lowercase: fold only on a difference.
+            if byte != right[index] {
+                guard byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == right[index] else {
+                    return false
+                }
+            }
             index += 1
         }
         return true

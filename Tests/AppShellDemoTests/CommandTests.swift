@@ -110,6 +110,15 @@ import Testing
 }
 
 extension CommandTests {
+    @Test func anIdleTimeoutOf0ExitsWithStatus2AndOneLine() throws {
+        let running = try Self.run(environment: ["APPSHELL_IDLE_TIMEOUT_SECONDS": "0", "APPSHELL_PORT": "0"])
+        #expect(running.waitForExit() == 2)
+        #expect(
+            running.errorText
+                == "appshell: configuration error: environment: APPSHELL_IDLE_TIMEOUT_SECONDS must be an integer from 1 to 86400, got 0\n"
+        )
+    }
+
     @Test func aMalformedHostExitsWithStatus2AndOneLine() throws {
         let running = try Self.run(environment: ["APPSHELL_HOST": "127.0.0.256", "APPSHELL_PORT": "0"])
         #expect(running.waitForExit() == 2)
