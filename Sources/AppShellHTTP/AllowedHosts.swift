@@ -44,15 +44,22 @@ public struct AllowedHosts: Sendable, Equatable {
 
         init(entries: [String], names: [UInt8], spans: [Span]) {
             self.entries = entries
-            self.names = .allocate(capacity: max(1, names.count))
-            _ = self.names.initialize(from: names)
-            self.spans = .allocate(capacity: max(1, spans.count))
-            _ = self.spans.initialize(from: spans)
+            self.names = Table.copy(names)
+            self.spans = Table.copy(spans)
+        }
+
+        /// `elements` in new memory of exactly their count (a buffer of none has no memory).
+        private static func copy<Element>(_ elements: [Element]) -> UnsafeMutableBufferPointer<Element> {
+            guard !elements.isEmpty else { return UnsafeMutableBufferPointer(start: nil, count: 0) }
+            let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: elements.count)
+            _ = buffer.initialize(from: elements)
+            return buffer
         }
 
         deinit {
-            names.deallocate()
-            spans.deallocate()
+            // Both element types are trivial: nothing to deinitialize.
+            if names.baseAddress != nil { names.deallocate() }
+            if spans.baseAddress != nil { spans.deallocate() }
         }
     }
 
