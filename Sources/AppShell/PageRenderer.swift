@@ -48,7 +48,8 @@ public struct ScreenAction: Sendable {
     public let name: String
     /// Everything else the request sent, e.g. `username` and `password`.
     public let parameters: [String: JSON]
-    /// The client's IP address (for rate limits).
+    /// The client's IP address (for rate limits): `Request.clientAddress`, the forwarded one
+    /// behind a trusted proxy.
     public let clientAddress: String
 
     /// An action with its parameters.
@@ -75,11 +76,14 @@ public struct ActionError: Error, Sendable, Equatable {
     public let status: Int
     /// What was wrong, in words for the user.
     public let message: String
+    /// When to try again (`Retry-After`, for 429 and 503), in seconds.
+    public let retryAfterSeconds: Int?
 
-    /// An error answering `status` with `message`.
-    public init(status: Int, _ message: String) {
+    /// An error answering `status` with `message` (and `Retry-After` when `retryAfterSeconds` is given).
+    public init(status: Int, _ message: String, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }
 

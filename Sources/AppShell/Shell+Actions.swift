@@ -20,7 +20,11 @@ extension Shell {
                 (wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
                 .objectValue ?? [:]
             answer["error"] = .string(error.message)
-            return .json(.object(answer), status: HTTPStatus(rawValue: error.status))
+            var response = Response.json(.object(answer), status: HTTPStatus(rawValue: error.status))
+            if let seconds = error.retryAfterSeconds {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
         }
         return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
     }
@@ -64,15 +68,19 @@ extension Shell {
             let known = application.knownActions.sorted().joined(separator: ", ")
             throw HTTPError.badRequest("unknown action \"\(name)\"; known actions: \(known)")
         }
-        return ScreenAction(name: name, parameters: parameters, clientAddress: request.remoteAddress)
+        return ScreenAction(name: name, parameters: parameters, clientAddress: request.clientAddress)
     }
 
     /// A state-changing request whose `Origin` is another site is refused (403): a page elsewhere
-    /// must not act for the user. Requests without `Origin` (curl) pass.
+    /// must not act for the user. Requests without `Origin` (curl) pass. The `Host` this compares
+    /// with is one the server serves (the HTTP layer's allowed hosts refused any other before
+    /// this runs): comparing with `Host` alone does not stop DNS rebinding. Hosts compare
+    /// case-insensitively, as browsers lowercase the origin they send.
     func checkOrigin(_ request: Request) throws {
         guard let origin = request.headers["Origin"] else { return }
-        let host = request.headers["Host"] ?? ""
-        guard !host.isEmpty, origin == "http://" + host || origin == "https://" + host else {
+        let host = (request.headers["Host"] ?? "").lowercased()
+        let sent = origin.lowercased()
+        guard !host.isEmpty, sent == "http://" + host || sent == "https://" + host else {
             throw HTTPError(.forbidden, "requests from \(origin) are not accepted")
         }
     }

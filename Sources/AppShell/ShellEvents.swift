@@ -76,7 +76,7 @@ public final class ShellEvents: Sendable {
         }
         // The handler holds the key, not the stream: a stream never sent can be freed.
         stream.onClose { [weak self] in
-            self?.channels.withLock { Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
+            _ = self?.channels.withLock { Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
         }
     }
 

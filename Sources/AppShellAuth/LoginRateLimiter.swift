@@ -69,6 +69,23 @@ public final class LoginRateLimiter: Sendable {
         }
     }
 
+    /// Seconds until none of `keys` is blocked any more; 0 when none is blocked now.
+    public func secondsUntilUnblocked(keys: [String]) -> Int64 {
+        let now = clock()
+        return state.withLock { state in
+            prune(&state, now: now)
+            var longest: Int64 = 0
+            for key in keys {
+                guard let entry = state.entries[key] else { continue }
+                let recent = entry.failures.filter { isRecent($0, now: now) }
+                guard recent.count >= maxFailures else { continue }
+                // Unblocked once the oldest failure that still counts leaves the window.
+                longest = max(longest, recent[recent.count - maxFailures] + window - now)
+            }
+            return longest
+        }
+    }
+
     /// Counts one failed attempt against each of `keys` (a key given twice counts once).
     public func recordFailure(keys: [String]) {
         let now = clock()

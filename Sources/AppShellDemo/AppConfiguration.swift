@@ -28,6 +28,8 @@ public struct AppConfiguration: Sendable, Equatable {
     public var reminderDelayMilliseconds = 5000
     /// Who can log in: username → Argon2id hash (none by default; config.json ships `demo`).
     public var users: [String: String] = [:]
+    /// How many password checks (64 MiB and ~65 ms of a core each) may run at once.
+    public var maxConcurrentPasswordChecks = DemoEnvironment.processorCount
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {
@@ -84,8 +86,10 @@ public struct AppConfiguration: Sendable, Equatable {
             }
             let value: JSON
             switch key.kind {
-            case .string, .token, .choice:
+            case .string, .token, .choice, .address:
                 value = .string(text)
+            case .hostList, .proxyList:
+                value = AppConfiguration.list(fromEnvironment: text)
             case .users:
                 guard let parsed = try? JSON(parsing: text) else {
                     throw ConfigurationError("environment: \(variable) must be JSON: \(key.kind.expectation)")
@@ -107,6 +111,19 @@ public struct AppConfiguration: Sendable, Equatable {
             }
             try key.apply(value, &self, "environment: \(variable)")
         }
+    }
+
+    /// A list variable: a JSON array, or entries separated by commas (spaces around them ignored).
+    private static func list(fromEnvironment text: String) -> JSON {
+        if text.hasPrefix("["), let parsed = try? JSON(parsing: text) { return parsed }
+        let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return .array(entries.map { .string($0) })
+    }
+
+    /// Whether the server is bound to a loopback address (reachable only from this machine).
+    public var bindsLoopback: Bool {
+        let host = server.host
+        return host.hasPrefix("127.") || host == "::1" || host.lowercased().hasPrefix("::ffff:127.")
     }
 
     private static func suggestion(for name: String) -> String {

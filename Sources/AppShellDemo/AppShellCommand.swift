@@ -83,6 +83,11 @@ public enum AppShellCommand {
             AccessLog.error("cannot start: \(error)")
             return 1
         }
+        if !configuration.bindsLoopback && configuration.server.allowedHosts.entries.isEmpty {
+            AccessLog.error(
+                "warning: \"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
+                    + "are served (others get 421); list the names clients use")
+        }
         app.sessions.startSweeper()
         app.shell.startScheduler()
         let host =

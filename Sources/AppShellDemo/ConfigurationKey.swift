@@ -2,6 +2,7 @@ import AppShell
 import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
+import Glibc
 
 /// One configuration key: its name in config.json, its environment variable, its type and range,
 /// and where its value goes.
@@ -14,6 +15,20 @@ struct ConfigurationKey: Sendable {
         case integer(ClosedRange<Int>)
         case boolean
         case users
+        /// An IPv4 or IPv6 address literal (what a socket can bind).
+        case address
+        /// An array of allowed host names (`AllowedHosts`).
+        case hostList
+        /// An array of proxy addresses or CIDR ranges (`TrustedProxies`).
+        case proxyList
+
+        /// Whether the value is an array of strings checked one by one.
+        var isList: Bool {
+            switch self {
+            case .hostList, .proxyList: return true
+            default: return false
+            }
+        }
 
         /// What a value must be, for error messages.
         var expectation: String {
@@ -26,6 +41,10 @@ struct ConfigurationKey: Sendable {
             case .users:
                 return "an array of {\"username\": non-empty string, \"passwordHash\": Argon2id hash from "
                     + "`appshell hash-password`} with distinct usernames"
+            case .address: return "an IPv4 or IPv6 address literal such as 127.0.0.1, 0.0.0.0, ::1 or :: (no brackets)"
+            case .hostList:
+                return "an array of host names (no port), IP addresses, or .example.com / *.example.com patterns"
+            case .proxyList: return "an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8"
             }
         }
     }
@@ -68,13 +87,21 @@ struct ConfigurationKey: Sendable {
         case (.integer(let range), .integer(let number)): valid = range.contains(number)
         case (.boolean, .bool): valid = true
         case (.users, .array(let entries)): valid = ConfigurationKey.parseUsers(entries) != nil
+        case (.address, .string(let text)): valid = ConfigurationKey.isAddressLiteral(text)
+        case (.hostList, .array(let entries)), (.proxyList, .array(let entries)):
+            valid = ConfigurationKey.firstInvalidEntry(entries, kind) == nil
         default: valid = false
         }
         guard valid else {
-            let shown: String
+            var shown: String
             switch value {
             case .string, .integer, .bool, .double: shown = value.serializedString
             default: shown = value.typeDescription
+            }
+            if case .array(let entries) = value, kind.isList,
+                let entry = ConfigurationKey.firstInvalidEntry(entries, kind)
+            {
+                shown = entry.stringValue == nil ? entry.typeDescription : entry.serializedString
             }
             throw ConfigurationError("\(origin) must be \(kind.expectation), got \(shown)")
         }
@@ -83,6 +110,28 @@ struct ConfigurationKey: Sendable {
 }
 
 extension ConfigurationKey {
+    /// Whether `text` is an IPv4 or IPv6 literal a socket can bind.
+    static func isAddressLiteral(_ text: String) -> Bool {
+        var ipv4 = in_addr()
+        var ipv6 = in6_addr()
+        return inet_pton(AF_INET, text, &ipv4) == 1 || inet_pton(AF_INET6, text, &ipv6) == 1
+    }
+
+    /// The first entry of a host or proxy list that is not a valid one; `nil` when all are.
+    static func firstInvalidEntry(_ entries: [JSON], _ kind: Kind) -> JSON? {
+        entries.first { entry in
+            guard let text = entry.stringValue else { return true }
+            switch kind {
+            case .hostList: return (try? AllowedHosts([text])) == nil
+            case .proxyList: return (try? TrustedProxies([text])) == nil
+            default: return true
+            }
+        }
+    }
+
+    /// The strings of a list already checked by `apply`.
+    static func strings(_ value: JSON) -> [String] { value.arrayValue?.compactMap(\.stringValue) ?? [] }
+
     /// Username → hash from the `users` array; `nil` when an entry is malformed or repeated.
     static func parseUsers(_ entries: [JSON]) -> [String: String]? {
         var users: [String: String] = [:]
@@ -100,7 +149,7 @@ extension ConfigurationKey {
 extension AppConfiguration {
     /// Every key `appshell` accepts, in the order the README lists them.
     static let keys: [ConfigurationKey] = [
-        ConfigurationKey("host", .string, "address to bind (IPv4 or IPv6 literal)") {
+        ConfigurationKey("host", .address, "address to bind (IPv4 or IPv6 literal)") {
             $1.server.host = $0.stringValue!
         },
         ConfigurationKey("port", .integer(0...65535), "TCP port; 0 picks a free one") {
@@ -129,7 +178,7 @@ extension AppConfiguration {
         {
             $1.server.maxConnectionsPerIP = $0.integerValue!
         },
-        ConfigurationKey("idleTimeoutSeconds", .integer(0...86_400), "idle connection timeout; 0: none") {
+        ConfigurationKey("idleTimeoutSeconds", .integer(1...86_400), "idle connection timeout") {
             $1.server.idleTimeoutSeconds = $0.integerValue!
         },
         ConfigurationKey("shutdownTimeoutSeconds", .integer(0...3600), "grace period for in-flight requests on SIGTERM")
@@ -182,5 +231,14 @@ extension AppConfiguration {
             "eventStreamBacklogBytes", .integer(1024...1_073_741_824),
             "bytes an event stream may hold for a client that does not read; beyond, the stream is ended"
         ) { $1.server.eventStreamBacklogBytes = $0.integerValue! },
+        ConfigurationKey("allowedHosts", .hostList, "host names served besides loopback names and IP addresses") {
+            $1.server.allowedHosts = (try? AllowedHosts(ConfigurationKey.strings($0))) ?? .loopback
+        },
+        ConfigurationKey("trustedProxies", .proxyList, "proxies whose X-Forwarded-For gives the client address") {
+            $1.server.trustedProxies = (try? TrustedProxies(ConfigurationKey.strings($0))) ?? .none
+        },
+        ConfigurationKey("maxConcurrentPasswordChecks", .integer(1...1024), "password checks running at once") {
+            $1.maxConcurrentPasswordChecks = $0.integerValue!
+        },
     ]
 }

@@ -33,7 +33,8 @@ public final class DemoApp: Sendable {
         cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
         environment = DemoEnvironment(
             users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
-            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds))
+            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
+            passwordChecks: PasswordCheckSlots(count: configuration.maxConcurrentPasswordChecks))
         let key: [UInt8]
         switch configuration.store {
         case .memory: key = CSRFTokens.randomKey()

@@ -1,4 +1,5 @@
 import AppShell
+import AppShellAuth
 import AppShellJSON
 import AppShellSessions
 
@@ -8,7 +9,8 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
     private let root: RootController
     private let environment: DemoEnvironment
     private let screen: LoginScreen
-    /// Failures are also counted per session; this key names the session to the limiter.
+    /// Failures are also counted per session; this key names the session to the throttle. (The
+    /// coordinator lives as long as the session's login flow; its id is not reachable from here.)
     private let limiterKey = "session:" + SessionID.random().text
     /// Called after a successful login.
     var onLogin: () -> Void = {}
@@ -37,16 +39,25 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         guard let username = action.string("username"), let password = action.string("password") else {
             throw ActionError(status: 400, "login needs \"username\" and \"password\" strings")
         }
-        let keys = [limiterKey, "ip:" + action.clientAddress]
-        guard !environment.limiter.isBlocked(keys: keys) else {
-            throw ActionError(status: 429, "Too many failed logins. Try again in a minute.")
+        let attempt = LoginThrottle.Attempt(
+            sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
+        let wait = environment.throttle.secondsUntilAllowed(attempt)
+        guard wait == 0 else {
+            self.screen.message = "Too many failed logins. Try again in a minute."
+            throw ActionError(
+                status: 429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
-        guard environment.authenticate(username: username, password: password) else {
-            environment.limiter.recordFailure(keys: keys)
+        guard let valid = environment.authenticate(username: username, password: password) else {
+            self.screen.message = "The server is busy. Try again in a moment."
+            throw ActionError(
+                status: 503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        }
+        guard valid else {
+            environment.throttle.recordFailure(attempt)
             self.screen.message = "Wrong username or password."
             throw ActionError(status: 401, "Wrong username or password.")
         }
-        environment.limiter.reset(keys: [limiterKey])
+        environment.throttle.recordSuccess(attempt)
         let defaults = root.defaults
         defaults.set(true, forKey: "isLogin")
         defaults.set(username, forKey: "username")

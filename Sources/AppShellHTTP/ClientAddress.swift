@@ -30,6 +30,20 @@ struct ClientAddress: Sendable {
     /// An address given as text (requests made in tests).
     init(text: String) { storage = .text(text) }
 
+    /// The address `address`, IPv4 ones (mapped) written as IPv4.
+    init(_ address: IPAddress) {
+        storage = address.isIPv4 ? .ipv4(address.ipv4) : .ipv6(address.ipv6)
+    }
+
+    /// The address in binary form; `nil` for an empty or unparsable one.
+    var ipAddress: IPAddress? {
+        switch storage {
+        case .ipv4(let raw): return IPAddress(raw)
+        case .ipv6(let raw): return IPAddress(raw)
+        case .text(let text): return IPAddress(text)
+        }
+    }
+
     /// The address as text, e.g. `127.0.0.1` or `::1`.
     var text: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)

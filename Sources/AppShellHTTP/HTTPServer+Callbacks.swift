@@ -186,14 +186,17 @@ extension HTTPServer {
         // in a variable first was copied).
         var body: [UInt8] = []
         swap(&body, &pending.body)
+        let peer = ClientAddress(appshell_mhd_client_address(connection))
         return answer(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
-                address: ClientAddress(appshell_mhd_client_address(connection))))
+                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers)))
     }
 
-    /// The responder's answer to `request`, or the error it threw as a response.
+    /// The responder's answer to `request`, or the error it threw as a response. A request for a
+    /// host the server does not serve never reaches the responder.
     private func answer(_ request: Request) -> Response {
+        if let refusal = configuration.allowedHosts.refusal(for: request) { return .error(refusal, for: request) }
         do {
             return try responder.respond(to: request)
         } catch let error as HTTPError {

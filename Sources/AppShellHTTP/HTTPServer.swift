@@ -74,7 +74,7 @@ public final class HTTPServer: Sendable {
                     flags: flags, address: address, thread_pool_size: UInt32(config.threads),
                     connection_limit: UInt32(config.maxConnections),
                     per_ip_connection_limit: UInt32(config.maxConnectionsPerIP),
-                    connection_timeout_seconds: UInt32(config.idleTimeoutSeconds),
+                    connection_timeout_seconds: UInt32(max(1, config.idleTimeoutSeconds)),
                     connection_memory_limit: config.connectionMemoryBytes, listen_backlog: 1024,
                     strict_for_client: 1,
                     accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,

@@ -20,8 +20,13 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var maxConnections = 1024
     /// Open connections at most from one IP address.
     public var maxConnectionsPerIP = 256
-    /// Seconds a connection may sit idle before it is closed.
+    /// Seconds a connection may sit idle before it is closed. libmicrohttpd reads 0 as "never",
+    /// which would let a slow client hold a connection for ever: the server uses at least 1.
     public var idleTimeoutSeconds = 30
+    /// The host names requests may name; any other gets 421 before the responder runs.
+    public var allowedHosts = AllowedHosts.loopback
+    /// The proxies whose `X-Forwarded-For` gives `Request.clientAddress` (none by default).
+    public var trustedProxies = TrustedProxies.none
     /// Seconds a graceful shutdown waits for in-flight requests before closing them.
     public var shutdownTimeoutSeconds = 10
     /// Whether each request writes a JSON access-log line to standard output.

@@ -31,6 +31,8 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let conflict = HTTPStatus(rawValue: 409)
     /// 413 Content Too Large.
     public static let contentTooLarge = HTTPStatus(rawValue: 413)
+    /// 421 Misdirected Request: the server does not serve the host the request names.
+    public static let misdirectedRequest = HTTPStatus(rawValue: 421)
     /// 415 Unsupported Media Type.
     public static let unsupportedMediaType = HTTPStatus(rawValue: 415)
     /// 429 Too Many Requests.

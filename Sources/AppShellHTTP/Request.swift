@@ -17,9 +17,14 @@ public struct Request: Sendable {
     public let headers: HTTPHeaders
     /// The body bytes (empty when there is none); never longer than the configured limit.
     public let body: [UInt8]
-    /// The client's IP address as text, e.g. `127.0.0.1` (formatted only when asked for).
+    /// The peer's IP address as text, e.g. `127.0.0.1` (formatted only when asked for): the
+    /// reverse proxy's, behind one. Key anything per client on `clientAddress` instead.
     public var remoteAddress: String { address.text }
     private let address: ClientAddress
+    /// The client's IP address as text: the peer's, or behind a trusted proxy the address its
+    /// `X-Forwarded-For` gives (see `TrustedProxies`). Never taken from an untrusted peer's header.
+    public var clientAddress: String { client.text }
+    private let client: ClientAddress
     /// Values a router captured from `:name` segments of the matched route.
     public internal(set) var parameters: [String: String] = [:]
 
@@ -46,13 +51,14 @@ public struct Request: Sendable {
     /// built where it is used: the server hands it on without a copy.
     init(
         method: HTTPMethod, target: String, parts: Parts,
-        headers: HTTPHeaders, body: [UInt8], address: ClientAddress
+        headers: HTTPHeaders, body: [UInt8], address: ClientAddress, client: ClientAddress? = nil
     ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.address = address
+        self.client = client ?? address
         pathSegments = parts.segments
         queryItems = parts.query
     }

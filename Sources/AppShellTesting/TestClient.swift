@@ -16,11 +16,12 @@ public final class TestClient: @unchecked Sendable {
     public init(port: Int) { self.port = port }
 
     /// Sends a request on the kept-alive connection (opening one when needed) and reads the
-    /// response. `Host`, `Content-Length` and the jar's cookies are added.
+    /// response. `Host` (unless `headers` has one), `Content-Length` and the jar's cookies are added.
     public func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws -> TestResponse {
-        var lines = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        var lines = "\(method) \(target) HTTP/1.1\r\n"
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { lines += "Host: 127.0.0.1:\(port)\r\n" }
         for (name, value) in headers { lines += "\(name): \(value)\r\n" }
         if !cookies.isEmpty {
             lines +=

@@ -76,7 +76,7 @@ import Testing
         let finished = DispatchSemaphore(value: 0)
         let answer = Locked("")
         let head =
-            "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
+            "POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
         let connection = try RawConnection(port: port)
         try connection.send(head)
         usleep(200_000)
@@ -106,5 +106,75 @@ import Testing
         #expect(message.contains(path))
         #expect(message.split(separator: "\n").count == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+}
+
+extension CommandTests {
+    @Test func anIdleTimeoutOf0ExitsWithStatus2AndOneLine() throws {
+        let running = try Self.run(environment: ["APPSHELL_IDLE_TIMEOUT_SECONDS": "0", "APPSHELL_PORT": "0"])
+        #expect(running.waitForExit() == 2)
+        #expect(
+            running.errorText
+                == "appshell: configuration error: environment: APPSHELL_IDLE_TIMEOUT_SECONDS must be an integer from 1 to 86400, got 0\n"
+        )
+    }
+
+    @Test func aMalformedHostExitsWithStatus2AndOneLine() throws {
+        let running = try Self.run(environment: ["APPSHELL_HOST": "127.0.0.256", "APPSHELL_PORT": "0"])
+        #expect(running.waitForExit() == 2)
+        let message = running.errorText
+        #expect(message.hasPrefix("appshell: configuration error: environment: APPSHELL_HOST must be"))
+        #expect(message.split(separator: "\n").count == 1)
+    }
+}
+
+extension CommandTests {
+    @Test func aMalformedAllowedHostExitsWithStatus2AndOneLine() throws {
+        let running = try Self.run(environment: [
+            "APPSHELL_ALLOWED_HOSTS": "app.example.com, bad host", "APPSHELL_PORT": "0",
+        ])
+        #expect(running.waitForExit() == 2)
+        #expect(
+            running.errorText
+                == "appshell: configuration error: environment: APPSHELL_ALLOWED_HOSTS must be an array of host names "
+                + "(no port), IP addresses, or .example.com / *.example.com patterns, got \"bad host\"\n")
+    }
+
+    @Test func aMalformedTrustedProxyExitsWithStatus2() throws {
+        let running = try Self.run(environment: [
+            "APPSHELL_TRUSTED_PROXIES": "10.0.0.0/8,proxy.local", "APPSHELL_PORT": "0",
+        ])
+        #expect(running.waitForExit() == 2)
+        #expect(
+            running.errorText.hasSuffix(
+                "APPSHELL_TRUSTED_PROXIES must be an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8, got \"proxy.local\"\n"
+            ))
+    }
+
+    @Test func onAllInterfacesWithoutAllowedHostsOnlyLoopbackNamesAndAddressesAreServed() throws {
+        let running = try Self.run(environment: ["APPSHELL_HOST": "0.0.0.0", "APPSHELL_PORT": "0"])
+        let port = try running.port()
+        let client = TestClient(port: port)
+        #expect(try client.get("/healthz", headers: [("Host", "localhost:\(port)")]).status == 200)
+        #expect(try client.get("/healthz", headers: [("Host", "10.1.2.3:\(port)")]).status == 200)
+        #expect(try client.get("/healthz", headers: [("Host", "rebound.example:\(port)")]).status == 421)
+        // The image's health check: HTTP/1.0 without Host.
+        #expect(try client.raw(Array("GET /healthz HTTP/1.0\r\n\r\n".utf8)).contains(#"{"status":"ok"}"#))
+        running.terminate()
+        #expect(running.waitForExit() == 0)
+        #expect(running.errorText.hasPrefix("appshell: warning: \"allowedHosts\" is empty"))
+    }
+
+    @Test func configuredAllowedHostsAreServed() throws {
+        let running = try Self.run(environment: [
+            "APPSHELL_HOST": "0.0.0.0", "APPSHELL_PORT": "0", "APPSHELL_ALLOWED_HOSTS": "app.example.com",
+        ])
+        let port = try running.port()
+        let client = TestClient(port: port)
+        #expect(try client.get("/healthz", headers: [("Host", "app.example.com")]).status == 200)
+        #expect(try client.get("/healthz", headers: [("Host", "other.example.com")]).status == 421)
+        running.terminate()
+        #expect(running.waitForExit() == 0)
+        #expect(running.errorText.isEmpty)
     }
 }

@@ -79,7 +79,39 @@ import Testing
         (#"{"port": 80.5}"#, #""port" must be an integer from 0 to 65535, got 80.5"#),
         (#"{"port": 70000}"#, #""port" must be an integer from 0 to 65535, got 70000"#),
         (#"{"accessLog": "yes"}"#, #""accessLog" must be true or false, got "yes""#),
-        (#"{"host": ""}"#, #""host" must be a non-empty string, got """#),
+        (
+            #"{"host": ""}"#,
+            #""host" must be an IPv4 or IPv6 address literal such as 127.0.0.1, 0.0.0.0, ::1 or :: (no brackets), got """#
+        ),
+        (
+            #"{"host": "localhost"}"#,
+            #""host" must be an IPv4 or IPv6 address literal such as 127.0.0.1, 0.0.0.0, ::1 or :: (no brackets), got "localhost""#
+        ),
+        (#"{"idleTimeoutSeconds": 0}"#, #""idleTimeoutSeconds" must be an integer from 1 to 86400, got 0"#),
+        (
+            #"{"allowedHosts": ["app.example.com", "exa mple.com"]}"#,
+            #""allowedHosts" must be an array of host names (no port), IP addresses, or .example.com / *.example.com patterns, got "exa mple.com""#
+        ),
+        (
+            #"{"allowedHosts": ["app.example.com:443"]}"#,
+            #""allowedHosts" must be an array of host names (no port), IP addresses, or .example.com / *.example.com patterns, got "app.example.com:443""#
+        ),
+        (
+            #"{"allowedHosts": "app.example.com"}"#,
+            #""allowedHosts" must be an array of host names (no port), IP addresses, or .example.com / *.example.com patterns, got "app.example.com""#
+        ),
+        (
+            #"{"trustedProxies": ["10.0.0.0/33"]}"#,
+            #""trustedProxies" must be an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8, got "10.0.0.0/33""#
+        ),
+        (
+            #"{"trustedProxies": [1]}"#,
+            #""trustedProxies" must be an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8, got an integer"#
+        ),
+        (
+            #"{"maxConcurrentPasswordChecks": 0}"#,
+            #""maxConcurrentPasswordChecks" must be an integer from 1 to 1024, got 0"#
+        ),
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
@@ -119,5 +151,49 @@ import Testing
             _ = try AppConfiguration.load(path: "/nonexistent/config.json", required: true, environment: [:])
         }
         #expect(message == "/nonexistent/config.json: cannot be read (missing or not permitted)")
+    }
+}
+
+extension ConfigurationTests {
+    @Test func hostAndIdleTimeoutAreCheckedWhenLoaded() {
+        let host = Self.message {
+            _ = try AppConfiguration.load(
+                path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_HOST": "localhost"])
+        }
+        #expect(host?.contains("APPSHELL_HOST") == true)
+        let idle = Self.message {
+            _ = try AppConfiguration.load(
+                path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_IDLE_TIMEOUT_SECONDS": "0"])
+        }
+        #expect(idle?.contains("APPSHELL_IDLE_TIMEOUT_SECONDS") == true)
+    }
+}
+
+extension ConfigurationTests {
+    @Test func listsComeAsJSONArraysOrCommaSeparatedVariables() throws {
+        let defaults = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        #expect(defaults.server.allowedHosts.entries == [])
+        #expect(defaults.server.trustedProxies.isEmpty)
+        #expect(defaults.server.idleTimeoutSeconds == 30)
+        #expect(defaults.maxConcurrentPasswordChecks >= 1)
+        let path = try Self.write(
+            #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AppConfiguration.load(path: path, required: true, environment: [:])
+        #expect(file.server.allowedHosts.entries == ["app.example.com", ".example.org"])
+        #expect(file.server.trustedProxies.entries == ["10.0.0.0/8"])
+        let environment = try AppConfiguration.load(
+            path: path, required: true,
+            environment: [
+                "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
+                "APPSHELL_MAX_CONCURRENT_PASSWORD_CHECKS": "3",
+            ])
+        #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
+        #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
+        #expect(environment.maxConcurrentPasswordChecks == 3)
+        let empty = try AppConfiguration.load(
+            path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
+        #expect(empty.server.allowedHosts.entries == [])
+        #expect(empty.server.trustedProxies.isEmpty)
     }
 }

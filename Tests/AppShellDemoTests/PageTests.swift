@@ -185,7 +185,7 @@ import Testing
         let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let version = try #require(try client.get("/api/state").json["version"]?.integerValue)
         let events = try RawConnection(port: live.port)
-        try events.send("GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n")
+        try events.send("GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\n\r\n")
         let first = try events.read(through: "\r\n\r\n")
         #expect(first.contains("text/event-stream"))
         let initial = try events.read(through: "}\n\n")
@@ -209,7 +209,8 @@ import Testing
         let version = try #require(try client.get("/api/state").json["version"]?.integerValue)
         let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let events = try RawConnection(port: live.port)
-        try events.send("GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\nLast-Event-ID: \(version)\r\n\r\n")
+        try events.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nLast-Event-ID: \(version)\r\n\r\n")
         _ = try events.read(through: "\r\n\r\n")
         _ = try client.postJSON("/api/actions", #"{"action": "launch", "source": "notification"}"#)
         let next = try events.read(through: "}\n\n")

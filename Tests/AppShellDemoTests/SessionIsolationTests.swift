@@ -21,7 +21,7 @@ import Testing
     static func openStream(_ port: Int, cookie: String?) throws -> (RawConnection, String) {
         let stream = try RawConnection(port: port)
         let cookieLine = cookie.map { "Cookie: \($0)\r\n" } ?? ""
-        try stream.send("GET /api/events HTTP/1.1\r\nHost: x\r\n\(cookieLine)\r\n")
+        try stream.send("GET /api/events HTTP/1.1\r\nHost: localhost\r\n\(cookieLine)\r\n")
         return (stream, try stream.read(through: "\r\n\r\n"))
     }
 

@@ -19,7 +19,7 @@ import Testing
 
     /// Opens a stream on `connection` and returns the answer's header block.
     static func openStream(_ connection: RawConnection, path: String = "/events") throws -> String {
-        try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
         return try connection.read(through: "\r\n\r\n")
     }
 
@@ -122,13 +122,13 @@ import Testing
     @Test func aHeadOfAStreamRouteSendsHeadersOnly() throws {
         let (live, opened) = try EventStreamTests.start()
         let connection = try RawConnection(port: live.port)
-        try connection.send("HEAD /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("HEAD /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let head = try connection.read(through: "\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200"))
         #expect(head.contains("Content-Type: text/event-stream"))
         #expect(!head.contains("Transfer-Encoding"))
         // The next answer on the connection starts right after the header block: no stray body.
-        try connection.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("GET /ok HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let next = try connection.read(through: "\r\n\r\n")
         #expect(next.hasPrefix("HTTP/1.1 200"), "got \(next.debugDescription)")
         #expect(try connection.read(through: "ok") == "ok")
@@ -172,7 +172,7 @@ import Testing
         // A request still in flight (half its body sent) keeps the shutdown waiting while the
         // streams' clients reopen them.
         let held = try RawConnection(port: port)
-        try held.send("POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
+        try held.send("POST /ok HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\n\r\nab")
         #expect(EventStreamTests.waitFor { live.server.statistics.inFlight == 9 })
         let openedBefore = opened.withLock { $0.count }
         let finished = Locked<Bool?>(nil)

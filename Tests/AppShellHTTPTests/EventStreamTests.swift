@@ -35,7 +35,7 @@ import Testing
     @Test func eventsArriveAsTheyAreSent() throws {
         let (live, opened) = try Self.start()
         let connection = try RawConnection(port: live.port)
-        try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let head = try connection.read(through: "\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200"))
         #expect(head.contains("Content-Type: text/event-stream; charset=utf-8"))
@@ -58,7 +58,7 @@ import Testing
     @Test func heartbeatsKeepTheStreamAliveAndFindGoneClients() throws {
         let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
         var connection: RawConnection? = try RawConnection(port: live.port)
-        try connection?.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection?.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         _ = try connection?.read(through: "\r\n\r\n")
         #expect(try connection?.read(through: ": heartbeat\n\n") != nil)
         let stream = try #require(opened.withLock { $0.first })
@@ -73,7 +73,7 @@ import Testing
     @Test func shutdownEndsOpenStreams() throws {
         let (live, opened) = try Self.start()
         let connection = try RawConnection(port: live.port)
-        try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         _ = try connection.read(through: "\r\n\r\n")
         #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
         #expect(live.stop(timeoutSeconds: 5))
@@ -97,7 +97,7 @@ import Testing
         var connections: [RawConnection] = []
         for _ in 0..<1000 {
             let connection = try RawConnection(port: live.port)
-            try connection.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
             connections.append(connection)
         }
         for connection in connections { _ = try connection.read(through: "\r\n\r\n") }

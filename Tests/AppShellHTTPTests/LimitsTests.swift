@@ -35,31 +35,33 @@ import Testing
         let live = try Self.echoServer()
         // Only the headers are sent: the server must answer without waiting for 10 MB.
         let response = try live.client().raw(
-            Array("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n".utf8))
+            Array("POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000000\r\n\r\n".utf8))
         #expect(response.hasPrefix("HTTP/1.1 413"))
     }
 
     @Test func chunkedOversizedBodyIs413() throws {
         let live = try Self.echoServer()
-        var request = "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        var request =
+            "POST /upload HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         for _ in 0..<4 { request += "200\r\n" + String(repeating: "B", count: 512) + "\r\n" }
         request += "0\r\n\r\n"
         let response = try live.client().raw(Array(request.utf8))
         #expect(response.hasPrefix("HTTP/1.1 413"))
-        var small = "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        var small =
+            "POST /upload HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         small += "10\r\n" + String(repeating: "C", count: 16) + "\r\n0\r\n\r\n"
         #expect(try live.client().raw(Array(small.utf8)).hasSuffix("received 16"))
     }
 
     @Test(arguments: [
-        ("GET / HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: localhost\r\nBad Header Line\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\n\r\n", 400),
         ("GET /\r\n\r\n", 400),
-        ("GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
-        ("G@T /ok HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("GET ok HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+        ("GET / HTTP/1.1 extra\r\nHost: localhost\r\n\r\n", 400),
+        ("G@T /ok HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+        ("GET ok HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+        ("GET / HTTP/9.9\r\nHost: localhost\r\n\r\n", 505),
     ])
     func malformedRequestsAre400AndTheServerKeepsServing(raw: String, expected: Int) throws {
         let live = try Self.echoServer()
@@ -70,7 +72,7 @@ import Testing
 
     /// libmicrohttpd closes the connection without an answer when the request line is not even
     /// `METHOD SP TARGET` (documented in the README); the server must still serve others.
-    @Test(arguments: ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "GET /a b HTTP/1.1\r\nHost: x\r\n\r\n"])
+    @Test(arguments: ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "GET /a b HTTP/1.1\r\nHost: localhost\r\n\r\n"])
     func unparsableRequestLinesAreClosed(raw: String) throws {
         let live = try Self.echoServer()
         #expect(try live.client().raw(Array(raw.utf8)) == "")
@@ -80,7 +82,7 @@ import Testing
     @Test func tooLargeHeaderIs431() throws {
         let live = try Self.echoServer { $0.connectionMemoryBytes = 8192 }
         let big = String(repeating: "v", count: 16_000)
-        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n".utf8))
+        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: localhost\r\nX-Big: \(big)\r\n\r\n".utf8))
         let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
         #expect(status == 431 || status == 400, "answered: \(response.prefix(60))")
         #expect(try live.client().get("/ok").status == 200)
@@ -94,7 +96,7 @@ import Testing
         func status(_ name: String, _ bytes: Int) throws -> Int {
             let value = String(repeating: "v", count: bytes)
             let response = try live.client().raw(
-                Array("GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\(name): a=\(value)\r\n\r\n".utf8))
+                Array("GET /ok HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(name): a=\(value)\r\n\r\n".utf8))
             return Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
         #expect(try status("Cookie", 7_000) == 200)
@@ -147,7 +149,7 @@ import Testing
 
     @Test func idleConnectionsAreClosed() throws {
         let live = try Self.echoServer { $0.idleTimeoutSeconds = 1 }
-        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let response = try live.client().raw(Array("GET /ok HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
         // raw() reads until the server closes: it returns only because the idle timeout fired.
         #expect(response.hasSuffix("ok"))
     }

@@ -1,0 +1,152 @@
+import AppShellConcurrency
+import Glibc
+
+/// The login rate-limiting policy: which failures block which attempts.
+///
+/// Failures are counted, over a sliding window, per key of four kinds; an attempt is refused
+/// (before its password is checked) while any of its keys has reached its limit:
+///
+/// | key | default | stops |
+/// | --- | --- | --- |
+/// | the session | 5 a minute | one browser guessing, whatever its address |
+/// | the username and the client | 5 a minute | one client guessing one account |
+/// | the client | 20 a minute | one client trying many accounts (password spraying) |
+/// | the username, from any client | 20 a minute | many clients guessing one account |
+///
+/// The client is its IP address, an IPv6 address by its /64 (a host picks addresses freely
+/// inside its /64). A client adds at most 5 failures a minute to a username (its own pair
+/// limit), so blocking a username needs several clients at once; and even then the username is
+/// only blocked for clients that have not logged in as that user recently (the last
+/// `knownClientsPerUser` clients that succeeded, for `knownClientSeconds`): the real user's
+/// usual networks keep working while someone else guesses. A success clears the session's and
+/// the pair's failures, never the client's or the username's (else one valid account would
+/// reset the count between guesses at others). Memory is bounded: each limiter tracks at most
+/// `maxTrackedKeys` keys, and clients are remembered only for usernames that logged in.
+public final class LoginThrottle: Sendable {
+    /// The limits: failures allowed per key within `windowSeconds`.
+    public struct Policy: Sendable, Equatable {
+        /// Failures per session.
+        public var perSession = 5
+        /// Failures per (username, client) pair.
+        public var perUsernameAndClient = 5
+        /// Failures per client, whatever the username.
+        public var perClient = 20
+        /// Failures per username from all clients that have not logged in as that user recently.
+        public var perUsername = 20
+        /// The sliding window, in seconds.
+        public var windowSeconds: Int64 = 60
+        /// How many recent clients are remembered per username after a success.
+        public var knownClientsPerUser = 8
+        /// How long a client that logged in stays known for that username, in seconds.
+        public var knownClientSeconds: Int64 = 30 * 86_400
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// One login attempt, named by what it is counted against.
+    public struct Attempt: Sendable {
+        let session: String
+        let pair: String
+        let client: String
+        let username: String
+
+        /// An attempt by `sessionKey` (any string naming the session) from `clientAddress`
+        /// (IPv4 or IPv6 text) to log in as `username`.
+        public init(sessionKey: String, username: String, clientAddress: String) {
+            let client = LoginThrottle.clientKey(for: clientAddress)
+            session = sessionKey
+            self.client = client
+            // The username is length-prefixed so that no username can forge another pair's key.
+            pair = "\(username.utf8.count):\(username)@\(client)"
+            self.username = username
+        }
+    }
+
+    private let policy: Policy
+    private let sessions: LoginRateLimiter
+    private let pairs: LoginRateLimiter
+    private let clients: LoginRateLimiter
+    private let usernames: LoginRateLimiter
+    private let clock: @Sendable () -> Int64
+    /// Username → the clients that logged in as it, most recent last, with when.
+    private let known = Locked<[String: [(client: String, at: Int64)]]>([:])
+
+    /// A throttle with `policy`; `clock` returns seconds and is replaceable for tests.
+    public init(
+        policy: Policy = Policy(), maxTrackedKeys: Int = 100_000,
+        clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+    ) {
+        self.policy = policy
+        self.clock = clock
+        func limiter(_ limit: Int) -> LoginRateLimiter {
+            LoginRateLimiter(
+                maxFailures: limit, window: policy.windowSeconds, maxTrackedKeys: maxTrackedKeys, clock: clock)
+        }
+        sessions = limiter(policy.perSession)
+        pairs = limiter(policy.perUsernameAndClient)
+        clients = limiter(policy.perClient)
+        usernames = limiter(policy.perUsername)
+    }
+
+    /// Seconds until `attempt` may be tried; 0 when it may be tried now. Ask before checking the
+    /// password, so that a blocked attacker does not even spend the server's hashing time.
+    public func secondsUntilAllowed(_ attempt: Attempt) -> Int64 {
+        var wait = max(
+            sessions.secondsUntilUnblocked(keys: [attempt.session]),
+            pairs.secondsUntilUnblocked(keys: [attempt.pair]),
+            clients.secondsUntilUnblocked(keys: [attempt.client]))
+        if !isKnown(attempt) {
+            wait = max(wait, usernames.secondsUntilUnblocked(keys: [attempt.username]))
+        }
+        return wait
+    }
+
+    /// Counts a wrong password (or unknown username) against every key of `attempt`.
+    public func recordFailure(_ attempt: Attempt) {
+        sessions.recordFailure(keys: [attempt.session])
+        pairs.recordFailure(keys: [attempt.pair])
+        clients.recordFailure(keys: [attempt.client])
+        usernames.recordFailure(keys: [attempt.username])
+    }
+
+    /// Records a successful login: the session's and the pair's failures are forgotten, and the
+    /// client becomes known for the username.
+    public func recordSuccess(_ attempt: Attempt) {
+        sessions.reset(keys: [attempt.session])
+        pairs.reset(keys: [attempt.pair])
+        let now = clock()
+        known.withLock { known in
+            var clients = known[attempt.username, default: []].filter {
+                $0.client != attempt.client && now - $0.at < policy.knownClientSeconds
+            }
+            clients.append((attempt.client, now))
+            known[attempt.username] = Array(clients.suffix(policy.knownClientsPerUser))
+        }
+    }
+
+    private func isKnown(_ attempt: Attempt) -> Bool {
+        let now = clock()
+        return known.withLock { known in
+            known[attempt.username]?.contains { $0.client == attempt.client && now - $0.at < policy.knownClientSeconds }
+                ?? false
+        }
+    }
+
+    /// The key of a client address: an IPv4 address as it is, an IPv6 address by its /64
+    /// (`2001:db8:1:2::/64`), an IPv4-mapped IPv6 address as IPv4; other text as it is.
+    public static func clientKey(for address: String) -> String {
+        var ipv6 = in6_addr()
+        guard address.contains(":"), inet_pton(AF_INET6, address, &ipv6) == 1 else { return address }
+        var bytes = withUnsafeBytes(of: ipv6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        for index in 8..<16 { bytes[index] = 0 }
+        var network = in6_addr()
+        withUnsafeMutableBytes(of: &network) { $0.copyBytes(from: bytes) }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        _ = inet_ntop(AF_INET6, &network, &text, socklen_t(text.count))
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
+    }
+}

@@ -1,0 +1,101 @@
+import AppShellAuth
+import Synchronization
+import Testing
+
+/// The login policy over several keys, and the bound on password checks at once.
+@Suite struct LoginThrottleTests {
+    let clock = ManualClock()
+
+    func makeThrottle() -> LoginThrottle {
+        let clock = clock
+        return LoginThrottle(clock: { clock.now })
+    }
+
+    static func attempt(_ session: String, _ username: String, _ client: String) -> LoginThrottle.Attempt {
+        LoginThrottle.Attempt(sessionKey: session, username: username, clientAddress: client)
+    }
+
+    @Test func fiveFailuresFromOneClientDoNotBlockAnotherClient() {
+        let throttle = makeThrottle()
+        for index in 1...5 {
+            throttle.recordFailure(Self.attempt("s\(index)", "demo", "203.0.113.9"))
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "203.0.113.9")) > 0)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("other", "demo", "198.51.100.1")) == 0)
+        // The same client may still try other accounts (up to its own limit).
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "alice", "203.0.113.9")) == 0)
+    }
+
+    @Test func twoAddressesInOneIPv6Slash64ShareAKey() {
+        #expect(LoginThrottle.clientKey(for: "2001:db8:1:2::a") == "2001:db8:1:2::/64")
+        #expect(LoginThrottle.clientKey(for: "2001:db8:1:2:ffff:1:2:3") == "2001:db8:1:2::/64")
+        #expect(LoginThrottle.clientKey(for: "2001:db8:1:3::a") == "2001:db8:1:3::/64")
+        #expect(LoginThrottle.clientKey(for: "::ffff:192.0.2.1") == "192.0.2.1")
+        #expect(LoginThrottle.clientKey(for: "192.0.2.1") == "192.0.2.1")
+        let throttle = makeThrottle()
+        for index in 1...5 {
+            throttle.recordFailure(Self.attempt("s\(index)", "demo", "2001:db8:1:2::\(index)"))
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "2001:db8:1:2:9:9:9:9")) > 0)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "2001:db8:1:3::1")) == 0)
+    }
+
+    @Test func aClientTryingManyAccountsIsBlockedAtItsOwnLimit() {
+        let throttle = makeThrottle()
+        for index in 1...20 {
+            throttle.recordFailure(Self.attempt("s\(index)", "user\(index)", "203.0.113.9"))
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "someone", "203.0.113.9")) > 0)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "someone", "198.51.100.1")) == 0)
+    }
+
+    @Test func manyClientsGuessingOneAccountBlockItForUnknownClientsOnly() {
+        let throttle = makeThrottle()
+        // The real user logged in from home earlier.
+        throttle.recordSuccess(Self.attempt("home", "demo", "192.0.2.10"))
+        // Four clients, five failures each: the per-username limit (20) is reached.
+        for client in 1...4 {
+            for index in 1...5 {
+                throttle.recordFailure(Self.attempt("s\(client)-\(index)", "demo", "203.0.113.\(client)"))
+            }
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "203.0.113.99")) > 0)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "192.0.2.10")) == 0)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "alice", "203.0.113.99")) == 0)
+        clock.advance(by: 60)
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "203.0.113.99")) == 0)
+    }
+
+    @Test func aSuccessClearsTheSessionAndThePairButNotTheClient() {
+        let throttle = makeThrottle()
+        for index in 1...4 {
+            throttle.recordFailure(Self.attempt("s", "user\(index)", "203.0.113.9"))
+        }
+        throttle.recordFailure(Self.attempt("s", "demo", "203.0.113.9"))
+        #expect(throttle.secondsUntilAllowed(Self.attempt("s", "demo", "203.0.113.9")) > 0)
+        throttle.recordSuccess(Self.attempt("s", "demo", "203.0.113.9"))
+        #expect(throttle.secondsUntilAllowed(Self.attempt("s", "demo", "203.0.113.9")) == 0)
+        for index in 1...15 {
+            throttle.recordFailure(Self.attempt("t\(index)", "x\(index)", "203.0.113.9"))
+        }
+        // 4 + 1 + 15 = 20 failures from the client: the success did not reset them.
+        #expect(throttle.secondsUntilAllowed(Self.attempt("u", "fresh", "203.0.113.9")) > 0)
+    }
+
+    @Test func theWaitIsUntilTheOldestCountingFailureLeavesTheWindow() {
+        let throttle = makeThrottle()
+        throttle.recordFailure(Self.attempt("s", "demo", "203.0.113.9"))
+        clock.advance(by: 20)
+        for _ in 1...4 { throttle.recordFailure(Self.attempt("s", "demo", "203.0.113.9")) }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("s", "demo", "203.0.113.9")) == 40)
+    }
+
+    @Test func aCheckThatFindsNoSlotInTimeGivesUp() {
+        let slots = PasswordCheckSlots(count: 1, waitMilliseconds: 10)
+        #expect(slots.acquire())
+        #expect(slots.withSlot { true } == nil)
+        slots.release()
+        #expect(slots.withSlot { true } == true)
+        #expect(slots.withSlot { true } == true)
+    }
+}
