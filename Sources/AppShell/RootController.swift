@@ -94,6 +94,10 @@ public final class RootController: ContainerController {
     /// login and logout.
     public func rotateSessionID() { session?.rotateID() }
 
+    /// The id of the session of the request being handled (`nil` outside a request), for keys
+    /// that must follow the session, such as a login limiter's. It is a secret: never show it.
+    public var sessionID: SessionID? { session?.id }
+
     // MARK: Transitions
 
     /// Swaps the child for `new` (seed 000/001): A willMove(nil), B willMove(root), A

@@ -9,9 +9,11 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
     private let root: RootController
     private let environment: DemoEnvironment
     private let screen: LoginScreen
-    /// Failures are also counted per session; this key names the session to the throttle. (The
-    /// coordinator lives as long as the session's login flow; its id is not reachable from here.)
-    private let limiterKey = "session:" + SessionID.random().text
+    /// Names this login flow to the throttle when no session is bound (never, for a request).
+    private let flowKey = "flow:" + SessionID.random().text
+    /// Failures are also counted per session: the key is the session's id, which stays the same
+    /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
+    private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
     /// Called after a successful login.
     var onLogin: () -> Void = {}
     /// The page asked for before logging in (the form sends it back as `next`).
