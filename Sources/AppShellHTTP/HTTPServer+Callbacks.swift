@@ -100,6 +100,12 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
+/// The body reader of a response that has none to send (a 304's): libmicrohttpd never calls it
+/// for a 304; if it did, it would end the connection rather than send bytes.
+private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
+    -2  // MHD_CONTENT_READER_END_WITH_ERROR
+}
+
 /// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
 private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
@@ -225,7 +231,7 @@ extension HTTPServer {
                 retained.release()
             }
         } else {
-            made = HTTPServer.makeResponse(response.body, response.headers)
+            made = HTTPServer.makeResponse(response)
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
@@ -233,23 +239,41 @@ extension HTTPServer {
         return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
     }
 
-    /// A libmicrohttpd response for a body in memory or a file, with `headers`; `nil` for a
+    /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a
     /// stream (which needs its connection) or when libmicrohttpd cannot make one.
-    static func makeResponse(_ body: Response.Body, _ headers: HTTPHeaders) -> OpaquePointer? {
+    static func makeResponse(_ response: Response) -> OpaquePointer? {
         let made: OpaquePointer?
-        switch body {
+        switch response.body {
         case .bytes(let bytes):
-            made = bytes.withUnsafeBytes {
-                MHD_create_response_from_buffer(
-                    $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            if response.status == .notModified {
+                made = notModifiedResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
+            } else {
+                made = bytes.withUnsafeBytes {
+                    MHD_create_response_from_buffer(
+                        $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+                }
             }
         case .file(let file):
-            made = MHD_create_response_from_fd(file.size, file.take())
+            made = file.handOver { MHD_create_response_from_fd(file.size, $0) }
         case .stream:
             made = nil
         }
-        if let made { addHeaders(headers, to: made) }
+        if let made { addHeaders(response.headers, to: made) }
         return made
+    }
+
+    /// A 304's libmicrohttpd response. libmicrohttpd writes a 304's `Content-Length` from the
+    /// response's size (it never sends the body), and RFC 9110 §8.6 allows only the length of the
+    /// representation a 200 would send: so the response has that size, and no bytes. Without a
+    /// known length the response has none, and none is written (the connection then closes: that
+    /// is how libmicrohttpd 0.9.75 frames a response without a length when chunking is off).
+    private static func notModifiedResponse(length: UInt64?) -> OpaquePointer? {
+        guard let length else {
+            let made = MHD_create_response_from_callback(appshell_mhd_size_unknown, 1, readNoBody, nil, nil)
+            if let made { _ = appshell_mhd_set_response_flags(made, .RF_HTTP_1_0_COMPATIBLE_STRICT) }
+            return made
+        }
+        return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
     }
 
     /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
