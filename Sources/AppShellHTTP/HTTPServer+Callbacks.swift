@@ -138,19 +138,30 @@ extension HTTPServer {
     ) -> MHD_Result {
         if !pending.headersSeen {
             // First call: headers only. Answering now would be an "early response" that closes
-            // the connection, so only a body that is already known to be too large is answered.
+            // the connection, so only a request whose body must not be read is answered.
             pending.headersSeen = true
             pending.method = method.map { String(cString: $0) } ?? ""
-            if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-                let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes
-            {
+            let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+            if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil {
+                if let refusal = refuseFraming(connection, withContentLength: length != nil) {
+                    return send(refusal, on: connection, pending)
+                }
+            } else if length.map({ strcmp($0, "0") == 0 }) ?? true {
+                return .YES  // no body
+            }
+            // A body is coming: collected only for a responder that reads it.
+            if !readsBody(connection, pending) {
+                pending.discardsBody = true
+                return .YES
+            }
+            if let length, let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes {
                 return send(tooLarge(), on: connection, pending)
             }
             return .YES
         }
         if uploadSize.pointee != 0 {
             let count = uploadSize.pointee
-            if !pending.tooLarge {
+            if !pending.tooLarge && !pending.discardsBody {
                 if pending.body.count + count > configuration.maxBodyBytes {
                     pending.tooLarge = true
                     pending.body = []
@@ -165,6 +176,50 @@ extension HTTPServer {
         }
         if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)
+    }
+
+    /// Whether the responder reads the body of the request whose header fields just arrived.
+    private func readsBody(_ connection: OpaquePointer, _ pending: PendingRequest) -> Bool {
+        let method = HTTPMethod(rawValue: pending.method)
+        // A target that does not parse is answered 400 without its body.
+        guard let parts = try? Request.parse(method: method, target: pending.target) else { return false }
+        pending.clearHeaders()
+        _ = withUnsafeMutablePointer(to: &pending.headers) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        return responder.acceptsBody(
+            Request(
+                method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
+                address: ClientAddress(appshell_mhd_client_address(connection))))
+    }
+
+    /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112
+    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape) or without `chunked`
+    /// as its final coding, 400; with other codings before `chunked`, 501. `nil` for plain
+    /// `chunked`. libmicrohttpd 0.9.75 would read the first as chunked and the others to the end
+    /// of the connection. The connection closes after the answer.
+    private func refuseFraming(_ connection: OpaquePointer, withContentLength: Bool) -> Response? {
+        var values = HTTPHeaders()
+        _ = withUnsafeMutablePointer(to: &values) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        let codings = values.values(for: "Transfer-Encoding").joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+        let error: HTTPError?
+        if withContentLength {
+            error = .badRequest("a request must not carry both Transfer-Encoding and Content-Length")
+        } else if codings.last != "chunked" {
+            error = .badRequest("the body's length cannot be determined: chunked must be the final transfer coding")
+        } else if codings.count > 1 {
+            let others = codings.dropLast().joined(separator: ", ")
+            error = HTTPError(.notImplemented, "the transfer coding \(others) is not implemented by this server")
+        } else {
+            error = nil
+        }
+        guard let error else { return nil }
+        var response = Response.error(error, for: nil)
+        response.headers.add(name: "Connection", value: "close")
+        return response
     }
 
     private func tooLarge() -> Response {

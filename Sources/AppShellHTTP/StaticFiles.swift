@@ -60,6 +60,7 @@ public struct StaticFiles: HTTPResponder {
 
     /// Answers with the file the path names, or 404.
     public func respond(to request: Request) throws -> Response {
+        guard request.method.isStandard else { throw HTTPError.notImplemented(request.method) }
         guard StaticFiles.isSafe(request.pathSegments) else { throw HTTPError.notFound("no file at \(request.path)") }
         // A versioned URL (`?v=`, content-hashed by the page) never changes: cache it for a year.
         let versioned = request.query("v") != nil
@@ -106,6 +107,9 @@ public struct StaticFiles: HTTPResponder {
         }
         return Response(status: .ok, headers: headers, body: .file(file.handle))
     }
+
+    /// False: files are only read, a body sent with a request for one is discarded.
+    public func acceptsBody(_ request: Request) -> Bool { false }
 
     private static func checkMethod(_ request: Request) throws(HTTPError) {
         guard request.method == .get || request.method == .head else {
