@@ -77,6 +77,8 @@ public struct Request: Sendable {
         guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
+        // A tunnel request (its target is `host:port`): this server is no proxy.
+        if method == .connect { throw .notImplemented(method) }
         // The few targets every client asks for again and again are split once.
         let remembered = target.utf8.count <= Request.rememberedTargetLength
         if remembered, let parts = recentTargets.withLock({ $0[target] }) { return parts }

@@ -222,6 +222,7 @@ import Testing
         ("OPTIONS", "/ok", 405), ("TRACE", "/ok", 405), ("DELETE", "/ok", 405),
         ("OPTIONS", "/css/app.css", 405), ("TRACE", "/css/app.css", 405), ("PUT", "/css/app.css", 405),
         ("FOO", "/ok", 501), ("FOO", "/css/app.css", 501), ("FOO", "/nothing-here", 501), ("BREW", "/echo", 501),
+        ("CONNECT", "example.com:443", 501),
     ])
     func unallowedMethodsAre405AndUnknownOnes501(method: String, path: String, expected: Int) throws {
         let files = try Files()
