@@ -151,6 +151,13 @@ extension HTTPServer {
             }
             // A body is coming: collected only for a responder that reads it.
             if !readsBody(connection, pending) {
+                // A client waiting for 100 Continue gets the answer instead and never sends the
+                // body (RFC 9110 §10.1.1); the connection then closes.
+                if let expect = MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect"),
+                    strcasecmp(expect, "100-continue") == 0
+                {
+                    return send(respond(connection, pending), on: connection, pending)
+                }
                 pending.discardsBody = true
                 return .YES
             }

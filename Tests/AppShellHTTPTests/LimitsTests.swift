@@ -171,6 +171,18 @@ import Testing
         #expect(try client.get("/ok").text == "body 0")
     }
 
+    /// A client that waits for `100 Continue` before sending a body that no route would read gets
+    /// the final answer at once instead, and never has to send the body.
+    @Test(arguments: [("POST", "/ok", 405), ("POST", "/nothing", 404), ("GET", "/ok", 200), ("POST", "/upload", 100)])
+    func aBodyNoRouteReadsIsAnsweredBeforeItIsSent(method: String, path: String, expected: Int) throws {
+        let live = try Self.echoServer()
+        let connection = try RawConnection(port: live.port)
+        try connection.send(
+            "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
+        let head = try connection.read(through: "\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 \(expected) "), "answered: \(head.prefix(60))")
+    }
+
     /// A body larger than the limit is 413 only where a route would read it: otherwise the answer
     /// is the one the request gets without its body (405 with `Allow`, 404), sent or chunked.
     @Test(arguments: [
