@@ -555,10 +555,26 @@ function onOnline() {
   if (!events) connectEvents();
 }
 
+/**
+ * A page opened from a launch link (`?launch=…`) carries the launch as the #launch form, since a
+ * GET changes nothing: the script sends it at once, and takes `launch` out of the address.
+ */
+function sendLaunch() {
+  const form = document.getElementById("launch");
+  if (!(form instanceof HTMLFormElement)) return;
+  const fields = formFields(form, null);
+  (form.closest("aside") ?? form).remove();
+  const url = new URL(window.location.href);
+  url.searchParams.delete("launch");
+  window.history.replaceState(window.history.state, "", url.href);
+  enqueue(() => performAction(fields));
+}
+
 /** Starts the client on an AppShell page (one with #screen); does nothing elsewhere. */
 function start() {
   const screen = screenElement();
   if (!screen) return;
+  sendLaunch();
   window.history.replaceState({ version: pageVersion() }, "", window.location.href);
   document.addEventListener("submit", onSubmit);
   window.addEventListener("popstate", onPopState);

@@ -39,7 +39,10 @@ public final class ScreenContext {
     /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
     /// page shows it, and clicking it launches as from a notification).
     public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
-        root.services?.notify(title, body, milliseconds)
+        guard let services = root.services else { return }
+        // Scheduled once the request's changes are committed: a request that fails sends nothing.
+        guard let session = root.session else { return services.notify(title, body, milliseconds) }
+        session.afterCommit { services.notify(title, body, milliseconds) }
     }
 }
 

@@ -25,9 +25,15 @@ extension Shell {
         return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
     }
 
-    /// `POST /actions`: an HTML form without JavaScript. A missing or wrong token is 403 and
-    /// changes nothing; otherwise the action runs and the answer is a 303 to the page to show.
-    func performForm(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+    /// A checked `POST /actions` form: its action and the other fields.
+    struct Form: Sendable {
+        let action: String
+        let fields: [String: String]
+    }
+
+    /// `POST /actions`, before any app is made: a foreign origin, a body that is not a form, or a
+    /// missing or wrong token is refused (403 changes nothing), and so is a form with no action.
+    func checkForm(_ request: Request, _ session: SessionContext) throws -> Form {
         try checkOrigin(request)
         var fields = try request.decodeForm()
         guard tokens.isValid(fields.removeValue(forKey: "csrf"), for: session.id.bytes) else {
@@ -37,7 +43,17 @@ extension Shell {
         guard let name = fields.removeValue(forKey: "action") else {
             throw HTTPError.badRequest("the form has no action")
         }
-        let action = try makeAction(name, fields.mapValues { JSON.string($0) }, request)
+        return Form(action: name, fields: fields)
+    }
+
+    /// `POST /actions`: an HTML form without JavaScript, checked by `checkForm`. The action runs
+    /// and the answer is a 303 to the page to show.
+    func performForm(
+        _ form: Form, _ request: Request, _ shell: ShellSession, _ session: SessionContext
+    ) throws
+        -> Response
+    {
+        let action = try makeAction(form.action, form.fields.mapValues { JSON.string($0) }, request)
         // A refused action still leads back to the page, which says why (e.g. the login message).
         try? apply(action, shell, session)
         return .redirect(to: application.url(of: shell))

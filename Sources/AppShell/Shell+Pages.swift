@@ -5,21 +5,21 @@ import AppShellSessions
 extension Shell {
     /// A page URL: makes the session show what the path names, then renders it — or redirects
     /// (`/` to the current page, a logged-out user to `/login?next=…`), or 404.
+    ///
+    /// `?launch=<source>` (a link from a notification) changes nothing on GET: it is carried to
+    /// the page to show, which offers the launch as a form. The page's script sends it at once;
+    /// without JavaScript the user presses its button. So a link, a prefetch or another site's
+    /// navigation cannot change the session.
     func page(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
-        if let source = request.query("launch") {
-            do {
-                try apply(ScreenAction(name: "launch", parameters: ["source": .string(source)]), shell, session)
-            } catch {
-                throw HTTPError(HTTPStatus(rawValue: error.status), error.message)
-            }
-            return .redirect(to: application.url(of: shell))
-        }
+        let launch = request.query("launch")
         let next = request.query("next").flatMap { Shell.isSameSitePath($0) ? $0 : nil }
         switch application.open(path: request.path, next: next, in: shell) {
         case .show:
-            return renderPage(shell, session, target: request.target)
+            return renderPage(shell, session, target: request.target, launch: launch)
         case .redirect(let location):
-            return .redirect(to: location)
+            guard let launch else { return .redirect(to: location) }
+            let separator = location.contains("?") ? "&" : "?"
+            return .redirect(to: location + separator + "launch=" + PercentEncoding.encode(launch))
         case .notFound:
             throw HTTPError.notFound("no page at \(request.path)")
         }
@@ -27,20 +27,41 @@ extension Shell {
 
     /// The whole page: the layout around the visible screen's fragment, with the security headers.
     /// It is prepared once for as long as nothing it shows changes: the version, the values, the
-    /// session id (the forms' token) and the URL (`?next=` reaches the login form).
-    func renderPage(_ shell: ShellSession, _ session: SessionContext, target: String) -> Response {
+    /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
+    /// the launch form).
+    func renderPage(
+        _ shell: ShellSession, _ session: SessionContext, target: String, launch: String? = nil
+    )
+        -> Response
+    {
         let values = session.storedValues
         if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
             cache.target == target, cache.values == values
         {
             return .prepared(cache.response)
         }
-        let response = PreparedResponse(makePage(shell, session))
+        let response = PreparedResponse(makePage(shell, session, launch: launch))
         shell.pageCache = (shell.root.version, values, session.id, target, response)
         return .prepared(response)
     }
 
-    private func makePage(_ shell: ShellSession, _ session: SessionContext) -> Response {
+    /// The launch from a link, as a form the page's script sends (`#launch`).
+    private func launchForm(_ source: String, _ session: SessionContext) -> String {
+        let token = HTML.escape(tokens.token(for: session.id.bytes))
+        return """
+            <aside class="launch" aria-label="Opened from a notification">
+            <form id="launch" method="post" action="/actions" data-action="launch">
+            <input type="hidden" name="csrf" value="\(token)">
+            <input type="hidden" name="action" value="launch">
+            <input type="hidden" name="source" value="\(HTML.escape(source))">
+            <button type="submit">Open what the notification shows</button>
+            </form>
+            </aside>
+
+            """
+    }
+
+    private func makePage(_ shell: ShellSession, _ session: SessionContext, launch: String?) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
             shell.coordinator.nextDeadline != nil
@@ -60,7 +81,7 @@ extension Shell {
             <main id="screen" \(screenAttributes(shell))>
             \(visible.renderHTML())
             </main>
-            <div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
+            \(launch.map { launchForm($0, session) } ?? "")<div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
             </body>
             </html>
             """

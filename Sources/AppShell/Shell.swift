@@ -20,7 +20,7 @@ public final class Shell: Sendable {
     /// Runs work with no request (the splash finishing, reminders).
     public let scheduler: ShellScheduler
     /// The open event streams of every live app.
-    public let events = ShellEvents()
+    public let events: ShellEvents
     /// The forms' tokens.
     let tokens: CSRFTokens
     /// The state every new session shows at its first request (see `freshState`).
@@ -36,12 +36,15 @@ public final class Shell: Sendable {
     }
 
     /// A shell serving `application` with the sessions of `registry`; `csrfKey` signs the forms'
-    /// tokens and `assets` versions the page's files.
+    /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
+    /// event streams open.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
+        maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) {
+        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
         self.application = application
         self.registry = registry
         self.cookie = cookie
@@ -70,8 +73,21 @@ public final class Shell: Sendable {
             })
         router.post(
             "/api/actions", respond { [self] request, shell, session in try performJSON(request, shell, session) })
-        router.post("/actions", respond { [self] request, shell, session in try performForm(request, shell, session) })
-        router.get("/api/events", respond { [self] request, shell, session in openEvents(request, shell, session) })
+        router.post(
+            "/actions",
+            SessionResponder(registry: registry, cookie: cookie) { [self] request, session in
+                // The form is checked before any app is made: a post with no valid token or from
+                // another site costs nothing but the refusal.
+                let form: Form
+                do {
+                    form = try checkForm(request, session)
+                } catch let error as HTTPError {
+                    return .error(error, for: request)
+                }
+                return try handler { [self] request, shell, session in try performForm(form, request, shell, session) }(
+                    request, session)
+            })
+        router.get("/api/events", respond { [self] request, shell, session in try openEvents(request, shell, session) })
         for path in ["/"] + pagePaths {
             router.get(path, respond { [self] request, shell, session in try page(request, shell, session) })
         }
@@ -93,17 +109,27 @@ public final class Shell: Sendable {
 
     /// What `respond` runs under the session's lock, for handlers that decide first whether they
     /// need the app at all.
+    ///
+    /// What others may see waits for the commit: the new state is published, and the streams of a
+    /// rotated id are ended, only once the store took the request's changes (under the session's
+    /// lock, so events go out in the order of the commits). When the commit fails, the app is
+    /// dropped (the registry rebuilds it from the last snapshot) and its streams end, so the pages
+    /// reconnect to what was committed.
+    ///
+    /// A new session whose request left its app as it was made (a cookieless visitor reading a
+    /// page, or refused) keeps no app: it stays a bare map entry, and its app is made when it
+    /// comes back, as of when it began (see `live`).
     func handler(
         _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
     ) -> @Sendable (Request, SessionContext) throws -> Response {
         { [self] request, session in
-            let shell = live(session)
+            let made = session.isNew && session.attachment == nil ? clock() : nil
+            let shell = live(session, now: made)
             return try withBound(shell, session) { () throws -> Response in
-                // Work that became due is news for the pages already open; then the request.
-                let before = shell.root.version
+                let committed = shell.root.version
+                // Work that became due (the splash finishing), then the request.
                 advance(shell, session)
-                if shell.root.version != before { publishState(shell, session) }
-                let version = shell.root.version
+                let advanced = shell.root.version
                 let response: Response
                 do {
                     response = try body(request, shell, session)
@@ -112,29 +138,61 @@ public final class Shell: Sendable {
                     // answering them here keeps the live app, which a thrown error would discard.
                     response = .error(error, for: request)
                 }
+                if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty
+                {
+                    // Nothing worth keeping happened to a new session's app: let it go.
+                    session.attachment = nil
+                    session.memo = made
+                    return response
+                }
                 keep(shell, in: session)
-                if shell.root.version != version { publishState(shell, session) }
+                let opened = shell.pendingStreams
+                shell.pendingStreams = []
+                afterCommit(shell, session, publishing: shell.root.version != committed, subscribing: opened)
                 return response
             }
         }
+    }
+
+    /// Registers what follows a commit of `shell`'s session — ending the streams of a rotated id,
+    /// publishing the new state, then subscribing the streams this request opened (they carry the
+    /// state already) — and what follows a failed one.
+    func afterCommit(
+        _ shell: ShellSession, _ session: SessionContext, publishing: Bool, subscribing opened: [EventStream] = []
+    ) {
+        let rotated = session.id != session.originalID
+        guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
+        session.afterCommit { [self] in
+            if rotated {
+                events.endStreams(of: shell.channel, notOpenedWith: session.id)
+                // Work already scheduled names the old id: schedule it again under the new one.
+                scheduleDueWork(shell, id: session.id, afterRotation: true)
+            }
+            if publishing { withBound(shell, session) { publishState(shell, session) } }
+            for stream in opened {
+                events.subscribe(stream, to: shell.channel, openedWith: session.id, count: shell.streamCount)
+            }
+        }
+        session.afterRollback { [self] in events.endStreams(of: shell.channel) }
     }
 
     /// Lends `shell`'s controllers the session, its defaults and the shell's services for `body`.
     func withBound<Result>(
         _ shell: ShellSession, _ session: SessionContext, _ body: () throws -> Result
     ) rethrows -> Result {
+        let outer = shell.root.session
         shell.root.session = session
         if shell.root.services == nil { shell.root.services = ShellServices(shell: self, channel: shell.channel) }
-        defer { shell.root.session = nil }
+        defer { shell.root.session = outer }
         return try body()
     }
 
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
-    /// else a new one at the splash. Work that is due (the splash finishing) runs first.
-    func live(_ session: SessionContext) -> ShellSession {
+    /// else a new one at the splash, made at `now` (a new session's) or the clock's time.
+    func live(_ session: SessionContext, now made: Int64? = nil) -> ShellSession {
         // A kept app is the common case: the clock is read only for the others.
         if let kept = session.attachment as? ShellSession { return kept }
-        let now = clock()
+        let now = made ?? clock()
         let shell: ShellSession
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
@@ -157,11 +215,17 @@ public final class Shell: Sendable {
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
     func advance(_ shell: ShellSession, _ session: SessionContext) {
         shell.coordinator.advance(now: clock())
-        if !session.isNew, let deadline = shell.coordinator.nextDeadline, shell.scheduled != deadline {
-            shell.scheduled = deadline
-            let id = session.id
-            scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
+        if !session.isNew { scheduleDueWork(shell, id: session.id) }
+    }
+
+    /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
+    /// and id: work scheduled for an id that was rotated since finds nothing to do).
+    func scheduleDueWork(_ shell: ShellSession, id: SessionID, afterRotation: Bool = false) {
+        guard let deadline = shell.coordinator.nextDeadline, afterRotation || shell.scheduled != deadline else {
+            return
         }
+        shell.scheduled = deadline
+        scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
     }
 
     /// Due work of a session, run by the scheduler under the session's lock as a request would be.
@@ -175,7 +239,7 @@ public final class Shell: Sendable {
                     shell.scheduled = nil
                     shell.coordinator.advance(now: clock())
                     keep(shell, in: session)
-                    if shell.root.version != version { publishState(shell, session) }
+                    afterCommit(shell, session, publishing: shell.root.version != version)
                 }
             }
         } catch {
@@ -197,11 +261,11 @@ public final class Shell: Sendable {
         return response
     }
 
-    /// Gives the session the snapshot to store when the controllers changed. A session that holds
-    /// no values is not stored, so its snapshot is not worth making.
+    /// Gives the session the snapshot of the controllers when they changed: the registry stores it
+    /// when the session is worth storing, and keeps it in memory in any case, so that a request
+    /// whose commit fails rebuilds the app as it was last committed.
     func keep(_ shell: ShellSession, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
-        guard session.isStored || !session.storedValues.isEmpty else { return }
         let bytes = shell.snapshot.json.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes

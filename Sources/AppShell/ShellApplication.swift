@@ -60,6 +60,10 @@ public final class ShellSession {
     /// a token made from the id) and the same URL.
     var pageCache:
         (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
+    /// Streams opened by the request being handled, subscribed once its changes are committed.
+    var pendingStreams: [EventStream] = []
+    /// How many of this app's streams are subscribed.
+    let streamCount = StreamCount()
     /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
     public let channel = SessionID.random().text
 

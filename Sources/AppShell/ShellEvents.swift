@@ -1,33 +1,119 @@
 import AppShellConcurrency
 import AppShellHTTP
+import AppShellSessions
+import Synchronization
+
+/// How many streams an app has subscribed, readable without `ShellEvents`' lock (a request asks
+/// it on the hot path: does anyone listen?).
+final class StreamCount: Sendable {
+    let value = Atomic<Int>(0)
+
+    /// Whether a stream is subscribed (or was, and is not yet known to be gone).
+    var isPositive: Bool { value.load(ordering: .relaxed) > 0 }
+}
 
 /// The open event streams of each live app (`ShellSession.channel`): state changes and
 /// notifications are sent to every page a session has open.
+///
+/// Each stream is remembered with the session id it was opened with: when the id rotates (login,
+/// logout), the streams of the old id are ended, so nothing the session shows afterwards reaches
+/// whoever held the old id. A session has at most `maxStreamsPerSession` streams.
+///
+/// Streams are held weakly: a stream whose response was never sent (the request failed after the
+/// handler made it) is let go with the response, and does not stay subscribed.
 public final class ShellEvents: Sendable {
-    private let streams = Locked<[String: [EventStream]]>([:])
+    /// How many streams one session may have open by default.
+    public static let defaultMaxStreamsPerSession = 8
 
-    /// An empty hub.
-    public init() {}
+    /// How many streams one session may have open: one per tab or window showing it. A further
+    /// one is refused (429) rather than ending the oldest, which would have two tabs over the cap
+    /// end each other's streams in turn, each reconnecting.
+    public let maxStreamsPerSession: Int
+
+    private struct Subscriber: Sendable {
+        weak var stream: EventStream?
+        let key: ObjectIdentifier
+        /// The session id the stream was opened with.
+        let sessionID: SessionID
+        /// The app's count, decremented when the subscriber leaves the hub.
+        let count: StreamCount
+
+        var isLive: Bool { stream?.isOpen ?? false }
+    }
+
+    private let channels = Locked<[String: [Subscriber]]>([:])
+
+    /// An empty hub that allows `maxStreamsPerSession` streams per session.
+    public init(maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession) {
+        self.maxStreamsPerSession = maxStreamsPerSession
+    }
 
     /// The number of open streams.
-    public var count: Int { streams.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    public var count: Int {
+        channels.withLock { $0.values.reduce(0) { $0 + $1.filter(\.isLive).count } }
+    }
 
     /// Whether `channel` has a page listening.
-    func hasListeners(_ channel: String) -> Bool { streams.withLock { $0[channel]?.isEmpty == false } }
+    func hasListeners(_ channel: String) -> Bool {
+        channels.withLock { $0[channel]?.contains(where: \.isLive) ?? false }
+    }
 
-    /// Sends `channel`'s events to `stream` until it closes.
-    func subscribe(_ stream: EventStream, to channel: String) {
-        streams.withLock { $0[channel, default: []].append(stream) }
-        stream.onClose { [weak self] in
-            self?.streams.withLock { streams in
-                streams[channel]?.removeAll { $0 === stream }
-                if streams[channel]?.isEmpty == true { streams[channel] = nil }
-            }
+    /// Whether `channel` may have one stream more.
+    func hasRoom(_ channel: String) -> Bool {
+        channels.withLock { channels in
+            Self.remove(from: &channels, channel) { !$0.isLive }
+            return (channels[channel]?.count ?? 0) < maxStreamsPerSession
         }
+    }
+
+    /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes; `count`
+    /// counts the app's streams.
+    func subscribe(_ stream: EventStream, to channel: String, openedWith sessionID: SessionID, count: StreamCount) {
+        let key = ObjectIdentifier(stream)
+        count.value.add(1, ordering: .relaxed)
+        channels.withLock {
+            $0[channel, default: []].append(Subscriber(stream: stream, key: key, sessionID: sessionID, count: count))
+        }
+        // The handler holds the key, not the stream: a stream never sent can be freed.
+        stream.onClose { [weak self] in
+            self?.channels.withLock { Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
+        }
+    }
+
+    /// Removes the subscribers of `channel` that `leaves` picks, and counts them out; returns them.
+    @discardableResult
+    private static func remove(
+        from channels: inout [String: [Subscriber]], _ channel: String, where leaves: (Subscriber) -> Bool
+    ) -> [Subscriber] {
+        guard let subscribers = channels[channel] else { return [] }
+        var kept: [Subscriber] = []
+        var gone: [Subscriber] = []
+        // One look at each: a stream may close meanwhile, and must land on exactly one side.
+        for subscriber in subscribers {
+            if leaves(subscriber) { gone.append(subscriber) } else { kept.append(subscriber) }
+        }
+        guard !gone.isEmpty else { return [] }
+        channels[channel] = kept.isEmpty ? nil : kept
+        for subscriber in gone { subscriber.count.value.subtract(1, ordering: .relaxed) }
+        return gone
+    }
+
+    /// Ends the streams of `channel` opened with any id but `current` (after a rotation: the
+    /// holders of the old id must see nothing more).
+    func endStreams(of channel: String, notOpenedWith current: SessionID) {
+        let ended = channels.withLock { Self.remove(from: &$0, channel) { $0.sessionID != current } }
+        for stream in ended.compactMap(\.stream) { stream.close() }
+    }
+
+    /// Ends every stream of `channel` (its app was dropped; the pages reconnect to the new one).
+    func endStreams(of channel: String) {
+        let ended = channels.withLock { Self.remove(from: &$0, channel) { _ in true } }
+        for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
     /// Sends one event to every stream of `channel`.
     func publish(_ channel: String, event: String, id: String? = nil, data: String) {
-        for stream in streams.withLock({ $0[channel] ?? [] }) { stream.send(event: event, id: id, data: data) }
+        let streams = channels.withLock { $0[channel]?.compactMap(\.stream) ?? [] }
+        for stream in streams { stream.send(event: event, id: id, data: data) }
     }
 }

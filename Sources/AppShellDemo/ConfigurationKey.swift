@@ -171,5 +171,16 @@ extension AppConfiguration {
         {
             $1.sessions.sweepIntervalSeconds = $0.integerValue!
         },
+        ConfigurationKey(
+            "maxEventStreams", .integer(1...1_000_000), "open event streams at most (within 3/4 of maxConnections)"
+        ) { $1.server.maxEventStreams = $0.integerValue! },
+        ConfigurationKey(
+            "maxEventStreamsPerIP", .integer(0...1_000_000),
+            "open event streams per client IP (within 3/4 of maxConnectionsPerIP); 0: no limit of its own"
+        ) { $1.server.maxEventStreamsPerIP = $0.integerValue! },
+        ConfigurationKey(
+            "eventStreamBacklogBytes", .integer(1024...1_073_741_824),
+            "bytes an event stream may hold for a client that does not read; beyond, the stream is ended"
+        ) { $1.server.eventStreamBacklogBytes = $0.integerValue! },
     ]
 }

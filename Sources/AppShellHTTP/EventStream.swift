@@ -1,20 +1,40 @@
 import AppShellConcurrency
 import CMicroHTTPD
+import Glibc
 
 /// A server-sent event stream (`text/event-stream`): a handler returns it as a response body and
 /// keeps it; anyone may then `send` events to it from any thread.
 ///
 /// No worker thread waits for events: when the stream has nothing to send, its connection is
-/// suspended (libmicrohttpd stops polling it), and `send` resumes it. A closed client is noticed
-/// at the next write — the heartbeat comment every `eventHeartbeatSeconds` at the latest — and
-/// `onClose` runs.
+/// suspended (libmicrohttpd stops polling it), and `send` resumes it. The server watches the
+/// suspended connection's socket itself, so a client that goes away ends the stream at once.
+///
+/// What is queued and not yet sent is bounded (`HTTPServerConfiguration.eventStreamBacklogBytes`):
+/// a client that falls that far behind has its stream ended and its connection closed, and an
+/// `EventSource` then reconnects with `Last-Event-ID` and gets the current state.
+///
+/// A stream always ends, and its `onClose` handlers always run once: when the client leaves, on
+/// `close()`, when it falls behind, when the server refuses or cannot send it, and when it is
+/// released without ever having been sent.
 public final class EventStream: Sendable {
     private struct State {
+        /// Bytes queued; those before `sent` were handed to libmicrohttpd already.
         var pending: [UInt8] = []
+        var sent = 0
+        var backlogLimit = EventStream.defaultBacklogBytes
+        /// `close()` was called: end once what is queued is sent.
         var closed = false
+        /// Ended at once, with what is queued dropped: the connection is closed.
+        var abandoned = false
         var finished = false
         var suspended = false
         var connection: Connection?
+        /// The connection's socket while `connection` is set (libmicrohttpd ends the response,
+        /// clearing `connection`, before it closes the socket), or -1.
+        var socket: Int32 = -1
+        var closeHandlers: [@Sendable () -> Void] = []
+
+        var queued: Int { pending.count - sent }
     }
 
     /// A connection pointer; libmicrohttpd's resume may be called from any thread.
@@ -22,14 +42,25 @@ public final class EventStream: Sendable {
         let pointer: OpaquePointer
     }
 
+    /// The backlog of a stream not yet handed to a server (the server's limit applies from then).
+    static let defaultBacklogBytes = 65_536
+
     private let state = Locked(State())
-    private let closeHandlers = Locked<[@Sendable () -> Void]>([])
 
     /// A stream with nothing queued yet.
     public init() {}
 
-    /// Whether the client is still connected (as far as the server knows) and `close()` was not called.
-    public var isOpen: Bool { state.withLock { !$0.closed && !$0.finished } }
+    deinit {
+        // Released without ever being sent (or ended): whoever subscribed it must still let go.
+        if !state.withLock({ $0.finished }) { finish() }
+    }
+
+    /// Whether the client is still connected (as far as the server knows), `close()` was not
+    /// called and the stream did not fall behind.
+    public var isOpen: Bool { state.withLock { !$0.closed && !$0.abandoned && !$0.finished } }
+
+    /// The bytes queued and not yet handed to the connection; never more than the backlog limit.
+    public var queuedBytes: Int { state.withLock { $0.queued } }
 
     /// Queues one event: optional `event:` name and `id:`, and `data` (split into `data:` lines).
     public func send(event: String? = nil, id: String? = nil, data: String) {
@@ -42,7 +73,7 @@ public final class EventStream: Sendable {
     }
 
     /// Queues a comment line (`: text`), which clients ignore: a heartbeat that keeps proxies from
-    /// closing the connection and finds clients that went away.
+    /// closing the connection.
     public func comment(_ text: String) { enqueue(Array(": \(text)\n\n".utf8)) }
 
     /// Ends the stream once what is queued has been sent.
@@ -54,21 +85,31 @@ public final class EventStream: Sendable {
         }
     }
 
-    /// Runs `handler` once when the stream ends (the client left, or `close()`).
+    /// Runs `handler` once when the stream ends (the client left, `close()`, or it fell behind).
     public func onClose(_ handler: @escaping @Sendable () -> Void) {
-        let alreadyFinished = state.withLock { $0.finished }
-        if alreadyFinished { return handler() }
-        closeHandlers.withLock { $0.append(handler) }
+        // Under the lock that `finish` takes the handlers with: none is added after they ran.
+        let alreadyFinished = state.withLock { state -> Bool in
+            if !state.finished { state.closeHandlers.append(handler) }
+            return state.finished
+        }
+        if alreadyFinished { handler() }
     }
 
     private func enqueue(_ bytes: [UInt8]) {
         // MHD_resume_connection is called under the lock: a reader that found nothing has then
         // already suspended the connection, so no event can slip between its check and its suspend.
-        state.withLock { state in
-            guard !state.closed, !state.finished else { return }
+        let unsent = state.withLock { state -> Bool in
+            guard !state.closed, !state.abandoned, !state.finished else { return false }
+            if state.queued + bytes.count > state.backlogLimit {
+                Self.abandon(&state)
+                return state.connection == nil
+            }
             state.pending.append(contentsOf: bytes)
             if let resume = Self.takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
+            return false
         }
+        // Fallen behind before it was ever sent: nothing else will end it.
+        if unsent { finish() }
     }
 
     private static func takeSuspended(_ state: inout State) -> Connection? {
@@ -77,44 +118,94 @@ public final class EventStream: Sendable {
         return connection
     }
 
-    // MARK: Called by the server
-
-    /// Binds the stream to the connection that sends it (before the response is queued).
-    func attach(_ connection: OpaquePointer) {
-        state.withLock { $0.connection = Connection(pointer: connection) }
+    /// Drops what is queued and closes the connection: its socket is shut down, so that
+    /// libmicrohttpd's next write fails even when it waits for a client that does not read, and
+    /// the next read ends the stream with an error.
+    private static func abandon(_ state: inout State) {
+        state.abandoned = true
+        state.pending = []
+        state.sent = 0
+        if state.connection != nil && state.socket >= 0 { _ = Glibc.shutdown(state.socket, Int32(SHUT_RDWR)) }
+        if let resume = takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
     }
 
-    /// Copies up to `capacity` queued bytes into `buffer`: the count, 0 after suspending the
-    /// connection when nothing is queued, or -1 at the end of the stream.
+    // MARK: Called by the server
+
+    /// Binds the stream to the connection that sends it and its socket (before the response is
+    /// queued), with the server's backlog limit.
+    func attach(_ connection: OpaquePointer, socket: Int32, backlogLimit: Int) {
+        state.withLock { state in
+            state.connection = Connection(pointer: connection)
+            state.socket = socket
+            state.backlogLimit = backlogLimit
+            if state.queued > backlogLimit { Self.abandon(&state) }
+        }
+    }
+
+    /// Ends the stream at once and closes its connection: the client went away.
+    func abandon() {
+        state.withLock { state in
+            guard !state.finished else { return }
+            Self.abandon(&state)
+        }
+    }
+
+    /// Ends a stream that the server will not send (refused, a `HEAD` request, or libmicrohttpd
+    /// could not make its response): its close handlers run now.
+    func discard() {
+        state.withLock { state in
+            state.abandoned = true
+            state.pending = []
+            state.sent = 0
+        }
+        finish()
+    }
+
+    /// Copies up to `capacity` queued bytes into `buffer`: the count; 0 after suspending the
+    /// connection when nothing is queued; -1 at the end of the stream; -2 to close the connection
+    /// at once (the client left or fell behind).
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         state.withLock { state in
-            if state.pending.isEmpty {
+            if state.abandoned { return -2 }
+            if state.queued == 0 {
                 if state.closed { return -1 }
-                guard let connection = state.connection else { return -1 }
+                guard let connection = state.connection else { return -2 }
                 MHD_suspend_connection(connection.pointer)
                 state.suspended = true
                 return 0
             }
-            let count = min(capacity, state.pending.count)
+            let count = min(capacity, state.queued)
+            let start = state.sent
             state.pending.withUnsafeBytes { source in
-                UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress!, byteCount: count)
+                UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + start, byteCount: count)
             }
-            state.pending.removeFirst(count)
+            state.sent += count
+            // Sent bytes are dropped when all are sent, or when they are at least half: each
+            // byte is moved at most once, so a read costs what it copies (no `removeFirst` per read).
+            if state.sent == state.pending.count {
+                state.pending.removeAll(keepingCapacity: state.pending.capacity <= 16_384)
+                state.sent = 0
+            } else if state.sent >= 16_384 && state.sent * 2 >= state.pending.count {
+                state.pending.removeFirst(state.sent)
+                state.sent = 0
+            }
             return count
         }
     }
 
-    /// The connection is gone: no more sending, and the close handlers run.
+    /// The stream has ended (the connection is gone, or it was never sent): no more sending, and
+    /// the close handlers run, once.
     func finish() {
-        state.withLock { state in
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.finished else { return [] }
             state.finished = true
             state.connection = nil
+            state.socket = -1
             state.suspended = false
             state.pending = []
-        }
-        let handlers = closeHandlers.withLock { handlers -> [@Sendable () -> Void] in
-            defer { handlers = [] }
-            return handlers
+            state.sent = 0
+            defer { state.closeHandlers = [] }
+            return state.closeHandlers
         }
         for handler in handlers { handler() }
     }

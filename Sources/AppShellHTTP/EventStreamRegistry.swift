@@ -1,49 +1,184 @@
 import AppShellConcurrency
+import CMicroHTTPD
 import Foundation
+import Glibc
 
-/// The server's open event streams: a heartbeat for each every interval, and all closed at shutdown
-/// (libmicrohttpd must not be stopped with a connection still suspended).
+/// The server's open event streams: how many there may be, a watcher that ends a stream as soon as
+/// its client hangs up, a heartbeat, and all of them ended at shutdown.
+///
+/// A suspended connection is not polled by libmicrohttpd, so a client that went away would only be
+/// noticed at the next write. One thread watches every stream's socket with its own epoll set (for
+/// `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR`; libmicrohttpd's own epoll sets are not touched) and
+/// sends the heartbeats between waits.
+///
+/// libmicrohttpd must not be stopped with a connection still suspended: once `closeAll` began,
+/// under the same lock that admits streams, no stream is admitted any more.
 final class EventStreamRegistry: Sendable {
-    private let streams = Locked<[ObjectIdentifier: EventStream]>([:])
-    private let stopping = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
-    private let running = Locked(false)
-
-    /// Streams open now.
-    var count: Int { streams.withLock { $0.count } }
-
-    /// Tracks `stream` until it ends.
-    func add(_ stream: EventStream) {
-        let key = ObjectIdentifier(stream)
-        streams.withLock { $0[key] = stream }
-        stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
+    /// Whether a new stream may open, and why not.
+    enum Admission: Equatable {
+        /// Tracked and watched until it ends.
+        case admitted
+        /// `limit` streams are open.
+        case refusedInAll
+        /// `limitPerAddress` streams are open from the client's address.
+        case refusedForAddress
+        /// The server is shutting down.
+        case refusedShuttingDown
     }
 
-    /// Sends a heartbeat comment on every stream every `seconds`, on a thread of its own.
-    func startHeartbeat(every seconds: Int) {
-        guard seconds > 0 else { return }
-        let first = running.withLock { running -> Bool in
-            defer { running = true }
-            return !running
+    private struct Entry {
+        let stream: EventStream
+        let address: String
+        let socket: Int32
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var perAddress: [String: Int] = [:]
+        /// The socket each watched stream registered in the epoll set, and its token.
+        var watched: [Int32: UInt64] = [:]
+        var nextToken: UInt64 = 1
+        var closing = false
+        var watching = false
+    }
+
+    /// Streams open at most, and from one address at most (0: no limit per address).
+    let limit: Int
+    let limitPerAddress: Int
+    private let state = Locked(State())
+    /// The watcher's epoll set; token 0 in it is `wakeDescriptor`, written to stop the watcher.
+    private let epollDescriptor: Int32
+    private let wakeDescriptor: Int32
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// A registry that admits `limit` streams in all and `limitPerAddress` from one address.
+    init(limit: Int, limitPerAddress: Int) {
+        self.limit = limit
+        self.limitPerAddress = limitPerAddress
+        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = 0
+        _ = epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event)
+    }
+
+    deinit {
+        Glibc.close(epollDescriptor)
+        Glibc.close(wakeDescriptor)
+    }
+
+    /// Streams open now.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// Tracks `stream` until it ends and watches `socket` (its connection's, or -1) for the client
+    /// hanging up — unless the limits are reached or shutdown began.
+    func admit(_ stream: EventStream, address: String, socket: Int32) -> Admission {
+        let admission = state.withLock { state -> (Admission, UInt64) in
+            if state.closing { return (.refusedShuttingDown, 0) }
+            if state.entries.count >= limit { return (.refusedInAll, 0) }
+            let fromAddress = state.perAddress[address, default: 0]
+            if limitPerAddress > 0 && fromAddress >= limitPerAddress { return (.refusedForAddress, 0) }
+            let token = state.nextToken
+            state.nextToken += 1
+            state.entries[token] = Entry(stream: stream, address: address, socket: socket)
+            state.perAddress[address] = fromAddress + 1
+            if socket >= 0 {
+                var event = epoll_event()
+                event.events = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+                event.data.u64 = token
+                // A socket number already in the set belongs to a connection that closed (the
+                // kernel drops a closed socket from the set, but the number may be reused at once).
+                if epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, socket, &event) == 0
+                    || epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, socket, &event) == 0
+                {
+                    state.watched[socket] = token
+                }
+            }
+            return (.admitted, token)
+        }
+        guard admission.0 == .admitted else { return admission.0 }
+        let token = admission.1
+        stream.onClose { [weak self] in self?.remove(token) }
+        return .admitted
+    }
+
+    private func remove(_ token: UInt64) {
+        state.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: token) else { return }
+            let left = state.perAddress[entry.address, default: 1] - 1
+            state.perAddress[entry.address] = left > 0 ? left : nil
+            Self.unwatch(&state, token: token, socket: entry.socket, epoll: epollDescriptor)
+        }
+    }
+
+    /// Takes `socket` out of the epoll set if `token` still holds it there (its number may already
+    /// belong to another stream's connection).
+    private static func unwatch(_ state: inout State, token: UInt64, socket: Int32, epoll: Int32) {
+        guard state.watched[socket] == token else { return }
+        state.watched[socket] = nil
+        var event = epoll_event()
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event)
+    }
+
+    /// Starts the thread that watches the streams' sockets and sends a heartbeat comment on every
+    /// stream every `heartbeatSeconds` (0: none).
+    func start(heartbeatSeconds: Int) {
+        let first = state.withLock { state -> Bool in
+            defer { state.watching = true }
+            return !state.watching && !state.closing
         }
         guard first else { return }
         let thread = Thread { [self] in
-            while stopping.wait(timeout: .now() + .seconds(seconds)) == .timedOut {
-                for stream in streams.withLock({ Array($0.values) }) { stream.comment("heartbeat") }
-            }
+            watch(heartbeatSeconds: heartbeatSeconds)
             stopped.signal()
         }
-        thread.name = "appshell-heartbeat"
+        thread.name = "appshell-event-streams"
         thread.start()
     }
 
-    /// Ends every stream and stops the heartbeat.
-    func closeAll() {
-        if running.withLock({ $0 }) {
-            stopping.signal()
-            stopped.wait()
-            running.withLock { $0 = false }
+    private func watch(heartbeatSeconds: Int) {
+        let interval = heartbeatSeconds * 1_000_000
+        var nextHeartbeat = heartbeatSeconds > 0 ? Clock.monotonicMicros() + interval : Int.max
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let now = Clock.monotonicMicros()
+            if now >= nextHeartbeat {
+                for stream in state.withLock({ $0.entries.values.map(\.stream) }) { stream.comment("heartbeat") }
+                nextHeartbeat = now + interval
+            }
+            let timeout = nextHeartbeat == Int.max ? -1 : Int32(clamping: (nextHeartbeat - now + 999) / 1000)
+            let count = epoll_wait(epollDescriptor, &events, Int32(events.count), timeout)
+            if count < 0 && errno != EINTR { return }
+            var hungUp: [EventStream] = []
+            for event in events.prefix(max(0, Int(count))) {
+                let token = event.data.u64
+                if token == 0 { return }
+                state.withLock { state in
+                    guard let entry = state.entries[token] else { return }
+                    // Level-triggered: out of the set now, so it is reported once.
+                    Self.unwatch(&state, token: token, socket: entry.socket, epoll: epollDescriptor)
+                    hungUp.append(entry.stream)
+                }
+            }
+            // Each is resumed and ended with an error: libmicrohttpd closes its connection.
+            for stream in hungUp { stream.abandon() }
         }
-        for stream in streams.withLock({ Array($0.values) }) { stream.close() }
+    }
+
+    /// Refuses new streams from now on, stops the watcher and ends every open stream once what it
+    /// has queued is sent.
+    func closeAll() {
+        let (streams, watching) = state.withLock { state in
+            state.closing = true
+            defer { state.watching = false }
+            return (state.entries.values.map(\.stream), state.watching)
+        }
+        if watching {
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+            stopped.wait()
+        }
+        for stream in streams { stream.close() }
     }
 }

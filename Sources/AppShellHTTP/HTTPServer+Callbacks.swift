@@ -282,15 +282,25 @@ extension HTTPServer {
             if shared { return MHD_queue_response(connection, UInt32(response.status.rawValue), handle) }
             made = handle
         } else if case .stream(let stream) = response.body {
-            stream.attach(connection)
-            let retained = Unmanaged.passRetained(stream)
-            made = MHD_create_response_from_callback(
-                appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
-            if let made {
-                streams.add(stream)
-                HTTPServer.addHeaders(response.headers, to: made)
+            if pending.method == "HEAD" {
+                // The header block alone: no stream, and no chunked body (libmicrohttpd 0.9.75 sends
+                // a chunked response's last chunk even to HEAD). It adds `Content-Length: 0`.
+                stream.discard()
+                made = HTTPServer.makeResponse(Response(status: response.status, headers: response.headers))
+            } else if let refusal = admit(stream, on: connection) {
+                return send(refusal, on: connection, pending)
             } else {
-                retained.release()
+                let retained = Unmanaged.passRetained(stream)
+                made = MHD_create_response_from_callback(
+                    appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
+                if let made {
+                    HTTPServer.addHeaders(response.headers, to: made)
+                } else {
+                    // Ended now (nothing else would end it); a response that fails to queue below
+                    // is destroyed, and its free callback ends its stream.
+                    retained.release()
+                    stream.discard()
+                }
             }
         } else {
             made = HTTPServer.makeResponse(response)
@@ -299,6 +309,32 @@ extension HTTPServer {
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+    }
+
+    /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
+    /// subscribed it lets it go) and returns the answer to send instead.
+    private func admit(_ stream: EventStream, on connection: OpaquePointer) -> Response? {
+        let address = ClientAddress(appshell_mhd_client_address(connection)).text
+        let refusal: HTTPError
+        let socket = appshell_mhd_connection_fd(connection)
+        switch streams.admit(stream, address: address, socket: socket) {
+        case .admitted:
+            stream.attach(connection, socket: socket, backlogLimit: configuration.eventStreamBacklogBytes)
+            return nil
+        case .refusedInAll:
+            refusal = HTTPError(
+                .serviceUnavailable, "too many open event streams (\(streams.limit)); try again later",
+                headers: ["Retry-After": "10"])
+        case .refusedForAddress:
+            refusal = HTTPError(
+                .tooManyRequests,
+                "too many open event streams from \(address) (\(streams.limitPerAddress)); close some or try again later",
+                headers: ["Retry-After": "10"])
+        case .refusedShuttingDown:
+            refusal = HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"])
+        }
+        stream.discard()
+        return .error(refusal, for: nil)
     }
 
     /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a

@@ -20,7 +20,7 @@ public final class HTTPServer: Sendable {
     /// Request counters.
     public let statistics: ServerStatistics
     /// The open event streams.
-    let streams = EventStreamRegistry()
+    let streams: EventStreamRegistry
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
 
@@ -45,6 +45,8 @@ public final class HTTPServer: Sendable {
         self.statistics = statistics
         self.responder = responder
         self.log = AccessLog(enabled: configuration.accessLog)
+        self.streams = EventStreamRegistry(
+            limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP)
     }
 
     /// The number of event streams open now.
@@ -90,7 +92,7 @@ public final class HTTPServer: Sendable {
             $0.daemon = Daemon(pointer: daemon)
             $0.port = Int(appshell_mhd_bound_port(daemon))
         }
-        streams.startHeartbeat(every: config.eventHeartbeatSeconds)
+        streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
     }
 
     /// Stops gracefully: refuses new connections, lets in-flight requests finish for up to
@@ -110,7 +112,8 @@ public final class HTTPServer: Sendable {
         // pool it races with the workers and libmicrohttpd 0.9.75 aborts the process.)
         draining.store(true, ordering: .relaxed)
         // Event streams never finish by themselves, and a suspended connection must be resumed
-        // before the daemon stops: end them all now.
+        // before the daemon stops: end them all now, and admit no new one (a client may ask for
+        // one again on its open connection).
         streams.closeAll()
         let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
         while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {

@@ -28,9 +28,33 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var accessLog = true
     /// Seconds between heartbeat comments on open event streams (0: none).
     public var eventHeartbeatSeconds = 15
+    /// Open event streams at most, across all clients; a further one gets 503 with `Retry-After`.
+    /// Whatever this says, streams never take more than three quarters of `maxConnections`: the
+    /// rest stay free for ordinary requests.
+    public var maxEventStreams = 768
+    /// Open event streams at most from one IP address (0: no limit of its own); a further one gets
+    /// 429 with `Retry-After`. Never more than three quarters of `maxConnectionsPerIP` (when that
+    /// is set). Behind a reverse proxy every client has the proxy's address: raise both.
+    public var maxEventStreamsPerIP = 64
+    /// The bytes an event stream may hold queued for a client that does not read them; a stream
+    /// that falls further behind is ended and its connection closed (an `EventSource` reconnects
+    /// with `Last-Event-ID` and gets the current state).
+    public var eventStreamBacklogBytes = 65_536
 
     /// The defaults.
     public init() {}
+
+    /// The streams the server admits in all: `maxEventStreams`, within three quarters of
+    /// `maxConnections`.
+    var eventStreamLimit: Int { min(maxEventStreams, maxConnections * 3 / 4) }
+
+    /// The streams the server admits from one address (0: no limit): `maxEventStreamsPerIP`,
+    /// within three quarters of `maxConnectionsPerIP`.
+    var eventStreamLimitPerIP: Int {
+        guard maxConnectionsPerIP > 0 else { return maxEventStreamsPerIP }
+        let room = max(1, maxConnectionsPerIP * 3 / 4)
+        return maxEventStreamsPerIP > 0 ? min(maxEventStreamsPerIP, room) : room
+    }
 
     /// The number of online processors (at least 1).
     public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

@@ -37,6 +37,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 /// - `touch` changes only `accessed`, and does nothing for an unknown id.
 /// - `rename` moves a record to a new id atomically: afterwards the old id loads `nil`. Renaming
 ///   an unknown id does nothing; a record already under the new id is replaced.
+/// - `rename(_:to:replacingWith:)` does both in one step: afterwards the old id loads `nil` and the
+///   new id loads the record given — or, when it throws, both are as they were.
 /// - `remove` deletes a record; removing an unknown id does nothing.
 /// - `removeExpired` deletes every record with `accessed < accessedBefore` or
 ///   `created < createdBefore` and returns how many it deleted.
@@ -50,10 +52,29 @@ public protocol DefaultsBackend: Sendable {
     func touch(_ id: SessionID, accessed: Int64) throws(StoreError)
     /// Moves the record of `id` to `newID`.
     func rename(_ id: SessionID, to newID: SessionID) throws(StoreError)
+    /// Moves `id`'s record to `newID` with `record` as its new content, all or nothing (a rotation
+    /// that also changes the values: the session must never be left under one id in memory and
+    /// another in the store).
+    func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError)
     /// Deletes the record of `id`.
     func remove(_ id: SessionID) throws(StoreError)
     /// Deletes expired records; returns how many.
     func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int
     /// The number of records.
     func count() throws(StoreError) -> Int
+}
+
+extension DefaultsBackend {
+    /// `rename` then `save`, renaming back when the save fails: for backends with no transaction.
+    /// If the way back fails too, the record stays under `newID`, which the caller never adopts
+    /// (the old id then loads nothing: the user is logged out, never let in).
+    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+        try rename(id, to: newID)
+        do {
+            try save(newID, record)
+        } catch {
+            try? rename(newID, to: id)
+            throw error
+        }
+    }
 }

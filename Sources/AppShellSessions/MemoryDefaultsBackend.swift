@@ -24,6 +24,14 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Moves the record of `id` to `newID` with `record` as its content.
+    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) {
+        records.withLock { records in
+            records[id] = nil
+            records[newID] = record
+        }
+    }
+
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) { _ = records.withLock { $0.removeValue(forKey: id) } }
 

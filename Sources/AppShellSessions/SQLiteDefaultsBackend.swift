@@ -81,6 +81,19 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Moves the record of `id` to `newID` with `record` as its content, in one transaction.
+    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+        let data = DefaultsValue.encode(record.values)
+        try connection.withLock { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                _ = try connection.run(SQL.remove, .blob(id.bytes))
+                _ = try connection.run(
+                    SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                    record.snapshot.map { .blob($0) } ?? .null)
+            }
+        }
+    }
+
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in

@@ -2,7 +2,8 @@
 ///
 /// It is only valid inside the closure that received it; the session's lock is held meanwhile,
 /// so the requests of one session run one after another. Changes (values and a new id) reach the
-/// store when the closure returns, before the response is sent; if the closure throws, none do.
+/// store when the closure returns, before the response is sent, and only then does the session in
+/// memory take them; if the closure throws or the store refuses them, none do (see `afterCommit`).
 public final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).
     @inlinable
@@ -64,5 +65,35 @@ public final class SessionContext {
     /// leaked id is worthless.
     public func rotateID() {
         id = SessionID.random()
+    }
+
+    /// Runs `work` once this request's changes are committed (in the store and adopted in memory),
+    /// still under the session's lock, so that what it sends goes out in the order of the commits.
+    /// It never runs when the commit fails: use it for everything others may see (events,
+    /// notifications, subscriptions).
+    public func afterCommit(_ work: @escaping () -> Void) { commitWork.append(work) }
+
+    /// Runs `work`, under the session's lock, when this request's changes are discarded: the body
+    /// threw or the store refused the write. The session keeps its id, values and snapshot; its
+    /// attachment is dropped (it may be half-changed) and rebuilt from the snapshot next time.
+    public func afterRollback(_ work: @escaping () -> Void) { rollbackWork.append(work) }
+
+    private var commitWork: [() -> Void] = []
+    private var rollbackWork: [() -> Void] = []
+
+    /// Runs the work registered for after the commit, once.
+    func committed() {
+        let work = commitWork
+        commitWork = []
+        rollbackWork = []
+        for item in work { item() }
+    }
+
+    /// Runs the work registered for a rollback, once.
+    func rolledBack() {
+        let work = rollbackWork
+        commitWork = []
+        rollbackWork = []
+        for item in work { item() }
     }
 }

@@ -40,6 +40,11 @@ public final class SessionRegistry: Sendable {
     /// Sessions held in memory.
     public var count: Int { shards.reduce(0) { $0 + $1.count } }
 
+    /// Sessions held in memory as objects: those that hold values, a snapshot or an app, or are
+    /// in use. A session that holds nothing is a bare map entry and is not counted (walks every
+    /// shard: for tests and diagnostics, not for the request path).
+    public var heldCount: Int { shards.reduce(0) { $0 + $1.heldCount } }
+
     /// Registers fallback values for every session (volatile, never stored).
     public func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
 
@@ -86,25 +91,37 @@ public final class SessionRegistry: Sendable {
     }
 
     /// Runs `body` with a new session. Nobody knows its id before the response carries it, so it
-    /// needs no lock, and it enters the registry only when `body` returned: as a `Session` when it
-    /// holds something, else as a bare map entry.
+    /// needs no lock, and it enters the registry only when `body` returned and its values are
+    /// stored: as a `Session` when it holds something, else as a bare map entry.
     private func runNew(_ body: (SessionContext) throws -> Void, now: Int64) throws -> SessionContext {
         let id = SessionID.random()
         createdCount.add(1, ordering: .relaxed)
         let context = SessionContext(
             id: id, isNew: true, isStored: false, values: [:], registration: registration, snapshot: nil,
             attachment: nil, memo: nil)
-        try body(context)
+        do {
+            try body(context)
+        } catch {
+            context.rolledBack()
+            throw error
+        }
         if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.snapshot == nil && context.attachment == nil
         {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
+            context.committed()
             return context
         }
         let session = Session(
             id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
-        try session.state.withLock { try keep(context, in: session, &$0, now: now) }
+        do {
+            try session.state.withLock { try commit(context, in: session, &$0, now: now) }
+        } catch {
+            context.rolledBack()
+            throw error
+        }
         shard(for: context.id).insert(session, id: context.id, capacity: shardCapacity)
+        context.committed()
         return context
     }
 
@@ -122,6 +139,9 @@ public final class SessionRegistry: Sendable {
         return result
     }
 
+    /// Runs `body` with the session under its lock, commits what it changed, then runs the
+    /// context's work for after the commit — or, when the body or the commit failed, its rollback
+    /// work, leaving the session as it was.
     private func run(
         _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
         now: Int64
@@ -132,34 +152,61 @@ public final class SessionRegistry: Sendable {
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
+            try commit(context, in: session, &state, now: now)
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
-            // last snapshot, as if this request had never run.
+            // last committed snapshot, as if this request had never run. Nothing else was adopted.
             state.attachment = nil
+            context.rolledBack()
             throw error
         }
-        try keep(context, in: session, &state, now: now)
+        context.committed()
         return context
     }
 
-    /// Takes what `body` left in `context` into the session: its attachment and memo, its new id,
-    /// and its values and snapshot, written to the backend when they are worth storing.
-    private func keep(_ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64) throws {
-        state.attachment = context.attachment
-        state.memo = context.memo
-        if context.id != state.id {
-            if state.persisted { try backend.rename(state.id, to: context.id) }
-            move(session, from: state.id, to: context.id)
-            state.id = context.id
-        }
+    /// Commits what `body` left in `context`: first the writes (its new id, its values and
+    /// snapshot when they are worth storing), then — only once the backend took them — the
+    /// session in memory adopts the context's attachment, memo, id, values and snapshot. When a
+    /// write throws, the session in memory is unchanged.
+    private func commit(
+        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64
+    )
+        throws
+    {
+        let rotated = context.id != state.id
         // Defaults nobody asked for did not change.
         let values = context.defaultsIfMade?.storedValues ?? state.values
         let snapshotChanged = context.snapshot != state.snapshot
         let worthStoring = state.persisted || !values.isEmpty
-        if context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) {
+        let touchDue = state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds
+        // A rotation that is due a touch too saves the record under the new id: one write, not two.
+        let saves =
+            context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
+        let touches = !saves && !rotated && touchDue
+
+        // The writes: all or nothing.
+        if saves {
             let record = SessionRecord(
                 values: values, created: session.created, accessed: now, snapshot: context.snapshot)
-            try backend.save(state.id, record)
+            if rotated && state.persisted {
+                try backend.rename(state.id, to: context.id, replacingWith: record)
+            } else {
+                try backend.save(context.id, record)
+            }
+        } else if rotated && state.persisted {
+            try backend.rename(state.id, to: context.id)
+        } else if touches {
+            try backend.touch(state.id, accessed: now)
+        }
+
+        // The backend has them: memory follows.
+        state.attachment = context.attachment
+        state.memo = context.memo
+        if rotated {
+            retire(state.id, movingTo: context.id, session)
+            state.id = context.id
+        }
+        if saves {
             state.values = values
             state.snapshot = context.snapshot
             state.persisted = true
@@ -167,39 +214,50 @@ public final class SessionRegistry: Sendable {
         } else if snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
             state.snapshot = context.snapshot
-        } else if state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds {
-            try backend.touch(state.id, accessed: now)
+        } else if touches {
             state.storedAccess = now
         }
     }
 
     /// The live session `id` names, marked in use; loads it from the backend when it is not in
     /// memory. `nil` when there is none or it expired (an expired one is removed).
+    ///
+    /// A load that read the record before a rotation renamed it would bring the retired id back:
+    /// the shard refuses a loaded session whose id was retired since the load began, and the
+    /// record is read again (the rename is in the backend before the id leaves memory).
     private func acquire(_ id: SessionID, now: Int64) throws -> Session? {
         let shard = shard(for: id)
-        switch shard.acquire(id, now: now, configuration) {
-        case .found(let session): return session
-        case .expired(let stored):
-            if stored { try backend.remove(id) }
-            return nil
-        case .missing: break
+        for _ in 0..<4 {
+            let since: UInt64
+            switch shard.acquire(id, now: now, configuration) {
+            case .found(let session): return session
+            case .expired(let stored):
+                if stored { try backend.remove(id) }
+                return nil
+            case .missing(let retirements): since = retirements
+            }
+            guard let record = try backend.load(id) else { return nil }
+            if now - record.accessed > configuration.idleTimeoutSeconds
+                || now - record.created > configuration.absoluteTimeoutSeconds
+            {
+                try backend.remove(id)
+                return nil
+            }
+            let loaded = Session(
+                id: id, values: record.values, snapshot: record.snapshot, created: record.created, accessed: now,
+                persisted: true)
+            loaded.state.withLock { $0.storedAccess = record.accessed }
+            if let session = shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity, loadedSince: since) {
+                return session
+            }
         }
-        guard let record = try backend.load(id) else { return nil }
-        if now - record.accessed > configuration.idleTimeoutSeconds
-            || now - record.created > configuration.absoluteTimeoutSeconds
-        {
-            try backend.remove(id)
-            return nil
-        }
-        let loaded = Session(
-            id: id, values: record.values, snapshot: record.snapshot, created: record.created, accessed: now,
-            persisted: true)
-        loaded.state.withLock { $0.storedAccess = record.accessed }
-        return shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity)
+        // Retired again and again while loading: it names nothing now.
+        return nil
     }
 
-    private func move(_ session: Session, from old: SessionID, to new: SessionID) {
-        shard(for: old).remove(old)
+    /// Moves `session` from its retired id to `new` in memory, leaving a tombstone for `old`.
+    private func retire(_ old: SessionID, movingTo new: SessionID, _ session: Session) {
+        shard(for: old).retire(old)
         shard(for: new).insert(session, id: new, capacity: shardCapacity)
     }
 
@@ -210,8 +268,11 @@ public final class SessionRegistry: Sendable {
     public func sweep() throws -> Int {
         let now = clock()
         let removed = shards.reduce(0) { $0 + $1.removeExpired(now: now, configuration) }
+        // The backend's `accessed` of a session live in memory lags its last use by less than the
+        // touch interval: a row is idle only when it is older than both together (a load still
+        // checks the exact idle timeout).
         _ = try backend.removeExpired(
-            accessedBefore: now - configuration.idleTimeoutSeconds,
+            accessedBefore: now - configuration.idleTimeoutSeconds - configuration.touchIntervalSeconds,
             createdBefore: now - configuration.absoluteTimeoutSeconds)
         return removed
     }

@@ -39,7 +39,20 @@ final class Shard: Sendable {
         /// they had then. Entries of sessions that left since are skipped when they come up.
         var order: [Place] = []
         var head = 0
+        /// Ids retired by rotation so far (a counter that only grows).
+        var retirements: UInt64 = 0
+        /// The recently retired ids, with the value of `retirements` when each was retired, and
+        /// their order, oldest first: a load that began before an id's retirement is refused.
+        var tombstones: [SessionID: UInt64] = [:]
+        var tombstoneOrder: [SessionID] = []
+        var tombstoneHead = 0
+        /// The `retirements` value of the newest tombstone forgotten (to bound them): a load that
+        /// began before it cannot be checked, so it is refused and reads the record again.
+        var forgottenThrough: UInt64 = 0
     }
+
+    /// How many retired ids a shard remembers.
+    static let tombstoneCapacity = 1024
 
     private struct Place {
         let id: SessionID
@@ -53,10 +66,22 @@ final class Shard: Sendable {
         case found(Session)
         /// It expired and was removed; `stored` says whether the backend may hold it.
         case expired(stored: Bool)
-        case missing
+        /// Not in memory; `retirements` is the shard's count of retired ids when this was looked
+        /// up (pass it to `insertOrAcquire` with what the backend held).
+        case missing(retirements: UInt64)
     }
 
     var count: Int { map.withLock { $0.entries.count } }
+
+    /// Sessions held as objects (not bare entries).
+    var heldCount: Int {
+        map.withLock { map in
+            map.entries.values.reduce(0) { count, entry in
+                if case .held = entry { return count + 1 }
+                return count
+            }
+        }
+    }
 
     /// Finds `id` and marks it in use (an empty session becomes a `Session` now); an expired
     /// session that nobody uses is removed. Taking the session's lock under the shard's is safe
@@ -65,7 +90,7 @@ final class Shard: Sendable {
         map.withLock { map in
             switch map.entries[id] {
             case nil:
-                return .missing
+                return .missing(retirements: map.retirements)
             case .empty(let empty):
                 if empty.isExpired(at: now, configuration) {
                     map.entries[id] = nil
@@ -91,17 +116,49 @@ final class Shard: Sendable {
         }
     }
 
-    /// Inserts `session` under `id` and marks it in use, unless another request loaded the same
-    /// id first: then that one is marked and returned.
-    func insertOrAcquire(_ session: Session, id: SessionID, capacity: Int) -> Session {
+    /// Inserts `session`, just loaded from the backend, under `id` and marks it in use — unless
+    /// another request loaded the same id first (then that one is marked and returned), or `id`
+    /// was retired since the load began (`retirements` from `acquire`): then `nil`, and the
+    /// caller reads the record again, since the backend renamed it before the id was retired.
+    func insertOrAcquire(
+        _ session: Session, id: SessionID, capacity: Int, loadedSince retirements: UInt64
+    )
+        -> Session?
+    {
         map.withLock { map in
             if case .held(let existing) = map.entries[id] {
                 existing.users.add(1, ordering: .relaxed)
                 return existing
             }
+            if map.retirements != retirements {
+                if let retiredAt = map.tombstones[id], retiredAt > retirements { return nil }
+                if map.forgottenThrough > retirements { return nil }
+            }
             session.users.add(1, ordering: .relaxed)
             Shard.insert(.held(session), id: id, into: &map, capacity: capacity)
             return session
+        }
+    }
+
+    /// Removes `id`, whose session moved to a new id, and remembers it as retired for the loads
+    /// already under way.
+    func retire(_ id: SessionID) {
+        map.withLock { map in
+            map.entries[id] = nil
+            map.retirements += 1
+            map.tombstones[id] = map.retirements
+            map.tombstoneOrder.append(id)
+            if map.tombstoneOrder.count - map.tombstoneHead > Shard.tombstoneCapacity {
+                let oldest = map.tombstoneOrder[map.tombstoneHead]
+                map.tombstoneHead += 1
+                if let retiredAt = map.tombstones.removeValue(forKey: oldest) {
+                    map.forgottenThrough = max(map.forgottenThrough, retiredAt)
+                }
+            }
+            if map.tombstoneHead > Shard.tombstoneCapacity {
+                map.tombstoneOrder.removeFirst(map.tombstoneHead)
+                map.tombstoneHead = 0
+            }
         }
     }
 
@@ -114,8 +171,6 @@ final class Shard: Sendable {
     func insert(_ empty: EmptySession, id: SessionID, capacity: Int) {
         map.withLock { Shard.insert(.empty(empty), id: id, into: &$0, capacity: capacity) }
     }
-
-    func remove(_ id: SessionID) { map.withLock { _ = $0.entries.removeValue(forKey: id) } }
 
     /// Removes expired sessions nobody uses; returns how many.
     func removeExpired(now: Int64, _ configuration: SessionConfiguration) -> Int {

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>   /* event streams watch their sockets (Glibc's module leaves these out) */
+#include <sys/eventfd.h>
 #include <microhttpd.h>
 
 /** Content length for responses whose size is not known in advance (event streams). */
@@ -97,6 +99,13 @@ static inline const struct sockaddr *appshell_mhd_client_address(
 static inline enum MHD_Result appshell_mhd_set_response_flags(struct MHD_Response *response,
                                                               enum MHD_ResponseFlags flags) {
   return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
+/** The connection's socket, or -1 (event streams watch it for the client hanging up). */
+static inline int appshell_mhd_connection_fd(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
 }
 
 #endif

@@ -206,7 +206,7 @@ import Testing
     @Test func aNotificationLaunchBeforeLoginOpensTheListAfterIt() throws {
         let (_, live) = try Self.start()
         let client = live.client()
-        _ = try client.get("/?launch=notification")
+        _ = try Self.act(client, "launch", #", "source": "notification""#)
         let state = try client.get("/api/state").json
         #expect(state["screen"] == "login")
         #expect(state["defaults"] == ["viewType": 1])

@@ -88,8 +88,11 @@ import Testing
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         let (live, opened) = try Self.start {
-            $0.maxConnections = 1100
-            $0.maxConnectionsPerIP = 1100
+            // Streams may take three quarters of the connections: 1 000 of 1 400.
+            $0.maxConnections = 1400
+            $0.maxConnectionsPerIP = 1400
+            $0.maxEventStreams = 1000
+            $0.maxEventStreamsPerIP = 1000
         }
         var connections: [RawConnection] = []
         for _ in 0..<1000 {

@@ -190,6 +190,20 @@ final class ConformanceBox<Value: Sendable>: Sendable {
     }
 
     @Test(arguments: BackendKind.allCases)
+    func renameReplacingMovesAndRewritesTheRecord(kind: BackendKind) throws {
+        try kind.withBackend { backend throws in
+            let old = SessionID.random()
+            let new = SessionID.random()
+            try backend.save(old, Self.record(["isLogin": .bool(false)], created: 7, accessed: 8))
+            let rewritten = Self.record(["isLogin": .bool(true)], created: 7, accessed: 9)
+            try backend.rename(old, to: new, replacingWith: rewritten)
+            #expect(try backend.load(old) == nil)
+            #expect(try backend.load(new) == rewritten)
+            #expect(try backend.count() == 1)
+        }
+    }
+
+    @Test(arguments: BackendKind.allCases)
     func renamingAnUnknownIDDoesNothing(kind: BackendKind) throws {
         try kind.withBackend { backend throws in
             let existing = SessionID.random()

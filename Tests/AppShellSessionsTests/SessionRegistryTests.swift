@@ -234,6 +234,10 @@ final class FaultyBackend: DefaultsBackend {
         clock.advance(60)
         #expect(try registry.sweep() == 2)
         #expect(registry.count == 0)
+        // The row is kept one touch interval (25 s) longer: its `accessed` may lag the last use by that.
+        #expect(backend.count() == 1)
+        clock.advance(25)
+        try registry.sweep()
         #expect(backend.count() == 0)
         #expect(try Self.read(registry, stored, "count").isNew)
     }

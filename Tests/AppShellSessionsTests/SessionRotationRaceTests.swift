@@ -1,0 +1,141 @@
+import AppShellConcurrency
+import AppShellSessions
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// A memory backend whose next `load` can be held after it read the record: a pause point for a
+/// load that races a rename (the real memory backend does the work).
+final class PausingBackend: DefaultsBackend {
+    let inner = MemoryDefaultsBackend()
+    /// Set to hold the next load after it read its record.
+    let pauseNextLoad = Atomic<Bool>(false)
+    /// Signalled when a load is held; signal `resume` to let it return.
+    let paused = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+
+    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+        let record = inner.load(id)
+        if pauseNextLoad.exchange(false, ordering: .relaxed) {
+            paused.signal()
+            resume.wait()
+        }
+        return record
+    }
+    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
+    func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
+    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
+    func remove(_ id: SessionID) throws(StoreError) { inner.remove(id) }
+    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+        inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
+    }
+    func count() throws(StoreError) -> Int { inner.count() }
+}
+
+/// Rotation and expiry against requests that race them: a retired id never comes back, and the
+/// sweeper never deletes the row of a session that is live in memory.
+@Suite struct SessionRotationRaceTests {
+    /// A request presenting the old id loads the record before a rotation's rename, and offers it
+    /// to the registry after the rotation moved the session: it must get a new session, not the
+    /// old id's values back.
+    @Test func aLoadRacingARotationCannotBringTheOldIDBack() throws {
+        let backend = PausingBackend()
+        let clock = TestClock()
+        // A stored session, then a "restart": a registry that holds nothing in memory.
+        let first = SessionRegistry(configuration: SessionConfiguration(), backend: backend, clock: clock.reading)
+        let old = try first.withSession(presentedID: nil) { $0.defaults.set("ann", forKey: "user") }.context.id
+        let registry = SessionRegistry(configuration: SessionConfiguration(), backend: backend, clock: clock.reading)
+
+        // The racer: its load reads the old record and is held before it reaches memory.
+        backend.pauseNextLoad.store(true, ordering: .relaxed)
+        let racer = Locked<(id: SessionID, user: String?, isNew: Bool)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let outcome = try? registry.withSession(presentedID: old.text) { $0.defaults.string(forKey: "user") }
+            racer.withLock { $0 = outcome.map { ($0.context.id, $0.result, $0.context.isNew) } }
+            done.signal()
+        }
+        thread.start()
+        backend.paused.wait()
+
+        // Meanwhile the owner logs out: the id rotates and the user is removed.
+        let rotated = try registry.withSession(presentedID: old.text) { session in
+            session.defaults.removeObject(forKey: "user")
+            session.rotateID()
+        }.context
+        #expect(rotated.id != old)
+        #expect(try backend.load(old) == nil)
+
+        backend.resume.signal()
+        done.wait()
+        let outcome = try #require(racer.withLock { $0 })
+        #expect(outcome.isNew, "the racing request was given the retired id's session")
+        #expect(outcome.id != old)
+        #expect(outcome.user == nil, "the racing request saw the retired id's values")
+        // And the old id stays retired.
+        let later = try registry.withSession(presentedID: old.text) { $0.defaults.string(forKey: "user") }
+        #expect(later.context.isNew)
+        #expect(later.result == nil)
+    }
+
+    /// The backend's `accessed` lags the in-memory last access by up to the touch interval; the
+    /// sweeper must not take that lag for idleness.
+    @Test func theSweeperKeepsTheRowOfASessionLiveInMemory() throws {
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100  // touch interval 25 s
+        let backend = MemoryDefaultsBackend()
+        let clock = TestClock()
+        let registry = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let id = try registry.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id
+        clock.advance(24)
+        // A read within the touch interval: memory says "used now", the row still says "used at 0".
+        _ = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
+        clock.advance(90)  // 90 s idle in memory (live), 114 s by the row
+        try registry.sweep()
+        #expect(try backend.load(id) != nil, "the sweeper deleted the row of a live session")
+        // The next request refreshes the row, so a restart after it still finds the user logged in.
+        _ = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
+        let restarted = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let after = try restarted.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
+        #expect(!after.context.isNew)
+        #expect(after.result)
+    }
+
+    /// A commit whose write fails leaves the session as it was: id, values and snapshot, and the
+    /// attachment is dropped (it may be half-changed) so the next request rebuilds it from the
+    /// snapshot; the work meant for after the commit does not run, the rollback work does.
+    @Test func aFailedCommitChangesNothingInMemory() throws {
+        let backend = FaultyBackend()
+        let registry = SessionRegistry(configuration: SessionConfiguration(), backend: backend)
+        let id = try registry.withSession(presentedID: nil) { session in
+            session.defaults.set("before", forKey: "user")
+            session.snapshot = Array("v1".utf8)
+            session.attachment = NSObject()
+        }.context.id
+        backend.failing.store(true, ordering: .relaxed)
+        let committed = Locked(false)
+        let rolledBack = Locked(false)
+        #expect(throws: StoreError.self) {
+            try registry.withSession(presentedID: id.text) { session in
+                session.defaults.set("after", forKey: "user")
+                session.snapshot = Array("v2".utf8)
+                session.attachment = NSObject()
+                session.rotateID()
+                session.afterCommit { committed.withLock { $0 = true } }
+                session.afterRollback { rolledBack.withLock { $0 = true } }
+            }
+        }
+        #expect(!committed.withLock { $0 })
+        #expect(rolledBack.withLock { $0 })
+        backend.failing.store(false, ordering: .relaxed)
+        let after = try registry.withSession(presentedID: id.text) { session in
+            (session.defaults.string(forKey: "user"), session.snapshot, session.attachment == nil)
+        }
+        #expect(!after.context.isNew, "the old id no longer names the session")
+        #expect(after.context.id == id)
+        #expect(after.result.0 == "before")
+        #expect(after.result.1 == Array("v1".utf8))
+        #expect(after.result.2, "the attachment changed by the failed request was kept")
+    }
+}
