@@ -13,19 +13,34 @@ BROWSER_VENV_READY := $(BROWSER_VENV)/.installed
 BROWSER_REQUIREMENTS := tests/browser/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test browser-test deps test-deps build build-release lint hadolint format clean
+.PHONY: run test tsan-test asan-test browser-test deps test-deps build build-release lint hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, run every test, then the concurrency suites
-## again under ThreadSanitizer, then the real-browser tests
+## again under ThreadSanitizer, the whole suite under AddressSanitizer, then the real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --filter 'SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests'
+	$(MAKE) tsan-test
+	$(MAKE) asan-test
 	$(MAKE) browser-test
+
+## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream and
+## rotation-race suites) under ThreadSanitizer, built in its own scratch path
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests
+tsan-test: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
+
+## asan-test: every Swift test once under AddressSanitizer (use after free, overflows), built in
+## its own scratch path so the ordinary build is kept. LeakSanitizer stays off: the Swift runtime's
+## and the test runner's allocations that live until exit would be reported as leaks.
+asan-test: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
 ## built appshell binary, which each test starts on port 0 and stops

@@ -10,7 +10,8 @@
 /// and any IP address literal — rebinding needs a name the attacker controls, and a browser that
 /// asks for an address connects to that address — so health checks by address keep working.
 /// A request without `Host` (HTTP/1.0; no browser omits it) is served; one with two is 400.
-/// An absolute-form target (`GET http://host/path`) names its host itself and is checked instead.
+/// An absolute-form target (`GET http://host/path`) names its host itself: `Request` makes that
+/// authority its `Host` field, so it is what is checked.
 public struct AllowedHosts: Sendable, Equatable {
     private enum Pattern: Sendable, Equatable {
         /// Exactly this name.
@@ -141,15 +142,6 @@ public struct AllowedHosts: Sendable, Equatable {
     /// Why `request` must be refused, or `nil` when its host is served. Compares bytes: nothing
     /// is allocated for a request whose host is allowed.
     public func refusal(for request: Request) -> HTTPError? {
-        if let first = request.target.utf8.first, first != UInt8(ascii: "/") {
-            var target = request.target
-            return target.withUTF8 { target in
-                guard let authority = AllowedHosts.authority(ofAbsolute: target) else {
-                    return .badRequest("the request target must be a path or an http(s) URL with a host")
-                }
-                return serves(authority) ? nil : misdirected(authority)
-            }
-        }
         var count = 0
         var served = true
         request.headers.forEachValue(named: "Host") { value in
@@ -165,25 +157,6 @@ public struct AllowedHosts: Sendable, Equatable {
             return false
         }
         return refusal
-    }
-
-    /// The authority of an `http://` or `https://` target, without userinfo (refused: `nil`).
-    private static func authority(ofAbsolute target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
-        var index = 0
-        while index < target.count && target[index] != UInt8(ascii: ":") { index += 1 }
-        let scheme = String(decoding: UnsafeBufferPointer(rebasing: target[0..<index]), as: UTF8.self).lowercased()
-        guard scheme == "http" || scheme == "https", index + 3 <= target.count,
-            target[index + 1] == UInt8(ascii: "/"), target[index + 2] == UInt8(ascii: "/")
-        else { return nil }
-        let start = index + 3
-        var end = start
-        while end < target.count, target[end] != UInt8(ascii: "/"), target[end] != UInt8(ascii: "?"),
-            target[end] != UInt8(ascii: "#")
-        {
-            if target[end] == UInt8(ascii: "@") { return nil }
-            end += 1
-        }
-        return end > start ? UnsafeBufferPointer(rebasing: target[start..<end]) : nil
     }
 
     /// Whether a request for `value` (a `Host` field: host and optional port) is served.

@@ -23,4 +23,9 @@ public struct HTTPError: Error, Sendable, Equatable {
     public static func notFound(_ message: String = "not found") -> HTTPError {
         HTTPError(.notFound, message)
     }
+
+    /// 501 for a method the server does not implement.
+    public static func notImplemented(_ method: HTTPMethod) -> HTTPError {
+        HTTPError(.notImplemented, "the method \(method) is not implemented by this server")
+    }
 }

@@ -23,4 +23,26 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod(rawValue: "PATCH")
     /// `OPTIONS`.
     public static let options = HTTPMethod(rawValue: "OPTIONS")
+    /// `TRACE`.
+    public static let trace = HTTPMethod(rawValue: "TRACE")
+    /// `CONNECT`.
+    public static let connect = HTTPMethod(rawValue: "CONNECT")
+
+    /// Whether RFC 9110 (or RFC 5789, `PATCH`) defines the method. A server answers a method it
+    /// does not recognise with 501 rather than 405 (RFC 9110 §9.1).
+    public var isStandard: Bool {
+        switch rawValue {
+        case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT": return true
+        default: return false
+        }
+    }
+
+    /// Whether a request with this method carries content with a meaning (RFC 9110 §9.3: a
+    /// `GET`, `HEAD`, `DELETE` or `TRACE` body has none): what a route accepts unless it says.
+    var carriesContent: Bool {
+        switch rawValue {
+        case "GET", "HEAD", "DELETE", "TRACE": return false
+        default: return true
+        }
+    }
 }

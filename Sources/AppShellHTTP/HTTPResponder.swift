@@ -5,6 +5,17 @@
 public protocol HTTPResponder: Sendable {
     /// Answers `request`.
     func respond(to request: Request) throws -> Response
+
+    /// Whether answering `request` reads its body. Asked when a request announces a body, as soon
+    /// as its header fields have arrived (`request.body` is still empty): when false, the server
+    /// discards the body as it arrives instead of collecting it, never answers 413 for it, and
+    /// calls `respond(to:)` with the request without it. The default is true.
+    func acceptsBody(_ request: Request) -> Bool
+}
+
+extension HTTPResponder {
+    /// True: a responder that does not say reads every body (up to the configured limit).
+    public func acceptsBody(_ request: Request) -> Bool { true }
 }
 
 /// A responder made from a closure.

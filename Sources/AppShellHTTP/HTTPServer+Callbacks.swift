@@ -100,6 +100,12 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
+/// The body reader of a response that has none to send (a 304's): libmicrohttpd never calls it
+/// for a 304; if it did, it would end the connection rather than send bytes.
+private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
+    -2  // MHD_CONTENT_READER_END_WITH_ERROR
+}
+
 /// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
 private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
@@ -132,19 +138,37 @@ extension HTTPServer {
     ) -> MHD_Result {
         if !pending.headersSeen {
             // First call: headers only. Answering now would be an "early response" that closes
-            // the connection, so only a body that is already known to be too large is answered.
+            // the connection, so only a request whose body must not be read is answered.
             pending.headersSeen = true
             pending.method = method.map { String(cString: $0) } ?? ""
-            if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-                let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes
-            {
+            let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+            if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil {
+                if let refusal = refuseFraming(connection, withContentLength: length != nil) {
+                    return send(refusal, on: connection, pending)
+                }
+            } else if length.map({ strcmp($0, "0") == 0 }) ?? true {
+                return .YES  // no body
+            }
+            // A body is coming: collected only for a responder that reads it.
+            if !readsBody(connection, pending) {
+                // A client waiting for 100 Continue gets the answer instead and never sends the
+                // body (RFC 9110 §10.1.1); the connection then closes.
+                if let expect = MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect"),
+                    strcasecmp(expect, "100-continue") == 0
+                {
+                    return send(respond(connection, pending), on: connection, pending)
+                }
+                pending.discardsBody = true
+                return .YES
+            }
+            if let length, let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes {
                 return send(tooLarge(), on: connection, pending)
             }
             return .YES
         }
         if uploadSize.pointee != 0 {
             let count = uploadSize.pointee
-            if !pending.tooLarge {
+            if !pending.tooLarge && !pending.discardsBody {
                 if pending.body.count + count > configuration.maxBodyBytes {
                     pending.tooLarge = true
                     pending.body = []
@@ -159,6 +183,50 @@ extension HTTPServer {
         }
         if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)
+    }
+
+    /// Whether the responder reads the body of the request whose header fields just arrived.
+    private func readsBody(_ connection: OpaquePointer, _ pending: PendingRequest) -> Bool {
+        let method = HTTPMethod(rawValue: pending.method)
+        // A target that does not parse is answered 400 without its body.
+        guard let parts = try? Request.parse(method: method, target: pending.target) else { return false }
+        pending.clearHeaders()
+        _ = withUnsafeMutablePointer(to: &pending.headers) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        return responder.acceptsBody(
+            Request(
+                method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
+                address: ClientAddress(appshell_mhd_client_address(connection))))
+    }
+
+    /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112
+    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape) or without `chunked`
+    /// as its final coding, 400; with other codings before `chunked`, 501. `nil` for plain
+    /// `chunked`. libmicrohttpd 0.9.75 would read the first as chunked and the others to the end
+    /// of the connection. The connection closes after the answer.
+    private func refuseFraming(_ connection: OpaquePointer, withContentLength: Bool) -> Response? {
+        var values = HTTPHeaders()
+        _ = withUnsafeMutablePointer(to: &values) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        let codings = values.values(for: "Transfer-Encoding").joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+        let error: HTTPError?
+        if withContentLength {
+            error = .badRequest("a request must not carry both Transfer-Encoding and Content-Length")
+        } else if codings.last != "chunked" {
+            error = .badRequest("the body's length cannot be determined: chunked must be the final transfer coding")
+        } else if codings.count > 1 {
+            let others = codings.dropLast().joined(separator: ", ")
+            error = HTTPError(.notImplemented, "the transfer coding \(others) is not implemented by this server")
+        } else {
+            error = nil
+        }
+        guard let error else { return nil }
+        var response = Response.error(error, for: nil)
+        response.headers.add(name: "Connection", value: "close")
+        return response
     }
 
     private func tooLarge() -> Response {
@@ -221,7 +289,7 @@ extension HTTPServer {
                 // The header block alone: no stream, and no chunked body (libmicrohttpd 0.9.75 sends
                 // a chunked response's last chunk even to HEAD). It adds `Content-Length: 0`.
                 stream.discard()
-                made = HTTPServer.makeResponse(.bytes([]), response.headers)
+                made = HTTPServer.makeResponse(Response(status: response.status, headers: response.headers))
             } else if let refusal = admit(stream, on: connection) {
                 return send(refusal, on: connection, pending)
             } else {
@@ -238,7 +306,7 @@ extension HTTPServer {
                 }
             }
         } else {
-            made = HTTPServer.makeResponse(response.body, response.headers)
+            made = HTTPServer.makeResponse(response)
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
@@ -272,23 +340,41 @@ extension HTTPServer {
         return .error(refusal, for: nil)
     }
 
-    /// A libmicrohttpd response for a body in memory or a file, with `headers`; `nil` for a
+    /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a
     /// stream (which needs its connection) or when libmicrohttpd cannot make one.
-    static func makeResponse(_ body: Response.Body, _ headers: HTTPHeaders) -> OpaquePointer? {
+    static func makeResponse(_ response: Response) -> OpaquePointer? {
         let made: OpaquePointer?
-        switch body {
+        switch response.body {
         case .bytes(let bytes):
-            made = bytes.withUnsafeBytes {
-                MHD_create_response_from_buffer(
-                    $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            if response.status == .notModified {
+                made = notModifiedResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
+            } else {
+                made = bytes.withUnsafeBytes {
+                    MHD_create_response_from_buffer(
+                        $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+                }
             }
         case .file(let file):
-            made = MHD_create_response_from_fd(file.size, file.take())
+            made = file.handOver { MHD_create_response_from_fd(file.size, $0) }
         case .stream:
             made = nil
         }
-        if let made { addHeaders(headers, to: made) }
+        if let made { addHeaders(response.headers, to: made) }
         return made
+    }
+
+    /// A 304's libmicrohttpd response. libmicrohttpd writes a 304's `Content-Length` from the
+    /// response's size (it never sends the body), and RFC 9110 §8.6 allows only the length of the
+    /// representation a 200 would send: so the response has that size, and no bytes. Without a
+    /// known length the response has none, and none is written (the connection then closes: that
+    /// is how libmicrohttpd 0.9.75 frames a response without a length when chunking is off).
+    private static func notModifiedResponse(length: UInt64?) -> OpaquePointer? {
+        guard let length else {
+            let made = MHD_create_response_from_callback(appshell_mhd_size_unknown, 1, readNoBody, nil, nil)
+            if let made { _ = appshell_mhd_set_response_flags(made, .RF_HTTP_1_0_COMPATIBLE_STRICT) }
+            return made
+        }
+        return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
     }
 
     /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.

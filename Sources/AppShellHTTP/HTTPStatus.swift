@@ -39,6 +39,8 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let tooManyRequests = HTTPStatus(rawValue: 429)
     /// 500 Internal Server Error.
     public static let internalServerError = HTTPStatus(rawValue: 500)
+    /// 501 Not Implemented.
+    public static let notImplemented = HTTPStatus(rawValue: 501)
     /// 503 Service Unavailable.
     public static let serviceUnavailable = HTTPStatus(rawValue: 503)
 }

@@ -1,7 +1,7 @@
 import Glibc
 
-/// An open regular file handed to the server as a response body; closed exactly once, by the
-/// server after sending or by `deinit` if it is never sent.
+/// An open regular file handed to the server as a response body; closed exactly once: by
+/// libmicrohttpd once a response was made of it (after sending), else by `deinit`.
 public final class OpenFile: @unchecked Sendable {
     // @unchecked: the descriptor is only read by the one thread building the response, and
     // `take()` transfers ownership once.
@@ -31,11 +31,13 @@ public final class OpenFile: @unchecked Sendable {
         return complete ? bytes : nil
     }
 
-    /// Gives up ownership of the descriptor (libmicrohttpd closes it after sending).
-    func take() -> Int32 {
-        let taken = descriptor
+    /// Hands the descriptor to `make`, which makes a libmicrohttpd response of it: ownership moves
+    /// (libmicrohttpd closes it when the response is destroyed) only when a response was made;
+    /// otherwise the descriptor stays here and `deinit` closes it. `nil` once handed over.
+    func handOver(_ make: (_ descriptor: Int32) -> OpaquePointer?) -> OpaquePointer? {
+        guard descriptor >= 0, let made = make(descriptor) else { return nil }
         descriptor = -1
-        return taken
+        return made
     }
 
     deinit {

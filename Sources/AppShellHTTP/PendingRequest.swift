@@ -20,6 +20,8 @@ final class PendingRequest: @unchecked Sendable {
     var body: [UInt8] = []
     /// Set when the body went past the limit: the rest is discarded and the answer is 413.
     var tooLarge = false
+    /// Set when the responder reads no body for this request: it is discarded as it arrives.
+    var discardsBody = false
     /// The status queued, 0 until a response is.
     var status = 0
     /// The body size queued.
@@ -44,6 +46,7 @@ final class PendingRequest: @unchecked Sendable {
         method = ""
         body = []
         tooLarge = false
+        discardsBody = false
         status = 0
         bytes = 0
         inRequest = true

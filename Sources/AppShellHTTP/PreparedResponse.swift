@@ -13,7 +13,9 @@ public final class PreparedResponse: @unchecked Sendable {
 
     /// The response as a handler sees it.
     public let response: Response
-    /// The body's bytes, owned here for libmicrohttpd to read (empty when the body is not bytes).
+    /// The body's bytes for libmicrohttpd to read (empty when the body is not bytes). They belong
+    /// to `handle`: libmicrohttpd frees them when its last user of that response is done, which
+    /// can be after this object is gone (a slow client still being sent a replaced response).
     private let storage: UnsafeMutableRawBufferPointer
     /// The libmicrohttpd response (`nil` when the body is not bytes or it could not be made:
     /// then the response is sent the ordinary way).
@@ -30,14 +32,22 @@ public final class PreparedResponse: @unchecked Sendable {
         }
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
         bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
-        self.storage = storage
-        handle = MHD_create_response_from_buffer(storage.count, storage.baseAddress, .RESPMEM_PERSISTENT)
-        if let handle { HTTPServer.addHeaders(response.headers, to: handle) }
+        // From here the bytes are libmicrohttpd's: `freePreparedBytes` runs when it destroys the
+        // response for the last time (our reference, dropped in `deinit`, and each connection's).
+        handle = MHD_create_response_from_buffer_with_free_callback_cls(
+            storage.count, storage.baseAddress, freePreparedBytes, storage.baseAddress)
+        if let handle {
+            HTTPServer.addHeaders(response.headers, to: handle)
+            self.storage = storage
+        } else {
+            storage.deallocate()
+            self.storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
     }
 
     deinit {
+        // Drops this object's reference only: connections still sending it keep it (and the bytes).
         if let handle { MHD_destroy_response(handle) }
-        storage.deallocate()
     }
 
     /// The libmicrohttpd response to send for `response`, which began as this one: this one
@@ -54,7 +64,7 @@ public final class PreparedResponse: @unchecked Sendable {
         {
             return (handle, true)
         }
-        // The new response keeps this object (and so the bytes) alive until libmicrohttpd is done.
+        // The new response keeps this object, so `handle` and its bytes, until libmicrohttpd is done.
         let retained = Unmanaged.passRetained(self)
         guard
             let made = MHD_create_response_from_buffer_with_free_callback_cls(
@@ -66,6 +76,11 @@ public final class PreparedResponse: @unchecked Sendable {
         HTTPServer.addHeaders(response.headers, to: made)
         return (made, false)
     }
+}
+
+/// Called by libmicrohttpd when a prepared response is destroyed for the last time: frees its bytes.
+private let freePreparedBytes: MHD_ContentReaderFreeCallback = { bytes in
+    bytes?.deallocate()
 }
 
 /// Called by libmicrohttpd when a response borrowing a prepared one's bytes is destroyed.

@@ -6,7 +6,8 @@ import Glibc
 public struct Request: Sendable {
     /// The request method.
     public let method: HTTPMethod
-    /// The request target exactly as sent (path and query, still percent-encoded).
+    /// The request target in origin form: path and query as sent, still percent-encoded. For an
+    /// absolute-form target (`http://host/path?query`, RFC 9112 §3.2.2) its path and query.
     public let target: String
     /// The path's segments, each percent-decoded on its own: `/a%2Fb/c` is `["a/b", "c"]`, so an
     /// encoded slash never becomes a separator. Empty segments (from `//` or a trailing `/`) are kept.
@@ -28,8 +29,9 @@ public struct Request: Sendable {
     /// Values a router captured from `:name` segments of the matched route.
     public internal(set) var parameters: [String: String] = [:]
 
-    /// A request from its parts; `target` must be an origin-form target (`/path?query`).
-    /// Throws 400 when the target is not one or does not decode.
+    /// A request from its parts; `target` must be an origin-form target (`/path?query`) or an
+    /// absolute-form one (`http://host/path?query`, whose host then replaces the `Host` field).
+    /// Throws 400 when the target is neither or does not decode.
     public init(
         method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         remoteAddress: String = "127.0.0.1"
@@ -54,14 +56,26 @@ public struct Request: Sendable {
         headers: HTTPHeaders, body: [UInt8], address: ClientAddress, client: ClientAddress? = nil
     ) {
         self.method = method
-        self.target = target
-        self.headers = headers
         self.body = body
         self.address = address
         self.client = client ?? address
         pathSegments = parts.segments
         queryItems = parts.query
+        guard let absolute = parts.absolute else {
+            self.target = target
+            self.headers = headers
+            return
+        }
+        // RFC 9112 §3.2.2: the target's authority is the host, whatever the `Host` field said.
+        self.target = absolute.originForm
+        var headers = headers
+        headers.replaceOrAdd(name: "Host", value: absolute.authority)
+        self.headers = headers
     }
+
+    /// The host the request is for, as `host[:port]`: the authority of an absolute-form target
+    /// (which replaced the `Host` field), else the `Host` field; `nil` when there is neither.
+    public var host: String? { headers["Host"] }
 
     /// Checks the method and splits the target into decoded path segments and query pairs;
     /// 400 when either is not valid.
@@ -69,6 +83,8 @@ public struct Request: Sendable {
         guard Request.isToken(method.rawValue) else {
             throw .badRequest("the method is not a valid token")
         }
+        // A tunnel request (its target is `host:port`): this server is no proxy.
+        if method == .connect { throw .notImplemented(method) }
         // The few targets every client asks for again and again are split once.
         let remembered = target.utf8.count <= Request.rememberedTargetLength
         if remembered, let parts = recentTargets.withLock({ $0[target] }) { return parts }
@@ -83,8 +99,12 @@ public struct Request: Sendable {
         return parts
     }
 
-    /// A target's decoded path segments and query pairs.
-    typealias Parts = (segments: [String], query: [(name: String, value: String)])
+    /// A target's decoded path segments and query pairs, and for an absolute-form target its
+    /// authority and its path and query as an origin-form target.
+    typealias Parts = (
+        segments: [String], query: [(name: String, value: String)],
+        absolute: (authority: String, originForm: String)?
+    )
 
     /// Targets up to this many bytes have their parts remembered, at most this many at a time
     /// (the memory is forgotten whole when full, so a flood of distinct targets costs nothing more).
@@ -92,18 +112,28 @@ public struct Request: Sendable {
     private static let rememberedTargets = 64
     private static let recentTargets = Locked<[String: Parts]>([:])
 
-    /// Splits an origin-form target into decoded path segments and query pairs, reading its bytes
-    /// once (this runs for every request).
+    /// Splits an origin-form or absolute-form target into decoded path segments and query pairs,
+    /// reading its bytes once (this runs for every request).
     private static func parseTarget(
         _ bytes: UnsafeBufferPointer<UInt8>
     ) -> Result<Parts, HTTPError> {
-        guard bytes.first == UInt8(ascii: "/") else {
-            return .failure(.badRequest("the request target must be a path starting with '/'"))
+        var pathStart = 0
+        var absolute: (authority: String, originForm: String)?
+        if bytes.first != UInt8(ascii: "/") {
+            switch absoluteForm(bytes) {
+            case .failure(let error): return .failure(error)
+            case .success(let (authority, start)):
+                pathStart = start
+                let rest = String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+                absolute = (authority, rest.hasPrefix("/") ? rest : "/" + rest)
+            }
         }
         var segments: [String] = []
         segments.reserveCapacity(4)
-        var start = 1
-        var index = 1
+        // An absolute-form target's empty path is `/`.
+        let pathBegins = pathStart < bytes.count && bytes[pathStart] == UInt8(ascii: "/")
+        var start = pathBegins ? pathStart + 1 : pathStart
+        var index = start
         while true {
             let atEnd = index == bytes.count || bytes[index] == UInt8(ascii: "?")
             if atEnd || bytes[index] == UInt8(ascii: "/") {
@@ -119,11 +149,54 @@ public struct Request: Sendable {
             if atEnd { break }
             index += 1
         }
-        guard index < bytes.count else { return .success((segments, [])) }
+        guard index < bytes.count else { return .success((segments, [], absolute)) }
         guard let query = PercentEncoding.decodePairs(UnsafeBufferPointer(rebasing: bytes[(index + 1)...])) else {
             return .failure(.badRequest("the query has a malformed percent escape, invalid UTF-8 or a NUL byte"))
         }
-        return .success((segments, query))
+        return .success((segments, query, absolute))
+    }
+
+    /// The authority of an absolute-form target (`http://host[:port]/path?query`, RFC 9112
+    /// §3.2.2) and where its path begins; 400 when the target is not one, names another scheme,
+    /// has no host or carries user information (RFC 9110 §4.2.4).
+    private static func absoluteForm(
+        _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Result<(authority: String, pathStart: Int), HTTPError> {
+        func hasPrefix(_ prefix: String) -> Bool {
+            let prefix = Array(prefix.utf8)
+            guard bytes.count >= prefix.count else { return false }
+            // Schemes compare without regard to case (RFC 3986 §3.1).
+            return zip(bytes, prefix).allSatisfy { byte, wanted in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 == wanted : byte == wanted
+            }
+        }
+        let authorityStart: Int
+        if hasPrefix("http://") {
+            authorityStart = 7
+        } else if hasPrefix("https://") {
+            authorityStart = 8
+        } else {
+            return .failure(.badRequest("the request target must be a path starting with '/' or an http(s) URL"))
+        }
+        var end = authorityStart
+        while end < bytes.count && bytes[end] != UInt8(ascii: "/") && bytes[end] != UInt8(ascii: "?") {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "@") {
+                return .failure(.badRequest("the request target must not carry user information"))
+            }
+            let allowed: Bool
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                allowed = true
+            default: allowed = "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+            }
+            guard allowed else { return .failure(.badRequest("the request target's host is not a valid authority")) }
+            end += 1
+        }
+        guard end > authorityStart else { return .failure(.badRequest("the request target's URL has no host")) }
+        let authority = String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityStart..<end]), as: UTF8.self)
+        return .success((authority, end))
     }
 
     /// Whether `text` is a token (RFC 9110 §5.6.2): what methods and cookie names must be.

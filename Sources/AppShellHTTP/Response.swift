@@ -4,7 +4,8 @@ import AppShellJSON
 public struct Response: Sendable {
     /// The status code.
     public var status: HTTPStatus
-    /// The header fields; `Content-Length` is set by the server.
+    /// The header fields; `Content-Length` is set by the server (a 304 states it with
+    /// `notModified(headers:length:)`).
     public var headers: HTTPHeaders
     /// The body.
     public var body: Body
@@ -72,6 +73,18 @@ public struct Response: Sendable {
                 "X-Accel-Buffering": "no",
             ],
             body: .stream(stream))
+    }
+
+    /// A 304 Not Modified for a conditional request whose representation did not change:
+    /// `headers` are those a cache updates from (`ETag`, `Cache-Control`, `Last-Modified`…) and
+    /// `length` is the representation's length, sent as `Content-Length` as the 200 would send it
+    /// (RFC 9110 §8.6: a 304 may carry no other). Without a length, no `Content-Length` is sent and
+    /// the connection closes after the answer.
+    public static func notModified(headers: HTTPHeaders, length: Int?) -> Response {
+        var headers = headers
+        headers.remove(name: "Content-Length")
+        if let length { headers.add(name: "Content-Length", value: String(length)) }
+        return Response(status: .notModified, headers: headers)
     }
 
     /// A 303 redirect to `location` (after a form POST the browser then GETs it).

@@ -3,11 +3,17 @@
 /// A path pattern is a list of segments: a literal (`api`) or a capture (`:name`, any one
 /// non-empty segment, available as `request.parameters["name"]`). A path no route matches goes to
 /// the fallback (static files, or a 404); a path that matches with another method gets 405 and an
-/// `Allow` header. `HEAD` is served by the `GET` route.
+/// `Allow` header; a method that no route uses and RFC 9110 does not define gets 501. `HEAD` is
+/// served by the `GET` route.
+///
+/// A route says whether it reads a request body (by default: every method but `GET`, `HEAD`,
+/// `DELETE` and `TRACE`). A body sent to a route that reads none, to a path no route matches or
+/// with a method the path does not allow is discarded as it arrives, never collected.
 public struct Router: HTTPResponder {
     private struct Route: Sendable {
         let method: HTTPMethod
         let pattern: [Segment]
+        let acceptsBody: Bool
         let responder: any HTTPResponder
     }
 
@@ -22,19 +28,27 @@ public struct Router: HTTPResponder {
     /// An empty router; unmatched paths go to `fallback`, or get 404 without one.
     public init(fallback: (any HTTPResponder)? = nil) { self.fallback = fallback }
 
-    /// Adds a route for `method` and `path` answered by `responder`.
-    public mutating func add(_ method: HTTPMethod, _ path: String, _ responder: any HTTPResponder) {
+    /// Adds a route for `method` and `path` answered by `responder`. `acceptsBody` says whether
+    /// it reads request bodies (`nil`: all methods but `GET`, `HEAD`, `DELETE` and `TRACE` do);
+    /// when false, a body is discarded as it arrives and the responder gets the request without it.
+    public mutating func add(
+        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil, _ responder: any HTTPResponder
+    ) {
         let pattern = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
             $0.hasPrefix(":") ? Segment.capture(String($0.dropFirst())) : Segment.literal(String($0))
         }
-        routes.append(Route(method: method, pattern: Array(pattern), responder: responder))
+        routes.append(
+            Route(
+                method: method, pattern: Array(pattern), acceptsBody: acceptsBody ?? method.carriesContent,
+                responder: responder))
     }
 
-    /// Adds a route answered by a closure.
+    /// Adds a route answered by a closure (`acceptsBody` as for a responder).
     public mutating func add(
-        _ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (Request) throws -> Response
+        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil,
+        _ handler: @escaping @Sendable (Request) throws -> Response
     ) {
-        add(method, path, ClosureResponder(handler))
+        add(method, path, acceptsBody: acceptsBody, ClosureResponder(handler))
     }
 
     /// Adds a `GET` (and so `HEAD`) route.
@@ -78,6 +92,7 @@ public struct Router: HTTPResponder {
             routed.parameters = parameters
             return try route.responder.respond(to: routed)
         }
+        if !isImplemented(request.method) { throw HTTPError.notImplemented(request.method) }
         if allowed.isEmpty {
             if let fallback { return try fallback.respond(to: request) }
             throw HTTPError.notFound("no resource at \(request.path)")
@@ -89,6 +104,23 @@ public struct Router: HTTPResponder {
             .methodNotAllowed,
             "\(request.method) is not allowed on \(request.path); allowed: \(names.joined(separator: ", "))",
             headers: ["Allow": names.joined(separator: ", ")])
+    }
+
+    /// Whether the route `request` goes to reads its body: none does when the path allows another
+    /// method or the method is not implemented; the fallback decides for a path no route matches.
+    public func acceptsBody(_ request: Request) -> Bool {
+        var pathMatched = false
+        for index in routes.indices where match(routes[index].pattern, request.pathSegments) != nil {
+            if routes[index].method == request.method { return routes[index].acceptsBody }
+            pathMatched = true
+        }
+        guard !pathMatched, isImplemented(request.method), let fallback else { return false }
+        return fallback.acceptsBody(request)
+    }
+
+    /// Whether the server implements `method`: RFC 9110 defines it or a route uses it.
+    private func isImplemented(_ method: HTTPMethod) -> Bool {
+        method.isStandard || routes.contains { $0.method == method }
     }
 
     private func match(_ pattern: [Segment], _ segments: [String]) -> [String: String]? {

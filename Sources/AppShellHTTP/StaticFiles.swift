@@ -7,7 +7,8 @@ import Glibc
 /// with a dot, or hold a slash, a backslash or a NUL byte (decoded or not) are refused with 404, and
 /// the resolved real path — after symbolic links — must still lie inside the directory.
 /// Responses carry `Content-Type`, `ETag`, `Last-Modified` and `Cache-Control`; a matching
-/// `If-None-Match` (or, without one, an identical `If-Modified-Since`) gets 304.
+/// `If-None-Match` (or, without one, an identical `If-Modified-Since`) gets 304, whose
+/// `Content-Length` is the file's (RFC 9110 §8.6).
 ///
 /// Small files are kept in memory as prepared responses once served: a later request for the
 /// same path costs one stat(2) — the file must still be the same one (device, inode, size and
@@ -59,6 +60,7 @@ public struct StaticFiles: HTTPResponder {
 
     /// Answers with the file the path names, or 404.
     public func respond(to request: Request) throws -> Response {
+        guard request.method.isStandard else { throw HTTPError.notImplemented(request.method) }
         guard StaticFiles.isSafe(request.pathSegments) else { throw HTTPError.notFound("no file at \(request.path)") }
         // A versioned URL (`?v=`, content-hashed by the page) never changes: cache it for a year.
         let versioned = request.query("v") != nil
@@ -71,7 +73,7 @@ public struct StaticFiles: HTTPResponder {
             if StaticFiles.notModified(request, etag: cached.etag, lastModified: cached.lastModified) {
                 var headers = cached.response.response.headers
                 headers.remove(name: "Content-Type")
-                return Response(status: .notModified, headers: headers)
+                return .notModified(headers: headers, length: cached.identity.size)
             }
             return .prepared(cached.response)
         }
@@ -89,7 +91,7 @@ public struct StaticFiles: HTTPResponder {
             "X-Content-Type-Options": "nosniff",
         ]
         if StaticFiles.notModified(request, etag: etag, lastModified: lastModified) {
-            return Response(status: .notModified, headers: headers)
+            return .notModified(headers: headers, length: identity.size)
         }
         headers.add(name: "Content-Type", value: MediaType.forFile(file.path))
         if identity.size <= StaticFiles.cachedFileLimit, let bytes = file.handle.readAll(), bytes.count == identity.size
@@ -105,6 +107,9 @@ public struct StaticFiles: HTTPResponder {
         }
         return Response(status: .ok, headers: headers, body: .file(file.handle))
     }
+
+    /// False: files are only read, a body sent with a request for one is discarded.
+    public func acceptsBody(_ request: Request) -> Bool { false }
 
     private static func checkMethod(_ request: Request) throws(HTTPError) {
         guard request.method == .get || request.method == .head else {

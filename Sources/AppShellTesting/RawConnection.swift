@@ -3,8 +3,11 @@ public final class RawConnection: @unchecked Sendable {
     // @unchecked: used by one thread at a time, handed over between them explicitly.
     private let connection: TestConnection
 
-    /// Connects to 127.0.0.1:`port`.
-    public init(port: Int) throws { connection = try TestConnection(port: port) }
+    /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the receive buffer's size (for a
+    /// client that reads slowly: the server cannot push more than that ahead of the reader).
+    public init(port: Int, receiveBufferBytes: Int? = nil) throws {
+        connection = try TestConnection(port: port, receiveBufferBytes: receiveBufferBytes)
+    }
 
     /// Sends `text` as it is.
     public func send(_ text: String) throws { try connection.write(Array(text.utf8)) }
@@ -13,6 +16,10 @@ public final class RawConnection: @unchecked Sendable {
     public func read(through marker: String) throws -> String {
         String(decoding: try connection.read(through: Array(marker.utf8)), as: UTF8.self)
     }
+
+    /// Reads exactly `count` bytes (those after a marker already read first); throws when the
+    /// connection closes before.
+    public func readBytes(_ count: Int) throws -> [UInt8] { try connection.readBytes(count) }
 
     /// Returns everything the server sends until it closes the connection.
     public func readToEnd() throws -> String { String(decoding: try connection.readToEnd(), as: UTF8.self) }

@@ -6,12 +6,17 @@ final class TestConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the socket's receive buffer (set
+    /// before connecting, so the kernel does not grow it) for a client that reads slowly.
+    init(port: Int, receiveBufferBytes: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var bytes = receiveBufferBytes.map(Int32.init) {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -90,7 +95,8 @@ final class TestConnection {
         }
     }
 
-    private func readBytes(_ count: Int) throws -> [UInt8] {
+    /// Reads exactly `count` bytes (after any already read past a marker).
+    func readBytes(_ count: Int) throws -> [UInt8] {
         while buffer.count < count {
             guard try fill() else { throw TestClientError(description: "connection closed mid-body") }
         }

@@ -95,6 +95,12 @@ static inline const struct sockaddr *appshell_mhd_client_address(
   return info ? info->client_addr : NULL;
 }
 
+/** Sets `flags` on a response (MHD_set_response_options takes variable arguments). */
+static inline enum MHD_Result appshell_mhd_set_response_flags(struct MHD_Response *response,
+                                                              enum MHD_ResponseFlags flags) {
+  return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
 /** The connection's socket, or -1 (event streams watch it for the client hanging up). */
 static inline int appshell_mhd_connection_fd(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info =

@@ -153,4 +153,59 @@ import Testing
         // raw() reads until the server closes: it returns only because the idle timeout fired.
         #expect(response.hasSuffix("ok"))
     }
+
+    // MARK: bodies for routes that take none
+
+    /// A body sent to a route that reads none is not collected: the route gets the request
+    /// without it, and the connection goes on with the next request.
+    @Test func aBodyForARouteThatReadsNoneIsNotCollected() throws {
+        var router = Router()
+        router.get("/ok") { request in .text("body \(request.body.count)") }
+        router.add(.post, "/ping", acceptsBody: false) { request in .text("body \(request.body.count)") }
+        router.post("/upload") { request in .text("body \(request.body.count)") }
+        let live = try LiveServer(responder: router)
+        let client = live.client()
+        let body = [UInt8](repeating: 65, count: 1000)
+        #expect(try client.send("GET", "/ok", body: body).text == "body 0")
+        #expect(try client.send("POST", "/ping", body: body).text == "body 0")
+        #expect(try client.send("POST", "/upload", body: body).text == "body 1000")
+        // The same keep-alive connection, after two discarded bodies.
+        #expect(try client.get("/ok").text == "body 0")
+    }
+
+    /// A client that waits for `100 Continue` before sending a body that no route would read gets
+    /// the final answer at once instead, and never has to send the body.
+    @Test(arguments: [("POST", "/ok", 405), ("POST", "/nothing", 404), ("GET", "/ok", 200), ("POST", "/upload", 100)])
+    func aBodyNoRouteReadsIsAnsweredBeforeItIsSent(method: String, path: String, expected: Int) throws {
+        let live = try Self.echoServer()
+        let connection = try RawConnection(port: live.port)
+        try connection.send(
+            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
+        let head = try connection.read(through: "\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 \(expected) "), "answered: \(head.prefix(60))")
+    }
+
+    /// A body larger than the limit is 413 only where a route would read it: otherwise the answer
+    /// is the one the request gets without its body (405 with `Allow`, 404), sent or chunked.
+    @Test(arguments: [
+        ("POST", "/ok", 405), ("PUT", "/upload", 405), ("POST", "/nothing", 404), ("GET", "/ok", 200),
+        ("POST", "/upload", 413),
+    ])
+    func anOversizedBodyIs413OnlyWhereItWouldBeRead(method: String, path: String, expected: Int) throws {
+        let live = try Self.echoServer()
+        let body = String(repeating: "B", count: 4096)
+        let declared = try live.client().raw(
+            Array(
+                "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4096\r\nConnection: close\r\n\r\n\(body)"
+                    .utf8
+            ))
+        #expect(declared.hasPrefix("HTTP/1.1 \(expected) "), "answered: \(declared.prefix(60))")
+        if expected == 405 { #expect(declared.contains("Allow: ")) }
+        var chunked =
+            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        for _ in 0..<8 { chunked += "200\r\n" + String(repeating: "C", count: 512) + "\r\n" }
+        chunked += "0\r\n\r\n"
+        let sent = try live.client().raw(Array(chunked.utf8))
+        #expect(sent.hasPrefix("HTTP/1.1 \(expected) "), "answered: \(sent.prefix(60))")
+    }
 }

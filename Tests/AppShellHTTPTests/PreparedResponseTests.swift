@@ -86,4 +86,42 @@ import Testing
         #expect(group.wait(timeout: .now() + 60) == .success)
         #expect(good.withLock { $0 } == 16 * 50)
     }
+
+    /// A prepared response's bytes live as long as libmicrohttpd sends them, not as long as the
+    /// Swift object: a cache entry replaced while a slow client is still being sent the old one
+    /// must not free what libmicrohttpd reads (under AddressSanitizer the old code reported a
+    /// heap-use-after-free here; without it, the client got a cut-off or wrong body).
+    @Test func aReleasedResponseIsStillSentWholeToASlowClient() throws {
+        // Far more than the socket buffers hold: the client's receive buffer is fixed at 256 KiB and
+        // the server's send buffer grows to at most 4 MiB on Linux by default.
+        let body = [UInt8](unsafeUninitializedCapacity: 16 << 20) { bytes, count in
+            for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index % 251) }
+            count = bytes.count
+        }
+        let holder = Locked<PreparedResponse?>(
+            PreparedResponse(
+                Response(status: .ok, headers: ["Content-Type": "application/octet-stream"], body: .bytes(body))))
+        var router = Router()
+        router.get("/big") { _ in
+            guard let prepared = holder.withLock({ $0 }) else { throw HTTPError.notFound("released") }
+            return .prepared(prepared)
+        }
+        let live = try LiveServer(responder: router)
+        let connection = try RawConnection(port: live.port, receiveBufferBytes: 256 * 1024)
+        try connection.send("GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let head = try connection.read(through: "\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.contains("Content-Length: \(body.count)\r\n"))
+        let start = try connection.readBytes(4096)
+        // The only Swift reference goes while libmicrohttpd is still sending the response.
+        weak var released: PreparedResponse?
+        holder.withLock { prepared in
+            released = prepared
+            prepared = nil
+        }
+        #expect(released == nil)
+        let received = try start + connection.readBytes(body.count - start.count)
+        #expect(received.count == body.count)
+        #expect(received.withUnsafeBytes { got in body.withUnsafeBytes { $0.elementsEqual(got) } })
+    }
 }
