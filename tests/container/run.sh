@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# make test-container: builds the project's Dockerfile, unchanged, with rootful podman and runs the
+# image the way an operator would, checking what the README promises about it.
+#
+# Official images cannot be pulled everywhere, so the base images are stand-ins built here when
+# missing (kept in podman's image store, so later runs reuse them):
+#   localhost/appshell-stand-in/debian:bookworm-slim   debootstrap --variant=minbase, imported
+#   localhost/appshell-stand-in/swift:<version>-bookworm  the above + the Swift toolchain on PATH
+# Set APPSHELL_REBUILD_STAND_INS=1 to build them again (say, for a newer Debian point release), or
+# BUILDER_IMAGE / RUNTIME_IMAGE to build against other images (the official ones: swift:6.3-bookworm,
+# debian:bookworm-slim) instead.
+#
+# Needs root (rootful podman), podman, runc, iptables, debootstrap, curl and python3: the Makefile's
+# test-container target installs what is missing, then runs this script. Every container, volume
+# and temporary directory it makes is removed at exit, also when a step fails.
+set -Eeuo pipefail
+cd "$(dirname "$0")/../.."
+
+readonly RUN_ID="appshell-ctest-$$"
+readonly IMAGE="${APPSHELL_TEST_IMAGE:-localhost/appshell:container-test}"
+readonly STAND_IN_SLIM="localhost/appshell-stand-in/debian:bookworm-slim"
+readonly SIZE_LIMIT_MB="${APPSHELL_IMAGE_SIZE_LIMIT_MB:-120}"
+readonly STOP_GRACE_SECONDS=20
+# runc, not crun: crun fails here on the rlimits and on hybrid cgroups. The limits are set
+# explicitly for the same reason (and are sane for a server that holds a connection per client).
+readonly ULIMITS=(--ulimit nofile=20000:20000 --ulimit nproc=20000:20000)
+podman() { command podman --runtime runc "$@"; }
+
+STEP="start"
+STARTED=$SECONDS
+WORK=""
+CONTAINERS=()
+VOLUMES=()
+EVENT_STREAM_PID=""
+
+step() {
+    STEP="$*"
+    printf '\n== [%3ds] %s\n' "$((SECONDS - STARTED))" "$*"
+}
+
+fail() {
+    printf '\ntest-container FAILED in step "%s": %s\n' "$STEP" "$*" >&2
+    exit 1
+}
+
+on_error() {
+    printf '\ntest-container FAILED in step "%s": command `%s` (line %s) exited %s\n' \
+        "$STEP" "$2" "$1" "$3" >&2
+}
+
+cleanup() {
+    local status=$?
+    trap - ERR
+    set +e
+    if [ -n "$EVENT_STREAM_PID" ]; then kill "$EVENT_STREAM_PID" 2>/dev/null; fi
+    if [ "$status" -ne 0 ]; then
+        for container in "${CONTAINERS[@]}"; do
+            if podman container exists "$container"; then
+                printf '\n-- log of %s (last 30 lines):\n' "$container" >&2
+                podman logs --tail 30 "$container" >&2 2>&1
+            fi
+        done
+    fi
+    for container in "${CONTAINERS[@]}"; do
+        podman rm --force --time 0 "$container" >/dev/null 2>&1
+    done
+    for volume in "${VOLUMES[@]}"; do
+        podman volume rm --force "$volume" >/dev/null 2>&1
+    done
+    if [ -n "$WORK" ]; then rm -rf "$WORK"; fi
+    if [ "$status" -eq 0 ]; then
+        printf '\ntest-container passed in %ds\n' "$((SECONDS - STARTED))"
+    fi
+    exit "$status"
+}
+
+trap 'on_error "$LINENO" "$BASH_COMMAND" "$?"' ERR
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- helpers ---------------------------------------------------------------------------------
+
+# A JSON field of stdin by a Python expression over `j` (the parsed document), printed compactly.
+json() {
+    python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+value = eval(sys.argv[1], {"j": j})
+print(value if isinstance(value, str) else json.dumps(value, sort_keys=True))' "$1"
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Polls a command until it succeeds, for at most $1 seconds.
+wait_for() {
+    local limit=$1 description=$2
+    shift 2
+    local deadline=$((SECONDS + limit))
+    until "$@" >/dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$deadline" ]; then fail "$description: not within ${limit}s"; fi
+        sleep 0.5
+    done
+}
+
+# The Debian mirror this machine's apt uses for bookworm (and its security mirror).
+apt_mirror() {
+    apt-get indextargets --format '$(REPO_URI) $(RELEASE)' \
+        | awk -v suite="$1" '$2 == suite { print $1; exit }'
+}
+
+# --- stand-in base images ---------------------------------------------------------------------
+
+build_stand_in_slim() {
+    local mirror security rootfs
+    mirror=$(apt_mirror bookworm)
+    security=$(apt_mirror bookworm-security)
+    mirror=${mirror:-http://deb.debian.org/debian/}
+    security=${security:-http://deb.debian.org/debian-security/}
+    rootfs="$WORK/rootfs"
+    echo "debootstrap --variant=minbase bookworm from $mirror"
+    debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 \
+        || { tail -20 "$WORK/debootstrap.log" >&2; fail "debootstrap failed"; }
+    # What debian:bookworm-slim changes over a minbase root: no documentation, manuals or
+    # translations from later installs, no kept package files, the three bookworm suites.
+    cat >"$rootfs/etc/dpkg/dpkg.cfg.d/docker" <<'EOF'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/lintian/*
+path-exclude /usr/share/linda/*
+path-exclude /usr/share/locale/*
+EOF
+    cat >"$rootfs/etc/apt/apt.conf.d/docker-clean" <<'EOF'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
+    printf 'Acquire::Languages "none";\n' >"$rootfs/etc/apt/apt.conf.d/docker-no-languages"
+    rm -f "$rootfs/etc/apt/sources.list"
+    cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
+Types: deb
+URIs: $mirror
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+    find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+    rm -rf "$rootfs"/usr/share/{man,info,locale,lintian}/* "$rootfs"/var/lib/apt/lists/* \
+        "$rootfs"/var/cache/apt/* "$rootfs"/var/log/* "$rootfs"/tmp/* \
+        "$rootfs/etc/resolv.conf" "$rootfs/etc/hostname"
+    tar -C "$rootfs" --numeric-owner -cf - . | podman import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'CMD ["bash"]' \
+        --message 'AppShell stand-in for debian:bookworm-slim (debootstrap minbase)' \
+        - "$STAND_IN_SLIM" >/dev/null
+    rm -rf "$rootfs"
+}
+
+build_stand_in_swift() {
+    local image=$1 prefix=$2
+    podman build --format docker --pull=never "${ULIMITS[@]}" \
+        --volume "$prefix:/toolchain:ro" \
+        --build-arg BASE_IMAGE="$STAND_IN_SLIM" \
+        --file tests/container/swift-builder.Containerfile \
+        --tag "$image" "$WORK/empty-context"
+}
+
+# --- the test ---------------------------------------------------------------------------------
+
+[ "$(id -u)" = 0 ] || fail "needs root (rootful podman): run it through make test-container"
+WORK=$(mktemp -d /tmp/appshell-container-test.XXXXXX)
+mkdir "$WORK/empty-context"
+
+step "stand-in base images"
+if [ -z "${BUILDER_IMAGE:-}" ] || [ -z "${RUNTIME_IMAGE:-}" ]; then
+    swift_binary=$(readlink -f "$(command -v "${SWIFT:-swift}")") \
+        || fail "no swift on PATH: the builder stand-in copies the toolchain of the swift on PATH"
+    swift_prefix=$(dirname "$(dirname "$swift_binary")")
+    swift_version=$("$swift_prefix/bin/swift" --version 2>/dev/null \
+        | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/\1/p' | head -1)
+    [ -n "$swift_version" ] || fail "cannot tell the version of the toolchain in $swift_prefix"
+    stand_in_swift="localhost/appshell-stand-in/swift:${swift_version}-bookworm"
+    if [ -n "${APPSHELL_REBUILD_STAND_INS:-}" ]; then
+        podman rmi --force "$stand_in_swift" "$STAND_IN_SLIM" >/dev/null 2>&1 || true
+    fi
+    if podman image exists "$STAND_IN_SLIM"; then
+        echo "$STAND_IN_SLIM: present"
+    else
+        echo "$STAND_IN_SLIM: missing, building it (a minute or two)"
+        build_stand_in_slim
+    fi
+    if podman image exists "$stand_in_swift"; then
+        echo "$stand_in_swift: present"
+    else
+        echo "$stand_in_swift: missing, building it from $swift_prefix (a few minutes)"
+        build_stand_in_swift "$stand_in_swift" "$swift_prefix"
+    fi
+fi
+builder_image=${BUILDER_IMAGE:-$stand_in_swift}
+runtime_image=${RUNTIME_IMAGE:-$STAND_IN_SLIM}
+
+step "build the Dockerfile (builder $builder_image, runtime $runtime_image)"
+previous_image=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+# --format docker: the OCI image format has no HEALTHCHECK; podman would drop it.
+podman build --format docker --layers --pull=never "${ULIMITS[@]}" \
+    --build-arg BUILDER_IMAGE="$builder_image" --build-arg RUNTIME_IMAGE="$runtime_image" \
+    --tag "$IMAGE" .
+current_image=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+if [ -n "$previous_image" ] && [ "$previous_image" != "$current_image" ]; then
+    # The image this tag named before: replaced, so nothing needs it (its cached layers that the
+    # new build reused stay).
+    podman rmi "$previous_image" >/dev/null 2>&1 || true
+fi
+
+step "image size and contents"
+size_bytes=$(podman image inspect --format '{{.Size}}' "$IMAGE")
+size_mb=$(((size_bytes + 500000) / 1000000))
+echo "runtime image $IMAGE: $size_mb MB ($size_bytes bytes; goal: at most $SIZE_LIMIT_MB MB)"
+[ "$size_mb" -le "$SIZE_LIMIT_MB" ] || fail "the image is $size_mb MB, over $SIZE_LIMIT_MB MB"
+[ "$(podman image inspect --format '{{.Config.User}}' "$IMAGE")" = "10001:10001" ] \
+    || fail "the image does not run as user 10001:10001"
+health_test=$(podman image inspect --format '{{.Config.Healthcheck}}' "$IMAGE")
+case "$health_test" in *healthz*) ;; *) fail "the image has no HEALTHCHECK on /healthz" ;; esac
+podman run --rm --read-only "${ULIMITS[@]}" --entrypoint /bin/sh "$IMAGE" -c '
+    set -e
+    echo "linked libraries:"; ldd /usr/local/bin/appshell | sed "s/^/  /"
+    if ldd /usr/local/bin/appshell | grep -q "not found"; then echo "a library is missing"; exit 1; fi
+    if ldd /usr/local/bin/appshell | grep -q "libswift\|libFoundation\|libdispatch"; then
+        echo "the Swift runtime is linked dynamically, not statically"; exit 1
+    fi
+    for leftover in /src /usr/bin/swift /usr/include/sqlite3.h /var/lib/apt/lists/*_Packages; do
+        if [ -e "$leftover" ]; then echo "left over from the build: $leftover"; exit 1; fi
+    done' || fail "the image's binary or contents are not what they should be"
+
+volume="$RUN_ID-data"
+podman volume create "$volume" >/dev/null
+VOLUMES+=("$volume")
+port=$(free_port)
+base="http://127.0.0.1:$port"
+jar="$WORK/cookies"
+
+# Runs the image as production should: read-only root (no tmpfs either: only /data is writable),
+# no capabilities, no privilege gain, published on loopback only.
+start_container() {
+    local name=$1
+    CONTAINERS+=("$name")
+    podman run --detach --name "$name" "${ULIMITS[@]}" \
+        --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
+        --publish "127.0.0.1:$port:8080" --volume "$volume:/data" \
+        --env APPSHELL_ALLOWED_HOSTS=app.example.test \
+        "$IMAGE" >/dev/null
+}
+
+healthy() {
+    local name=$1
+    # Podman runs HEALTHCHECKs on a timer only through systemd, which this machine lacks: run
+    # the image's own check here, then read the status podman records from it.
+    podman healthcheck run "$name" >/dev/null 2>&1 || return 1
+    [ "$(podman inspect --format '{{.State.Health.Status}}' "$name")" = healthy ]
+}
+
+wait_healthy() {
+    local name=$1 deadline=$((SECONDS + 60))
+    until healthy "$name"; do
+        [ "$(podman inspect --format '{{.State.Running}}' "$name")" = true ] \
+            || fail "$name exited before it became healthy"
+        [ "$SECONDS" -lt "$deadline" ] || fail "$name not healthy within 60s"
+        sleep 0.5
+    done
+    echo "$name: healthy ($(podman inspect --format '{{.State.Health.Status}}' "$name"))"
+}
+
+api() { curl --silent --show-error --max-time 10 -c "$jar" -b "$jar" "$@"; }
+act() {
+    api --fail-with-body -H 'Content-Type: application/json' -d "$1" "$base/api/actions"
+}
+screen_is() { [ "$(api "$base/api/state" | json 'j["screen"]')" = "$1" ]; }
+# What must survive a restart: the screens and the session's defaults.
+session_summary() {
+    api --fail "$base/api/state" \
+        | json '{k: j[k] for k in ("screen", "root", "stack", "presented", "defaults")}'
+}
+
+step "run the image (read-only root, no capabilities, 127.0.0.1:$port only) and wait until healthy"
+first="$RUN_ID-first"
+start_container "$first"
+wait_healthy "$first"
+
+step "the process runs as a non-root user on a read-only root file system"
+podman exec "$first" sh -c '
+    set -e
+    grep "^Uid:" /proc/1/status
+    uids=$(awk "/^Uid:/ { print \$2, \$3, \$4, \$5 }" /proc/1/status)
+    [ "$uids" = "10001 10001 10001 10001" ] || { echo "process 1 runs as $uids"; exit 1; }
+    for path in /app/probe /usr/local/bin/probe /tmp/probe /etc/probe; do
+        if (: >"$path") 2>/dev/null; then echo "$path is writable"; exit 1; fi
+    done
+    echo "not writable: /app /usr/local/bin /tmp /etc"
+    : >/data/probe && rm /data/probe && echo "writable: /data"' \
+    || fail "user or file system permissions are wrong"
+
+step "logs: one JSON object per line on standard output"
+podman logs "$first" 2>/dev/null >"$WORK/first.out"
+python3 - "$WORK/first.out" <<'EOF' || fail "standard output is not JSON lines with a listening event"
+import json, sys
+lines = [line for line in open(sys.argv[1]) if line.strip()]
+events = [json.loads(line) for line in lines]
+assert any("listening" in json.dumps(event) for event in events), "no listening event"
+print(f"{len(events)} lines, each a JSON object; first: {lines[0].strip()}")
+EOF
+
+step "the page, allowed hosts and the login flow through the JSON API"
+page_status=$(api -o "$WORK/page.html" -w '%{http_code} %{content_type}' "$base/")
+case "$page_status" in "200 text/html"*) ;; *) fail "GET / answered $page_status" ;; esac
+grep -qi '<html' "$WORK/page.html" || fail "GET / is not an HTML page"
+echo "GET / -> $page_status"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: app.example.test' "$base/healthz")" = 200 ] \
+    || fail "a listed host (APPSHELL_ALLOWED_HOSTS) is not served"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: rebound.example' "$base/healthz")" = 421 ] \
+    || fail "an unlisted host is served"
+echo "Host app.example.test -> 200, Host rebound.example -> 421"
+wait_for 30 "the splash did not route to login" screen_is login
+echo "splash -> login"
+act '{"action":"login","username":"demo","password":"appshell"}' | json 'j["screen"]' | grep -qx main \
+    || fail "login did not lead to main"
+act '{"action":"showList"}' | json 'j["stack"]' | grep -qx '\["main", "list"\]' \
+    || fail "showList did not push list"
+before=$(session_summary)
+echo "session before the restart: $before"
+case "$before" in *'"isLogin": true'*'"username": "demo"'*) ;; *) fail "login stored no defaults" ;; esac
+
+step "SIGTERM (podman stop, ${STOP_GRACE_SECONDS}s grace) with an event stream open: exit 0 in time"
+curl --silent --no-buffer --max-time 60 -b "$jar" "$base/api/events" >"$WORK/events" 2>&1 &
+EVENT_STREAM_PID=$!
+wait_for 10 "the event stream did not deliver the state" grep -q 'data:' "$WORK/events"
+stop_started=$SECONDS
+podman stop --time "$STOP_GRACE_SECONDS" "$first" >/dev/null
+stop_seconds=$((SECONDS - stop_started))
+exit_code=$(podman inspect --format '{{.State.ExitCode}}' "$first")
+[ "$exit_code" = 0 ] || fail "exit status $exit_code after SIGTERM (137 is SIGKILL: the grace ran out)"
+[ "$stop_seconds" -lt "$STOP_GRACE_SECONDS" ] || fail "the stop took ${stop_seconds}s"
+podman logs "$first" 2>/dev/null | tail -3 | grep -q stopped || fail "no stopped event in the log"
+wait "$EVENT_STREAM_PID" || true
+EVENT_STREAM_PID=""
+echo "exit 0 after ${stop_seconds}s; the event stream was ended by the server"
+
+step "a new container on the same /data volume finds the session where it was"
+second="$RUN_ID-second"
+start_container "$second"
+wait_healthy "$second"
+after=$(session_summary)
+echo "session after the restart:  $after"
+[ "$after" = "$before" ] || fail "the session changed across the restart"
+podman stop --time "$STOP_GRACE_SECONDS" "$second" >/dev/null
+[ "$(podman inspect --format '{{.State.ExitCode}}' "$second")" = 0 ] || fail "second stop not exit 0"
+podman run --rm --volume "$volume:/data" --entrypoint /bin/ls "$IMAGE" -ln /data
+
+step "a bad APPSHELL_* value: exit 2 and one line naming it"
+bad="$RUN_ID-bad"
+CONTAINERS+=("$bad")
+podman run --detach --name "$bad" "${ULIMITS[@]}" --read-only --env APPSHELL_PORT=70000 "$IMAGE" >/dev/null
+bad_exit=$(podman wait "$bad")
+podman logs "$bad" >"$WORK/bad.out" 2>"$WORK/bad.err"
+cat "$WORK/bad.err"
+[ "$bad_exit" = 2 ] || fail "exit status $bad_exit, not 2"
+[ "$(wc -l <"$WORK/bad.err")" = 1 ] || fail "not exactly one line on standard error"
+grep -q '^appshell: configuration error: .*APPSHELL_PORT' "$WORK/bad.err" \
+    || fail "the error line does not name APPSHELL_PORT"
+
+printf '\nimage %s: %s MB; stop after SIGTERM: %ss\n' "$IMAGE" "$size_mb" "$stop_seconds"
