@@ -33,9 +33,9 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
        libmicrohttpd12 libsqlite3-0 libsodium23 \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt/* /var/log/dpkg.log \
-    && groupadd --system --gid 10001 appshell \
-    && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home \
-       --shell /usr/sbin/nologin appshell \
+    && groupadd --gid 10001 appshell \
+    && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+       --shell /usr/sbin/nologin --no-log-init appshell \
     && install -d -o 10001 -g 10001 -m 0750 /data
 WORKDIR /app
 COPY config.json ./config.json
