@@ -18,10 +18,15 @@ COPY Package.swift ./
 COPY Tests ./Tests
 COPY Sources ./Sources
 # .build lives in a build cache, not in a layer: after a source change only the changed modules
-# and those importing them are compiled again. The binary is stripped (symbols are for a debugger,
-# which the image does not have) and copied out of the cache.
+# and those importing them are compiled again. It is emptied when the compiler differs from the
+# one that filled it (another builder image), whose modules this one cannot read. The binary is
+# stripped (symbols are for a debugger, which the image does not have) and copied out of the cache.
 RUN --mount=type=cache,id=appshell-swift-build,sharing=locked,target=/src/.build \
-    swift build -c release --static-swift-stdlib --product appshell -Xlinker --strip-all \
+    swift --version >/tmp/compiler 2>&1 \
+    && if ! cmp -s /tmp/compiler .build/compiler; then \
+         find .build -mindepth 1 -delete && cp /tmp/compiler .build/compiler; \
+       fi \
+    && swift build -c release --static-swift-stdlib --product appshell -Xlinker --strip-all \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/appshell" /out/appshell
 
 FROM ${RUNTIME_IMAGE}

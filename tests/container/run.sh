@@ -71,7 +71,7 @@ cleanup() {
         done
     fi
     for container in "${CONTAINERS[@]}"; do
-        podman rm --force --time 0 "$container" >/dev/null 2>&1
+        podman rm --force --volumes --time 0 "$container" >/dev/null 2>&1
     done
     for volume in "${VOLUMES[@]}"; do
         podman volume rm --force "$volume" >/dev/null 2>&1
