@@ -4,8 +4,8 @@
 # `make test-container` (with stand-ins for the two base images: see README, "Deploying in a
 # container"). Build with Docker (BuildKit) or with `podman build --format docker` (the OCI
 # format has no HEALTHCHECK).
-ARG BUILDER_IMAGE=swift:6.3-bookworm
-ARG RUNTIME_IMAGE=debian:bookworm-slim
+ARG BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm
+ARG RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
 
 FROM ${BUILDER_IMAGE} AS builder
 RUN apt-get update \

@@ -7,8 +7,8 @@
 #   localhost/appshell-stand-in/debian:bookworm-slim   debootstrap --variant=minbase, imported
 #   localhost/appshell-stand-in/swift:<version>-bookworm  the above + the Swift toolchain on PATH
 # Set APPSHELL_REBUILD_STAND_INS=1 to build them again (say, for a newer Debian point release), or
-# BUILDER_IMAGE / RUNTIME_IMAGE to build against other images (the official ones: swift:6.3-bookworm,
-# debian:bookworm-slim) instead.
+# BUILDER_IMAGE / RUNTIME_IMAGE to build against other images (the official ones:
+# docker.io/library/swift:6.3-bookworm, docker.io/library/debian:bookworm-slim) instead.
 #
 # Needs root (rootful podman), podman, runc, iptables, debootstrap, curl and python3: the Makefile's
 # test-container target installs what is missing, then runs this script. Every container, volume
@@ -189,6 +189,12 @@ build_stand_in_swift() {
 # --- the test ---------------------------------------------------------------------------------
 
 [ "$(id -u)" = 0 ] || fail "needs root (rootful podman): run it through make test-container"
+# One run at a time on a machine: runs share the image tags and the stand-ins they build.
+exec 9>/run/lock/appshell-test-container.lock
+if ! flock --nonblock 9; then
+    echo "waiting for another make test-container on this machine to finish"
+    flock 9
+fi
 WORK=$(mktemp -d /tmp/appshell-container-test.XXXXXX)
 mkdir "$WORK/empty-context"
 
@@ -244,10 +250,11 @@ step "build the Dockerfile"
 builder_tag="$IMAGE-builder"
 previous_images=$(podman image inspect --format '{{.Id}}' "$IMAGE" "$builder_tag" 2>/dev/null || true)
 build_args=(--build-arg BUILDER_IMAGE="$builder_image" --build-arg RUNTIME_IMAGE="$runtime_image")
-# --format docker: the OCI image format has no HEALTHCHECK; podman would drop it.
-podman build --format docker --layers --pull=never "${ULIMITS[@]}" "${build_args[@]}" \
+# --format docker: the OCI image format has no HEALTHCHECK; podman would drop it. --pull=missing:
+# the stand-ins are local; images given by name are pulled when not there yet.
+podman build --format docker --layers --pull=missing "${ULIMITS[@]}" "${build_args[@]}" \
     --target builder --tag "$builder_tag" .
-podman build --format docker --layers --pull=never "${ULIMITS[@]}" "${build_args[@]}" \
+podman build --format docker --layers --pull=missing "${ULIMITS[@]}" "${build_args[@]}" \
     --tag "$IMAGE" .
 current_images=$(podman image inspect --format '{{.Id}}' "$IMAGE" "$builder_tag")
 for image in $previous_images; do
@@ -413,6 +420,32 @@ cat "$WORK/bad.err"
 [ "$(wc -l <"$WORK/bad.err")" = 1 ] || fail "not exactly one line on standard error"
 grep -q '^appshell: configuration error: .*APPSHELL_PORT' "$WORK/bad.err" \
     || fail "the error line does not name APPSHELL_PORT"
+
+step "a store from a newer AppShell (a downgrade): exit 1, the file left as it was"
+store=$(podman volume inspect --format '{{.Mountpoint}}' "$volume")/appshell.sqlite
+python3 - "$store" <<'EOF'
+import os, sqlite3, sys
+path = sys.argv[1]
+owner = os.stat(path)
+db = sqlite3.connect(path)
+version = db.execute("PRAGMA user_version").fetchone()[0]
+db.execute(f"PRAGMA user_version = {version + 1000}")
+db.commit()
+db.close()
+for name in os.listdir(os.path.dirname(path)):
+    os.chown(os.path.join(os.path.dirname(path), name), owner.st_uid, owner.st_gid)
+print(f"schema version {version} -> {version + 1000}")
+EOF
+checksum=$(sha256sum <"$store")
+newer="$RUN_ID-newer"
+CONTAINERS+=("$newer")
+run_image --detach --name "$newer" --read-only --read-only-tmpfs=false --volume "$volume:/data" \
+    "$IMAGE" >/dev/null
+newer_exit=$(podman wait "$newer")
+podman logs "$newer" 2>&1 >/dev/null | tee "$WORK/newer.err"
+[ "$newer_exit" = 1 ] || fail "exit status $newer_exit, not 1"
+grep -q '^appshell: cannot start: ' "$WORK/newer.err" || fail "no 'appshell: cannot start:' line"
+[ "$(sha256sum <"$store")" = "$checksum" ] || fail "the store was changed"
 
 step "hash-password in the image (how the README says to make a user)"
 hash=$(printf 'a long passphrase' | run_image --rm -i --read-only --network none "$IMAGE" hash-password)
