@@ -24,7 +24,8 @@ readonly RECIPE_LABEL="org.appshell.stand-in.recipe"
 # in it (the test fails there).
 readonly SIZE_GOAL_MB=120
 readonly SIZE_LIMIT_MB="${APPSHELL_IMAGE_SIZE_LIMIT_MB:-160}"
-readonly STOP_GRACE_SECONDS=20
+# What docker stop and podman stop wait by default: the image's shutdown timeout fits within it.
+readonly STOP_GRACE_SECONDS=10
 # runc, not crun: crun fails here on the rlimits and on hybrid cgroups. The limits are set
 # explicitly for the same reason (and are sane for a server that holds a connection per client).
 readonly ULIMITS=(--ulimit nofile=20000:20000 --ulimit nproc=20000:20000)
@@ -272,6 +273,8 @@ fi
 [ "$size_mb" -le "$SIZE_LIMIT_MB" ] || fail "the image is $size_mb MB, over the limit of $SIZE_LIMIT_MB MB"
 [ "$(podman image inspect --format '{{.Config.User}}' "$IMAGE")" = "10001:10001" ] \
     || fail "the image does not run as user 10001:10001"
+[ "$(podman image inspect --format '{{.Config.StopSignal}}' "$IMAGE")" = SIGTERM ] \
+    || fail "the image's stop signal is not SIGTERM"
 health_test=$(podman image inspect --format '{{.Config.Healthcheck}}' "$IMAGE")
 case "$health_test" in *healthz*) ;; *) fail "the image has no HEALTHCHECK on /healthz" ;; esac
 run_image --rm --read-only --entrypoint /bin/sh "$IMAGE" -c '
@@ -338,6 +341,8 @@ session_summary() {
 step "run the image (read-only root, no capabilities, 127.0.0.1:$port only) and wait until healthy"
 first="$RUN_ID-first"
 start_container "$first"
+published=$(podman port "$first" 8080/tcp)
+[ "$published" = "127.0.0.1:$port" ] || fail "published on $published, not on 127.0.0.1:$port only"
 wait_healthy "$first"
 
 step "the process runs as a non-root user on a read-only root file system"
