@@ -8,7 +8,9 @@
 #   localhost/appshell-stand-in/swift:<version>-bookworm  the above + the Swift toolchain on PATH
 # Set APPSHELL_REBUILD_STAND_INS=1 to build them again (say, for a newer Debian point release), or
 # BUILDER_IMAGE / RUNTIME_IMAGE to build against other images (the official ones:
-# docker.io/library/swift:6.3-bookworm, docker.io/library/debian:bookworm-slim) instead.
+# docker.io/library/swift:6.3-bookworm, docker.io/library/debian:bookworm-slim) instead. The image
+# is tagged localhost/appshell:container-test (APPSHELL_TEST_IMAGE), its builder stage the same
+# with -builder; both stay, as the next run's layer cache.
 #
 # Needs root (rootful podman), podman, runc, iptables, debootstrap, curl and python3: the Makefile's
 # test-container target installs what is missing, then runs this script. Every container, volume
@@ -364,7 +366,8 @@ python3 - "$WORK/first.out" <<'EOF' || fail "standard output is not JSON lines w
 import json, sys
 lines = [line for line in open(sys.argv[1]) if line.strip()]
 events = [json.loads(line) for line in lines]
-assert any("listening" in json.dumps(event) for event in events), "no listening event"
+assert all(isinstance(event, dict) for event in events), "a line that is not an object"
+assert any(event.get("event") == "listening" for event in events), "no listening event"
 print(f"{len(events)} lines, each a JSON object; first: {lines[0].strip()}")
 EOF
 
@@ -398,7 +401,8 @@ stop_seconds=$((SECONDS - stop_started))
 exit_code=$(podman inspect --format '{{.State.ExitCode}}' "$first")
 [ "$exit_code" = 0 ] || fail "exit status $exit_code after SIGTERM (137 is SIGKILL: the grace ran out)"
 [ "$stop_seconds" -lt "$STOP_GRACE_SECONDS" ] || fail "the stop took ${stop_seconds}s"
-podman logs "$first" 2>/dev/null | tail -3 | grep -q stopped || fail "no stopped event in the log"
+podman logs "$first" 2>/dev/null | tail -1 | grep -q '"event":"stopped"' \
+    || fail "the log does not end with the stopped event"
 wait_for 5 "the event stream was not ended by the stop" stream_ended
 EVENT_STREAM_PID=""
 echo "exit 0 after ${stop_seconds}s; the open event stream was ended"
