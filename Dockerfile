@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # AppShell container image: a release build with the static Swift standard library on a slim
 # Debian runtime that holds only the C libraries it links. Built and run for real by
 # `make test-container` (with stand-ins for the two base images: see README, "Deploying in a
