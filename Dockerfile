@@ -1,37 +1,66 @@
 # AppShell container image: a release build with the static Swift standard library on a slim
-# Debian runtime that holds only the C libraries it links.
-ARG BUILDER_IMAGE=swift:6.3-bookworm
-ARG RUNTIME_IMAGE=debian:bookworm-slim
+# Debian runtime that holds only the C libraries it links. Built and run for real by
+# `make test-container` (with stand-ins for the two base images: see README, "Deploying in a
+# container"). Build with Docker (BuildKit) or with `podman build --format docker` (the OCI
+# format has no HEALTHCHECK).
+ARG BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm
+ARG RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
 
 FROM ${BUILDER_IMAGE} AS builder
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+       pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# The manifest names the test targets too (one is an executable under Tests/): they must exist.
 COPY Package.swift ./
-COPY Sources ./Sources
-# The manifest also names the test targets (one is an executable under Tests/): they must exist.
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product appshell \
-    && install -D "$(swift build -c release --show-bin-path)/appshell" /out/appshell
+COPY Sources ./Sources
+# .build lives in a build cache, not in a layer: after a source change only the changed modules
+# and those importing them are compiled again. It is emptied when the compiler differs from the
+# one that filled it (another builder image), whose modules this one cannot read. The binary is
+# stripped (symbols are for a debugger, which the image does not have) and copied out of the cache.
+RUN --mount=type=cache,id=appshell-swift-build,sharing=locked,target=/src/.build \
+    swift --version >/tmp/compiler 2>&1 \
+    && if ! cmp -s /tmp/compiler .build/compiler; then \
+         find .build -mindepth 1 -delete && cp /tmp/compiler .build/compiler; \
+       fi \
+    && swift build -c release --static-swift-stdlib --product appshell -Xlinker --strip-all \
+    && install -D -m 0755 "$(swift build -c release --show-bin-path)/appshell" /out/appshell
 
 FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="AppShell" \
+      org.opencontainers.image.description="A server-side app shell in Swift over libmicrohttpd (the demo app)"
+# Only what the binary links beyond glibc (ldd: libmicrohttpd, SQLite, libsodium; their own
+# dependencies come with them); no shell tools beyond the base image's. The user owns only /data.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libsodium23 \
-    && rm -rf /var/lib/apt/lists/* \
-    && mkdir -p /data /app \
-    && chown 10001:10001 /data
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+       libmicrohttpd12 libsqlite3-0 libsodium23 \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt/* /var/log/dpkg.log \
+    && groupadd --gid 10001 appshell \
+    && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+       --shell /usr/sbin/nologin --no-log-init appshell \
+    && install -d -o 10001 -g 10001 -m 0750 /data
 WORKDIR /app
-COPY --from=builder /out/appshell /usr/local/bin/appshell
-COPY Public ./Public
 COPY config.json ./config.json
+COPY Public ./Public
+COPY --from=builder /out/appshell /usr/local/bin/appshell
+# Listen on every interface of the container; the store and the form-token key (csrf.key, beside
+# it) in the /data volume; SQLite's temporary files there too, so the root file system can be
+# read-only without a tmpfs. In-flight requests get 8 s after SIGTERM: within the 10 s that
+# `docker stop` and `podman stop` wait before SIGKILL.
 ENV APPSHELL_HOST=0.0.0.0 \
     APPSHELL_PORT=8080 \
-    APPSHELL_STORE_PATH=/data/appshell.sqlite
+    APPSHELL_STORE_PATH=/data/appshell.sqlite \
+    APPSHELL_SHUTDOWN_TIMEOUT_SECONDS=8 \
+    SQLITE_TMPDIR=/data
 USER 10001:10001
 VOLUME /data
 EXPOSE 8080
-HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"status\":\"ok\"' <&3"]
+STOPSIGNAL SIGTERM
+# HTTP/1.0 without a Host field: served whatever APPSHELL_ALLOWED_HOSTS says. Bash's /dev/tcp
+# needs no curl in the image.
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${APPSHELL_PORT:-8080} && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"status\":\"ok\"' <&3"]
 ENTRYPOINT ["/usr/local/bin/appshell"]
 CMD ["--config", "/app/config.json"]

@@ -13,7 +13,7 @@ BROWSER_VENV_READY := $(BROWSER_VENV)/.installed
 BROWSER_REQUIREMENTS := tests/browser/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test tsan-test asan-test browser-test deps test-deps build build-release lint hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test deps test-deps build build-release lint hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -27,6 +27,18 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
+
+## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
+## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
+## non-root user and read-only root, a bad APPSHELL_* value, the image's size. Base images that
+## cannot be pulled are replaced by stand-ins built once (debootstrap; the Swift toolchain on PATH);
+## BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
+## uses the official ones. Needs root (sudo otherwise). See tests/container/run.sh.
+CONTAINER_PACKAGES := podman runc netavark aardvark-dns iptables debootstrap curl python3 ca-certificates
+test-container:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(CONTAINER_PACKAGES)"
+	$(SUDO) env SWIFT="$$(command -v $(SWIFT))" BUILDER_IMAGE="$(BUILDER_IMAGE)" RUNTIME_IMAGE="$(RUNTIME_IMAGE)" \
+	  tests/container/run.sh
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream and
 ## rotation-race suites) under ThreadSanitizer, built in its own scratch path
