@@ -1,0 +1,62 @@
+import AppShell
+import AppShellDemo
+import AppShellHTTP
+import AppShellJSON
+import AppShellSessions
+import AppShellTesting
+import Foundation
+import Testing
+
+/// What an open page hears: its session's changes however the session's app was rebuilt (it left
+/// memory, the server restarted), and the current state whenever it resumes with an event id the
+/// session's app did not send.
+@Suite struct LiveEventsTests {
+    /// A demo app on the memory store holding at most `maxSessionsInMemory` sessions in memory.
+    static func start(maxSessionsInMemory: Int = 100_000) throws -> (DemoApp, LiveServer) {
+        var configuration = try AppConfiguration.load(
+            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
+            environment: [:])
+        configuration.store = .memory
+        configuration.splashDelayMilliseconds = 0
+        configuration.sessions.maxSessionsInMemory = maxSessionsInMemory
+        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
+        let app = try DemoApp(configuration: configuration)
+        return (app, try LiveServer(responder: try app.makeResponder()))
+    }
+
+    /// Opens `/api/events` with `cookie` (and `Last-Event-ID` when given); returns the connection
+    /// and the response head.
+    static func openStream(_ port: Int, cookie: String?, lastEventID: String? = nil) throws -> (RawConnection, String)
+    {
+        let stream = try RawConnection(port: port)
+        let cookieLine = cookie.map { "Cookie: \($0)\r\n" } ?? ""
+        let resumeLine = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
+        try stream.send("GET /api/events HTTP/1.1\r\nHost: localhost\r\n\(cookieLine)\(resumeLine)\r\n")
+        return (stream, try stream.read(through: "\r\n\r\n"))
+    }
+
+    /// The `id:` of the first event in `text`.
+    static func eventID(_ text: String) -> String? {
+        text.split(separator: "\n").first { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+    }
+
+    @Test func aStreamHearsItsSessionAfterTheSessionLeftMemory() throws {
+        let (app, live) = try Self.start(maxSessionsInMemory: 1)
+        let client = live.client()
+        _ = try client.get("/api/state")
+        #expect(try ShellAPITests.login(client).status == 200)
+        let (stream, head) = try Self.openStream(live.port, cookie: SessionIsolationTests.cookieHeader(client))
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(try stream.read(through: "}\n\n").contains("\"screen\":\"main\""))
+
+        // Other visitors push the session out of memory (it stays in the store).
+        for _ in 0..<64 where app.sessions.heldCount > 0 { _ = try live.client().get("/api/state") }
+        #expect(app.sessions.heldCount == 0, "the logged-in session did not leave memory")
+
+        // Its app is rebuilt from the snapshot for this action: the open page hears the change.
+        #expect(try ShellAPITests.act(client, "showList").json["screen"] == "list")
+        let event = try stream.read(through: "}\n\n")
+        #expect(event.contains("event: state"))
+        #expect(event.contains("\"screen\":\"list\""))
+    }
+}
