@@ -26,8 +26,7 @@ import Testing
 
     /// Opens `/api/events` with `cookie` (and `Last-Event-ID` when given); returns the connection
     /// and the response head.
-    static func openStream(_ port: Int, cookie: String?, lastEventID: String? = nil) throws -> (RawConnection, String)
-    {
+    static func openStream(_ port: Int, cookie: String?, lastEventID: String? = nil) throws -> (RawConnection, String) {
         let stream = try RawConnection(port: port)
         let cookieLine = cookie.map { "Cookie: \($0)\r\n" } ?? ""
         let resumeLine = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
