@@ -77,14 +77,16 @@ function changesScreen(screen, payload) {
 
 /**
  * Applies a state payload when it is newer than the page (or as new, with `allowSame`, for an
- * error answer that re-renders the screen, e.g. a failed login): swaps #screen, its data
- * attributes and the title, plays the transition, updates the history and moves focus.
+ * error answer that re-renders the screen, e.g. a failed login; or whatever its version, with
+ * `anyVersion`, for the state of another session): swaps #screen, its data attributes and the
+ * title, plays the transition, updates the history and moves focus.
  * Returns whether it applied the payload.
  */
-function applyPayload(payload, { allowSame = false, historyMode = "auto" } = {}) {
+function applyPayload(payload, { allowSame = false, anyVersion = false, historyMode = "auto" } = {}) {
   const screen = screenElement();
   const current = pageVersion();
-  if (!screen || !(payload.version > current || (allowSame && payload.version === current))) return false;
+  const newer = anyVersion || payload.version > current || (allowSame && payload.version === current);
+  if (!screen || !newer) return false;
   if (typeof payload.html !== "string") {
     reloadAt(payload.url);
     return true;
@@ -435,10 +437,26 @@ function onEventsError(source) {
   reconnectDelay = Math.min(reconnectDelay * 2, RECONNECT_MAX_MS);
 }
 
-/** `event: state`: applies the payload when it is newer than the page. */
+/**
+ * `event: state` (`id: <epoch>.<version>`): applies the payload when it is newer than the page,
+ * or whatever its version when its epoch is not the page's: the session the page showed is gone
+ * (a restart that lost it, an expiry, a replaced session) and this is the state of the one that
+ * took its place, whose versions count afresh.
+ */
 function onStateEvent(event) {
   const payload = parseJSON(event.data);
-  if (isPayload(payload)) applyPayload(payload);
+  if (!isPayload(payload)) return;
+  const epoch = eventEpoch(event.lastEventId);
+  const screen = screenElement();
+  const known = screen?.dataset.epoch ?? "";
+  applyPayload(payload, { anyVersion: epoch !== "" && known !== "" && epoch !== known });
+  if (screen && epoch !== "") screen.dataset.epoch = epoch;
+}
+
+/** The epoch of a state event's id (`<epoch>.<version>`), or "" when it has none. */
+function eventEpoch(id) {
+  const dot = typeof id === "string" ? id.lastIndexOf(".") : -1;
+  return dot > 0 ? id.slice(0, dot) : "";
 }
 
 /** `event: notification` (`{"title", "body"}`): a system notification if allowed, else the banner. */

@@ -59,3 +59,58 @@ import Testing
         #expect(event.contains("\"screen\":\"list\""))
     }
 }
+
+extension LiveEventsTests {
+    /// A logged-in client of a fresh server and its cookie.
+    static func loggedIn(_ live: LiveServer) throws -> (TestClient, String) {
+        let client = live.client()
+        _ = try client.get("/api/state")
+        #expect(try ShellAPITests.login(client).status == 200)
+        return (client, SessionIsolationTests.cookieHeader(client))
+    }
+
+    @Test(arguments: ["99", "999999", "not-an-id", "0", "someone-else.3"])
+    func aResumeThisAppDidNotSendGetsTheCurrentState(lastEventID: String) throws {
+        let (_, live) = try Self.start()
+        let (_, cookie) = try Self.loggedIn(live)
+        let (stream, head) = try Self.openStream(live.port, cookie: cookie, lastEventID: lastEventID)
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        let event = try stream.read(through: "}\n\n")
+        #expect(event.contains("event: state"))
+        #expect(event.contains("\"screen\":\"main\""))
+    }
+
+    @Test func aResumeWithTheCurrentIDGetsOnlyWhatFollows() throws {
+        let (_, live) = try Self.start()
+        let (client, cookie) = try Self.loggedIn(live)
+        let (first, _) = try Self.openStream(live.port, cookie: cookie)
+        let current = try #require(Self.eventID(try first.read(through: "}\n\n")))
+        let version = try #require(client.get("/api/state").json["version"]?.integerValue)
+        #expect(current.hasSuffix(".\(version)"), "the id \(current) does not end with the version \(version)")
+
+        let (resumed, _) = try Self.openStream(live.port, cookie: cookie, lastEventID: current)
+        #expect(try ShellAPITests.act(client, "showList").status == 200)
+        let next = try resumed.read(through: "}\n\n")
+        #expect(next.contains("\"screen\":\"list\""), "the resumed stream first got \(next)")
+        let nextID = try #require(Self.eventID(next))
+        #expect(nextID.hasSuffix(".\(version + 1)"))
+        #expect(nextID.dropLast("\(version + 1)".count) == current.dropLast("\(version)".count))
+    }
+
+    /// After a restart with the memory store the cookie names nothing: the stream answers with the
+    /// new session's state under another line of ids, whatever the version it resumed from.
+    @Test func aResumeAfterTheSessionWasLostGetsTheNewSessionsState() throws {
+        let (_, first) = try Self.start()
+        let (_, cookie) = try Self.loggedIn(first)
+        let (stream, _) = try Self.openStream(first.port, cookie: cookie)
+        let lastID = try #require(Self.eventID(try stream.read(through: "}\n\n")))
+
+        let (_, restarted) = try Self.start()
+        let (lost, head) = try Self.openStream(restarted.port, cookie: cookie, lastEventID: lastID)
+        #expect(head.contains("Set-Cookie"))
+        let event = try lost.read(through: "}\n\n")
+        #expect(event.contains("\"screen\":\"login\""))
+        let newID = try #require(Self.eventID(event))
+        #expect(newID.split(separator: ".").first != lastID.split(separator: ".").first)
+    }
+}

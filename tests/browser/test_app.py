@@ -486,3 +486,46 @@ def test_security_headers_and_no_inline_code(server):
                 assert asset.status == 200
                 expected = "javascript" if kind == "script" else "css"
                 assert expected in asset.headers.get_content_type(), f"{src}: {asset.headers.get_content_type()}"
+
+
+# --- live across sessions (issue 12, items 5 and 11) -----------------------------------------
+
+
+def test_a_restart_that_loses_the_session_shows_the_new_sessions_state(app: App, appshell_binary):
+    """A page open on main while the server restarts with the memory store (the session is lost):
+    its event stream reconnects to the new server, and the page shows the new session's state —
+    the splash, then login — without a click, although that state's version is below the page's."""
+    log_in(app)
+    for _ in range(3):  # the page's version grows past the new session's
+        app.submit("showList")
+        app.wait_screen("list")
+        app.submit("pop")
+        app.wait_screen("main")
+    old_version = int(app.driver.execute_script("return document.getElementById('screen').dataset.version"))
+    mark_page(app)
+
+    port = app.server.port
+    app.server.stop()
+    restarted = wait_until(
+        lambda: _start_on_port(appshell_binary, port), f"appshell did not start again on port {port}", 20
+    )
+    try:
+        app.server = restarted
+        app.wait_screen("login", timeout=20)
+        assert_not_reloaded(app)
+        version = int(app.driver.execute_script("return document.getElementById('screen').dataset.version"))
+        assert version < old_version, f"the new session's version {version} is not below {old_version}"
+        state = app.state()
+        assert state["screen"] == "login" and state["defaults"].get("isLogin") is not True
+    finally:
+        restarted.stop()
+
+
+def _start_on_port(binary, port: int):
+    """A new appshell on `port` (the old one's), or None while the port is not free yet."""
+    from conftest import AppShellServer
+
+    try:
+        return AppShellServer(binary, {"APPSHELL_PORT": str(port)})
+    except RuntimeError:
+        return None
