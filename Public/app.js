@@ -33,6 +33,12 @@ let reconnectDelay = RECONNECT_MIN_MS;
 /** Actions run one at a time: each waits for the one before. */
 let queue = Promise.resolve();
 let pendingActions = 0;
+/** Forms whose action is queued or on its way: a second submit of one of them is the same action. */
+const pendingForms = new WeakSet();
+/** Names the history entries this document pushed (a reloaded page is another document). */
+const DOCUMENT_ID = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+/** Back steps the page took itself (an in-page pop or dismiss): their popstate sends nothing. */
+let ownBackSteps = 0;
 /** @type {(() => void) | null} Ends the running screen animation at once. */
 let finishAnimation = null;
 /** The fragment last put into #screen, to skip a swap that would change nothing. */
@@ -146,16 +152,26 @@ function sameOriginURL(url) {
 }
 
 /**
- * Follows the stack in the history: a push that changed the screen adds an entry, anything else
- * replaces the current one (a replace keeps the address when the screen did not change and the
- * path is the same, e.g. /login?next=…).
+ * Follows the stack in the history: a push or a present that changed the screen adds an entry (so
+ * the back button pops or dismisses it); a pop or a dismiss sent from the page (its Back or Close
+ * button) on an entry this page added goes back to the entry below, as the back button would;
+ * anything else replaces the current entry (a replace keeps the address when the screen did not
+ * change and the path is the same, e.g. /login?next=…). `historyMode: "replace"` (the back button
+ * already moved the history) always replaces.
  */
 function updateHistory(payload, changed, historyMode) {
   const target = sameOriginURL(payload.url);
   if (!target) return;
+  const kind = payload.transition?.kind;
   const state = { version: payload.version };
-  if (historyMode !== "replace" && changed && payload.transition?.kind === "push") {
-    window.history.pushState(state, "", target.href);
+  if (historyMode !== "replace" && changed && (kind === "push" || kind === "present")) {
+    window.history.pushState({ ...state, pushedBy: DOCUMENT_ID }, "", target.href);
+    return;
+  }
+  const ownEntry = window.history.state?.pushedBy === DOCUMENT_ID;
+  if (historyMode !== "replace" && changed && (kind === "pop" || kind === "dismiss") && ownEntry) {
+    ownBackSteps += 1;
+    window.history.back();
     return;
   }
   const keep = !changed && target.pathname === window.location.pathname;
@@ -343,17 +359,22 @@ function onSubmit(event) {
   const form = event.target;
   if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !form.matches("form[data-action]")) return;
   event.preventDefault();
-  if (pendingActions > 0) return;
+  // A second submit of a form already on its way (a double click, Enter pressed twice) is the same
+  // action; any other form is queued behind what is pending (a back press, a launch) and sent in
+  // its turn — never dropped. If the screen showing by then does not offer it, the server says so.
+  if (pendingForms.has(form)) return;
   const submitter = event.submitter instanceof HTMLElement ? event.submitter : null;
   const fields = formFields(form, submitter);
   // Asked here, inside the user's gesture, before anything is awaited.
   const permission = fields.action === "remind" ? askNotificationPermission() : null;
+  pendingForms.add(form);
   submitter?.setAttribute("aria-disabled", "true");
   enqueue(async () => {
     try {
       if (permission) await permission;
       await performAction(fields);
     } finally {
+      pendingForms.delete(form);
       submitter?.removeAttribute("aria-disabled");
     }
   });
@@ -379,6 +400,12 @@ function askNotificationPermission() {
  * Decided when the action's turn comes, so two quick backs never pop past the root.
  */
 function onPopState() {
+  if (ownBackSteps > 0) {
+    // The page went back itself after a pop or dismiss it sent: the screen is shown already.
+    ownBackSteps -= 1;
+    syncAddress();
+    return;
+  }
   enqueue(async () => {
     const action = historyAction();
     if (action) await performAction({ action }, { historyMode: "replace" });

@@ -216,13 +216,15 @@ def test_present_and_close_second(app: App):
     app.wait_heading_focused("second")
     dialogs = app.driver.find_elements(By.CSS_SELECTOR, "#screen section[role='dialog'][aria-modal='true']")
     assert dialogs, "the second screen is not a modal dialog section"
-    assert app.history_length() == entries, "present added a history entry (it should replace)"
+    assert app.history_length() == entries + 1, "present did not add a history entry"
     assert app.state()["presented"] == "second"
 
     app.submit("dismiss")
     app.wait_screen("main")
     app.wait_heading_focused("main")
     assert_not_reloaded(app)
+    # Close went back to main's own entry: the next Back leaves main, as after a Back press.
+    assert app.driver.execute_script("return history.state?.pushedBy ?? null") is None
     state = app.state()
     assert state["presented"] is None and state["stack"] == ["main"]
     assert_no_console_errors(app)
@@ -529,3 +531,43 @@ def _start_on_port(binary, port: int):
         return AppShellServer(binary, {"APPSHELL_PORT": str(port)})
     except RuntimeError:
         return None
+
+
+def test_back_after_presenting_on_a_freshly_loaded_page_dismisses(app: App):
+    """On /main loaded afresh, present the second screen, then the browser's Back: it dismisses
+    the modal screen (the page stays), rather than leaving the app."""
+    log_in(app)
+    app.open("/main")
+    app.wait_screen("main")
+    mark_page(app)
+    entries = app.history_length()
+
+    app.submit("presentSecond")
+    app.wait_screen("second")
+    assert app.history_length() == entries + 1, "present did not add a history entry"
+
+    app.driver.back()
+    app.wait_screen("main")
+    assert_not_reloaded(app)
+    wait_until(lambda: app.state()["presented"] is None, "the server did not dismiss the second screen")
+    assert app.state()["stack"] == ["main"]
+    assert_no_console_errors(app)
+
+
+def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
+    """A form submitted while an action waits (here a back press, which has nothing to pop) is
+    sent after it; a second submit of the same form while it is pending is one action, not two."""
+    log_in(app)
+    mark_page(app)
+
+    app.driver.execute_script(
+        "window.dispatchEvent(new PopStateEvent('popstate', {state: history.state}));"
+        "const form = document.querySelector(\"form[data-action='showList']\");"
+        "form.requestSubmit(); form.requestSubmit();"
+    )
+    app.wait_screen("list")
+
+    assert_not_reloaded(app)
+    assert app.state()["stack"] == ["main", "list"], "the list was pushed twice, or not at all"
+    assert app.driver.execute_script("return document.getElementById('banner').hidden"), "an error was shown"
+    assert_no_console_errors(app)
