@@ -40,6 +40,7 @@ import Testing
         let (_, live) = try ShellAPITests.start()
         let client = live.client()
         var seen: [Int: JSON] = [:]
+        var last: JSON?
         func record(_ json: JSON, _ step: String) {
             let state = Self.state(json)
             guard let version = state["version"]?.integerValue else {
@@ -49,7 +50,12 @@ import Testing
             if let earlier = seen[version] {
                 #expect(earlier == state, "\(step): version \(version) names two states")
             }
+            // And the other way round: nothing changed, so no new version.
+            if let last, Self.withoutVersion(last) == Self.withoutVersion(state) {
+                #expect(last["version"] == state["version"], "\(step): a new version for the same state")
+            }
             seen[version] = state
+            last = state
         }
         func act(_ action: String, _ extra: String = "", _ step: String) throws {
             let answer = try ShellAPITests.act(client, action, extra)
@@ -73,6 +79,46 @@ import Testing
         try act("dismiss", "", "dismiss")
         try act("logout", "", "logout")
         #expect(seen.count >= 8)
+    }
+
+    static func withoutVersion(_ state: JSON) -> JSON {
+        var members = state.objectValue ?? [:]
+        members["version"] = nil
+        return .object(members)
+    }
+
+    @Test func theLifecycleHoldsTheLast50Events() throws {
+        let (_, live) = try ShellAPITests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        _ = try ShellAPITests.login(client)
+        for _ in 0..<10 {
+            _ = try ShellAPITests.act(client, "showList")
+            _ = try ShellAPITests.act(client, "pop")
+        }
+        let lifecycle = try #require(try client.get("/api/state").json["lifecycle"]?.arrayValue)
+        #expect(lifecycle.count == 50)
+        #expect(lifecycle.last == ["event": "completion", "transition": "pop"])
+    }
+
+    @Test func badJSONIs400WithLineAndColumn() throws {
+        let (_, live) = try ShellAPITests.start()
+        let response = try live.client().postJSON("/api/actions", "{\n  \"action\": }")
+        #expect(response.status == 400)
+        #expect(Self.keys(response.json) == ["error"])
+        let message = response.json["error"]?.stringValue ?? ""
+        #expect(message.contains("line 2") && message.contains("column"), "\(message)")
+    }
+
+    @Test func noFreePasswordCheckIs503WithRetryAfterAndTheState() throws {
+        let (app, live) = try AllowedHostsTests.start { $0.maxConcurrentPasswordChecks = 1 }
+        let client = try LoginLimitTests.visitor(live)
+        #expect(app.environment.passwordChecks.acquire())
+        defer { app.environment.passwordChecks.release() }
+        let busy = try LoginLimitTests.right(client)
+        #expect(busy.status == 503)
+        #expect(busy.headers["Retry-After"] == "1")
+        #expect(Self.keys(busy.json) == Self.stateKeys.union(["error"]))
     }
 
     @Test func aFailedLoginThatChangesTheMessageGivesANewVersion() throws {
