@@ -130,6 +130,22 @@ public final class ShellEvents: Sendable {
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
+    /// The session ids the open streams were opened with.
+    func sessionIDs() -> Set<SessionID> {
+        channels.withLock { channels in
+            Set(channels.values.flatMap { $0.subscribers.filter(\.isLive).map(\.sessionID) })
+        }
+    }
+
+    /// Ends the streams opened with any of `ids` (their sessions ended: they expired, or left
+    /// memory holding nothing worth storing).
+    func endStreams(openedWith ids: Set<SessionID>) {
+        let ended = channels.withLock { channels in
+            channels.keys.flatMap { Self.remove(from: &channels, $0) { ids.contains($0.sessionID) } }
+        }
+        for stream in ended.compactMap(\.stream) { stream.close() }
+    }
+
     /// Sends one event to every stream of `channel`.
     func publish(_ channel: String, event: String, id: String? = nil, data: String) {
         let streams = channels.withLock { $0[channel]?.subscribers.compactMap(\.stream) ?? [] }

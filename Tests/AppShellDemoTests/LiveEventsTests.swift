@@ -114,3 +114,56 @@ extension LiveEventsTests {
         #expect(newID.split(separator: ".").first != lastID.split(separator: ".").first)
     }
 }
+
+/// Streams of sessions that ended while nobody asked: they end too, so the page reconnects.
+extension LiveEventsTests {
+    @Test func theStreamOfASessionThatLeftMemoryHoldingNothingEnds() throws {
+        let (app, live) = try Self.start(maxSessionsInMemory: 1)
+        let client = live.client()
+        #expect(try client.get("/api/state").json["screen"] == "login")
+        let (stream, _) = try Self.openStream(live.port, cookie: SessionIsolationTests.cookieHeader(client))
+        #expect(try stream.read(through: "}\n\n").contains("\"screen\":\"login\""))
+        #expect(app.shell.endStreamsOfEndedSessions() == 0, "a live session's stream was ended")
+
+        // A logged-out visitor holds nothing worth storing: pushed out of memory, it is gone.
+        for _ in 0..<64 where app.sessions.heldCount > 0 { _ = try live.client().get("/api/state") }
+        #expect(app.sessions.heldCount == 0)
+        #expect(app.shell.endStreamsOfEndedSessions() == 1)
+        _ = try stream.read(through: SessionIsolationTests.streamEnd)
+        #expect(app.shell.events.count == 0)
+    }
+
+    @Test func theStreamOfAStoredSessionThatLeftMemoryStaysOpen() throws {
+        let (app, live) = try Self.start(maxSessionsInMemory: 1)
+        let (_, cookie) = try Self.loggedIn(live)
+        let (stream, _) = try Self.openStream(live.port, cookie: cookie)
+        _ = try stream.read(through: "}\n\n")
+        for _ in 0..<64 where app.sessions.heldCount > 0 { _ = try live.client().get("/api/state") }
+        #expect(app.sessions.heldCount == 0)
+        #expect(app.shell.endStreamsOfEndedSessions() == 0)
+        #expect(app.shell.events.count == 1)
+    }
+
+    @Test func theStreamOfAnExpiredSessionEnds() throws {
+        var configuration = try AppConfiguration.load(
+            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
+            environment: [:])
+        configuration.store = .memory
+        configuration.splashDelayMilliseconds = 0
+        configuration.sessions.idleTimeoutSeconds = 1
+        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
+        let app = try DemoApp(configuration: configuration)
+        let live = try LiveServer(responder: try app.makeResponder())
+        let (_, cookie) = try Self.loggedIn(live)
+        let (stream, _) = try Self.openStream(live.port, cookie: cookie)
+        _ = try stream.read(through: "}\n\n")
+        #expect(app.shell.endStreamsOfEndedSessions() == 0)
+        var ended = 0
+        for _ in 0..<100 where ended == 0 {
+            usleep(100_000)
+            ended = app.shell.endStreamsOfEndedSessions()
+        }
+        #expect(ended == 1, "the expired session's stream was not ended")
+        _ = try stream.read(through: SessionIsolationTests.streamEnd)
+    }
+}
