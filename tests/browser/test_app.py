@@ -571,3 +571,25 @@ def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
     assert app.state()["stack"] == ["main", "list"], "the list was pushed twice, or not at all"
     assert app.driver.execute_script("return document.getElementById('banner').hidden"), "an error was shown"
     assert_no_console_errors(app)
+
+
+def test_a_session_that_expires_while_its_page_is_open_shows_login(appshell_binary, request):
+    """A page left open on main while its session expires (idle timeout 3 s here): the server ends
+    its stream, the page reconnects and shows the new session's login screen without a click."""
+    from conftest import AppShellServer, start_chromium
+
+    server = AppShellServer(
+        appshell_binary,
+        {"APPSHELL_SESSION_IDLE_TIMEOUT_SECONDS": "3", "APPSHELL_SESSION_SWEEP_INTERVAL_SECONDS": "1"},
+    )
+    driver = start_chromium(javascript=True)
+    try:
+        app = App(driver, server, request.node.name)
+        log_in(app)
+        mark_page(app)
+        app.wait_screen("login", timeout=30)
+        assert_not_reloaded(app)
+        assert app.state()["defaults"].get("isLogin") is not True
+    finally:
+        driver.quit()
+        server.stop()
