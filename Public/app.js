@@ -397,7 +397,8 @@ function askNotificationPermission() {
 /**
  * The browser's back (or forward) button: `dismiss` while a screen is presented, else `pop`
  * while the stack holds more than one screen, else nothing but putting the address back.
- * Decided when the action's turn comes, so two quick backs never pop past the root.
+ * Decided when the action's turn comes, so two quick backs never pop past the root. A popstate of
+ * the page's own back step (after an in-page pop or dismiss, see `updateHistory`) sends nothing.
  */
 function onPopState() {
   if (ownBackSteps > 0) {
