@@ -33,6 +33,12 @@ let reconnectDelay = RECONNECT_MIN_MS;
 /** Actions run one at a time: each waits for the one before. */
 let queue = Promise.resolve();
 let pendingActions = 0;
+/** Forms whose action is queued or on its way: a second submit of one of them is the same action. */
+const pendingForms = new WeakSet();
+/** Names the history entries this document pushed (a reloaded page is another document). */
+const DOCUMENT_ID = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+/** Back steps the page took itself (an in-page pop or dismiss): their popstate sends nothing. */
+let ownBackSteps = 0;
 /** @type {(() => void) | null} Ends the running screen animation at once. */
 let finishAnimation = null;
 /** The fragment last put into #screen, to skip a swap that would change nothing. */
@@ -77,14 +83,16 @@ function changesScreen(screen, payload) {
 
 /**
  * Applies a state payload when it is newer than the page (or as new, with `allowSame`, for an
- * error answer that re-renders the screen, e.g. a failed login): swaps #screen, its data
- * attributes and the title, plays the transition, updates the history and moves focus.
+ * error answer that re-renders the screen, e.g. a failed login; or whatever its version, with
+ * `anyVersion`, for the state of another session): swaps #screen, its data attributes and the
+ * title, plays the transition, updates the history and moves focus.
  * Returns whether it applied the payload.
  */
-function applyPayload(payload, { allowSame = false, historyMode = "auto" } = {}) {
+function applyPayload(payload, { allowSame = false, anyVersion = false, historyMode = "auto" } = {}) {
   const screen = screenElement();
   const current = pageVersion();
-  if (!screen || !(payload.version > current || (allowSame && payload.version === current))) return false;
+  const newer = anyVersion || payload.version > current || (allowSame && payload.version === current);
+  if (!screen || !newer) return false;
   if (typeof payload.html !== "string") {
     reloadAt(payload.url);
     return true;
@@ -144,16 +152,26 @@ function sameOriginURL(url) {
 }
 
 /**
- * Follows the stack in the history: a push that changed the screen adds an entry, anything else
- * replaces the current one (a replace keeps the address when the screen did not change and the
- * path is the same, e.g. /login?next=…).
+ * Follows the stack in the history: a push or a present that changed the screen adds an entry (so
+ * the back button pops or dismisses it); a pop or a dismiss sent from the page (its Back or Close
+ * button) on an entry this page added goes back to the entry below, as the back button would;
+ * anything else replaces the current entry (a replace keeps the address when the screen did not
+ * change and the path is the same, e.g. /login?next=…). `historyMode: "replace"` (the back button
+ * already moved the history) always replaces.
  */
 function updateHistory(payload, changed, historyMode) {
   const target = sameOriginURL(payload.url);
   if (!target) return;
+  const kind = payload.transition?.kind;
   const state = { version: payload.version };
-  if (historyMode !== "replace" && changed && payload.transition?.kind === "push") {
-    window.history.pushState(state, "", target.href);
+  if (historyMode !== "replace" && changed && (kind === "push" || kind === "present")) {
+    window.history.pushState({ ...state, pushedBy: DOCUMENT_ID }, "", target.href);
+    return;
+  }
+  const ownEntry = window.history.state?.pushedBy === DOCUMENT_ID;
+  if (historyMode !== "replace" && changed && (kind === "pop" || kind === "dismiss") && ownEntry) {
+    ownBackSteps += 1;
+    window.history.back();
     return;
   }
   const keep = !changed && target.pathname === window.location.pathname;
@@ -341,17 +359,22 @@ function onSubmit(event) {
   const form = event.target;
   if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !form.matches("form[data-action]")) return;
   event.preventDefault();
-  if (pendingActions > 0) return;
+  // A second submit of a form already on its way (a double click, Enter pressed twice) is the same
+  // action; any other form is queued behind what is pending (a back press, a launch) and sent in
+  // its turn — never dropped. If the screen showing by then does not offer it, the server says so.
+  if (pendingForms.has(form)) return;
   const submitter = event.submitter instanceof HTMLElement ? event.submitter : null;
   const fields = formFields(form, submitter);
   // Asked here, inside the user's gesture, before anything is awaited.
   const permission = fields.action === "remind" ? askNotificationPermission() : null;
+  pendingForms.add(form);
   submitter?.setAttribute("aria-disabled", "true");
   enqueue(async () => {
     try {
       if (permission) await permission;
       await performAction(fields);
     } finally {
+      pendingForms.delete(form);
       submitter?.removeAttribute("aria-disabled");
     }
   });
@@ -374,9 +397,16 @@ function askNotificationPermission() {
 /**
  * The browser's back (or forward) button: `dismiss` while a screen is presented, else `pop`
  * while the stack holds more than one screen, else nothing but putting the address back.
- * Decided when the action's turn comes, so two quick backs never pop past the root.
+ * Decided when the action's turn comes, so two quick backs never pop past the root. A popstate of
+ * the page's own back step (after an in-page pop or dismiss, see `updateHistory`) sends nothing.
  */
 function onPopState() {
+  if (ownBackSteps > 0) {
+    // The page went back itself after a pop or dismiss it sent: the screen is shown already.
+    ownBackSteps -= 1;
+    syncAddress();
+    return;
+  }
   enqueue(async () => {
     const action = historyAction();
     if (action) await performAction({ action }, { historyMode: "replace" });
@@ -435,10 +465,26 @@ function onEventsError(source) {
   reconnectDelay = Math.min(reconnectDelay * 2, RECONNECT_MAX_MS);
 }
 
-/** `event: state`: applies the payload when it is newer than the page. */
+/**
+ * `event: state` (`id: <epoch>.<version>`): applies the payload when it is newer than the page,
+ * or whatever its version when its epoch is not the page's: the session the page showed is gone
+ * (a restart that lost it, an expiry, a replaced session) and this is the state of the one that
+ * took its place, whose versions count afresh.
+ */
 function onStateEvent(event) {
   const payload = parseJSON(event.data);
-  if (isPayload(payload)) applyPayload(payload);
+  if (!isPayload(payload)) return;
+  const epoch = eventEpoch(event.lastEventId);
+  const screen = screenElement();
+  const known = screen?.dataset.epoch ?? "";
+  applyPayload(payload, { anyVersion: epoch !== "" && known !== "" && epoch !== known });
+  if (screen && epoch !== "") screen.dataset.epoch = epoch;
+}
+
+/** The epoch of a state event's id (`<epoch>.<version>`), or "" when it has none. */
+function eventEpoch(id) {
+  const dot = typeof id === "string" ? id.lastIndexOf(".") : -1;
+  return dot > 0 ? id.slice(0, dot) : "";
 }
 
 /** `event: notification` (`{"title", "body"}`): a system notification if allowed, else the banner. */

@@ -15,7 +15,12 @@ extension Shell {
         let wantsFragment = request.headers["X-AppShell-Fragment"] == "1"
         do {
             try apply(action, shell, session)
+        } catch  where error.status == 400 {
+            // A malformed action is the request's own mistake and changed nothing: the error
+            // alone, as for every other 400.
+            return .error(HTTPError.badRequest(error.message), for: request)
         } catch {
+            // The others (401, 409, 429, 503) depend on the session's state: the answer carries it.
             var answer =
                 (wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
                 .objectValue ?? [:]
@@ -58,8 +63,13 @@ extension Shell {
         -> Response
     {
         let action = try makeAction(form.action, form.fields.mapValues { JSON.string($0) }, request)
-        // A refused action still leads back to the page, which says why (e.g. the login message).
-        try? apply(action, shell, session)
+        // A refused action still leads back to the page, which says why (e.g. the login message);
+        // a malformed one (a field missing) is the form's mistake: 400, with what was wrong.
+        do {
+            try apply(action, shell, session)
+        } catch  where error.status == 400 {
+            return .error(HTTPError.badRequest(error.message), for: request)
+        } catch {}
         return .redirect(to: application.url(of: shell))
     }
 
@@ -85,16 +95,25 @@ extension Shell {
         }
     }
 
-    /// Runs `action`; a change of the defaults that no transition accompanied still counts as a
-    /// change of the version. After a success, a same-site `next` path is opened (login's
-    /// "go where you were going").
+    /// Runs `action`. The version names one state: a change that no transition accompanied — of
+    /// the stored values, or of what the visible screen adds (`view`, e.g. a failed login's
+    /// message), also when the action then failed — still gives a new version, and values set back
+    /// to what they were (a launch on the list) are no change. After a success, a same-site `next`
+    /// path is opened (login's "go where you were going").
     func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
         shell.stateCache = nil
         shell.pageCache = nil
         let version = shell.root.version
-        let changedBefore = session.defaults.hasChanges
+        let values = session.storedValues
+        let view = shell.root.visibleScreen.state()
+        defer {
+            if shell.root.version == version
+                && (session.storedValues != values || shell.root.visibleScreen.state() != view)
+            {
+                shell.root.noteChange()
+            }
+        }
         try dispatch(action, shell)
-        if shell.root.version == version && session.defaults.hasChanges && !changedBefore { shell.root.noteChange() }
         if let next = action.string("next"), Shell.isSameSitePath(next) {
             _ = application.open(path: next, next: nil, in: shell)
         }

@@ -3,8 +3,12 @@ import AppShellJSON
 import AppShellSessions
 
 extension Shell {
-    /// `GET /api/events`: the session's changes as server-sent events. The current state comes at
-    /// once unless the client already has it (`Last-Event-ID`, the version it saw last).
+    /// `GET /api/events`: the session's changes as server-sent events. Each `state` event's id is
+    /// `<channel>.<version>` (`eventID`): the version, and the line of versions it belongs to. The
+    /// current state comes at once unless the client resumes (`Last-Event-ID`) with exactly the id
+    /// of the current state: a client that is behind, or that presents an id this session's app
+    /// never sent (an older session's, after a restart that lost it, an expiry or a replaced
+    /// session), gets the current state, which the page applies whatever its version.
     ///
     /// A client with no session (no valid cookie) gets the state of its new session and the end
     /// of the stream: nothing is subscribed for a session that holds nothing, and a browser
@@ -13,8 +17,7 @@ extension Shell {
     func openEvents(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
         let stream = EventStream()
         if session.isNew {
-            stream.send(
-                event: "state", id: String(shell.root.version), data: payload(shell, session).serializedString)
+            stream.send(event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
             stream.close()
             return .events(stream)
         }
@@ -23,20 +26,23 @@ extension Shell {
                 .tooManyRequests,
                 "this session has \(events.maxStreamsPerSession) event streams open already; close a tab or try later")
         }
-        let seen = (request.headers["Last-Event-ID"] ?? request.query("lastEventId")).flatMap { Int($0) }
-        if seen.map({ $0 < shell.root.version }) ?? true {
-            stream.send(
-                event: "state", id: String(shell.root.version), data: payload(shell, session).serializedString)
+        let current = eventID(shell)
+        if (request.headers["Last-Event-ID"] ?? request.query("lastEventId")) != current {
+            stream.send(event: "state", id: current, data: payload(shell, session).serializedString)
         }
         shell.pendingStreams.append(stream)
         return .events(stream)
     }
 
+    /// The id of the `state` event for what `shell` shows now: `<channel>.<version>`. The channel
+    /// is the same for every app rebuilt from the session's snapshot and differs between sessions,
+    /// so a page can tell a newer state of its session from the state of another one.
+    func eventID(_ shell: ShellSession) -> String { shell.channel + "." + String(shell.root.version) }
+
     /// Sends the session's new state to its open pages.
     func publishState(_ shell: ShellSession, _ session: SessionContext) {
         guard events.hasListeners(shell.channel) else { return }
         events.publish(
-            shell.channel, event: "state", id: String(shell.root.version),
-            data: payload(shell, session).serializedString)
+            shell.channel, event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
     }
 }

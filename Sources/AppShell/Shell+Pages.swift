@@ -95,7 +95,7 @@ extension Shell {
         return [
             ("data-screen", shell.root.visibleScreen.name), ("data-version", String(shell.root.version)),
             ("data-url", application.url(of: shell)), ("data-stack", stack),
-            ("data-presented", shell.root.presented?.name ?? ""),
+            ("data-presented", shell.root.presented?.name ?? ""), ("data-epoch", shell.channel),
         ].map { "\($0.0)=\"\(HTML.escape($0.1))\"" }.joined(separator: " ")
     }
 

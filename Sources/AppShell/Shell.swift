@@ -203,6 +203,10 @@ public final class Shell: Sendable {
         {
             shell = restored
             shell.stored = (restored.root.version, bytes)
+            // The pages still open on the session listen where its last app published.
+            if let channel = snapshot.channel {
+                shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
+            }
         } else {
             shell = application.makeSession(defaults: session.defaults, now: now)
         }

@@ -63,9 +63,12 @@ public final class ShellSession {
     /// Streams opened by the request being handled, subscribed once its changes are committed.
     var pendingStreams: [EventStream] = []
     /// How many of this app's streams are subscribed.
-    let streamCount = StreamCount()
-    /// Names this live app's open pages in `ShellEvents` (stable across id rotations).
-    public let channel = SessionID.random().text
+    private(set) var streamCount = StreamCount()
+    /// Names the session's open pages in `ShellEvents`: stable across id rotations, and kept in
+    /// the snapshot, so that an app rebuilt from it publishes where the pages listen. It also
+    /// names the app's line of versions in event ids (`<channel>.<version>`): a new session, or
+    /// one that lost its app with its memory store, has a new one.
+    public private(set) var channel = SessionID.random().text
 
     /// A session made of `root` and `coordinator`.
     public init(root: RootController, coordinator: any ApplicationCoordinator) {
@@ -82,6 +85,14 @@ public final class ShellSession {
             coordinators: coordinator.tree,
             lifecycle: root.log.records,
             version: root.version,
-            extra: coordinator.extraSnapshot)
+            extra: coordinator.extraSnapshot,
+            channel: channel)
+    }
+
+    /// Takes over the channel of the app it was rebuilt from, and the count of that channel's
+    /// streams when it has any (`ShellEvents.streamCount(of:)`).
+    func adopt(channel: String, streamCount: StreamCount?) {
+        self.channel = channel
+        if let streamCount { self.streamCount = streamCount }
     }
 }

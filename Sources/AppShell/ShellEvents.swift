@@ -12,8 +12,12 @@ final class StreamCount: Sendable {
     var isPositive: Bool { value.load(ordering: .relaxed) > 0 }
 }
 
-/// The open event streams of each live app (`ShellSession.channel`): state changes and
+/// The open event streams of each session's app (`ShellSession.channel`): state changes and
 /// notifications are sent to every page a session has open.
+///
+/// A channel outlives the app object that publishes on it: it is kept in the session's snapshot,
+/// so an app rebuilt from it (the session left memory and came back, or the server restarted with
+/// a store that keeps sessions) publishes where the pages already listen.
 ///
 /// Each stream is remembered with the session id it was opened with: when the id rotates (login,
 /// logout), the streams of the old id are ended, so nothing the session shows afterwards reaches
@@ -35,13 +39,18 @@ public final class ShellEvents: Sendable {
         let key: ObjectIdentifier
         /// The session id the stream was opened with.
         let sessionID: SessionID
-        /// The app's count, decremented when the subscriber leaves the hub.
-        let count: StreamCount
 
         var isLive: Bool { stream?.isOpen ?? false }
     }
 
-    private let channels = Locked<[String: [Subscriber]]>([:])
+    /// A channel's streams, and the count its live app reads (the same object for every app the
+    /// session's snapshot rebuilds: see `streamCount(of:)`).
+    private struct Channel: Sendable {
+        var subscribers: [Subscriber] = []
+        let count: StreamCount
+    }
+
+    private let channels = Locked<[String: Channel]>([:])
 
     /// An empty hub that allows `maxStreamsPerSession` streams per session.
     public init(maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession) {
@@ -50,29 +59,38 @@ public final class ShellEvents: Sendable {
 
     /// The number of open streams.
     public var count: Int {
-        channels.withLock { $0.values.reduce(0) { $0 + $1.filter(\.isLive).count } }
+        channels.withLock { $0.values.reduce(0) { $0 + $1.subscribers.filter(\.isLive).count } }
     }
 
     /// Whether `channel` has a page listening.
     func hasListeners(_ channel: String) -> Bool {
-        channels.withLock { $0[channel]?.contains(where: \.isLive) ?? false }
+        channels.withLock { $0[channel]?.subscribers.contains(where: \.isLive) ?? false }
     }
 
     /// Whether `channel` may have one stream more.
     func hasRoom(_ channel: String) -> Bool {
         channels.withLock { channels in
             Self.remove(from: &channels, channel) { !$0.isLive }
-            return (channels[channel]?.count ?? 0) < maxStreamsPerSession
+            return (channels[channel]?.subscribers.count ?? 0) < maxStreamsPerSession
         }
     }
 
+    /// The count of `channel`'s streams, when it has any: an app rebuilt from its session's
+    /// snapshot (after the session left memory) counts the streams its predecessor's pages keep
+    /// open.
+    func streamCount(of channel: String) -> StreamCount? {
+        channels.withLock { $0[channel]?.count }
+    }
+
     /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes; `count`
-    /// counts the app's streams.
+    /// counts the app's streams (the channel's own count when it has streams already).
     func subscribe(_ stream: EventStream, to channel: String, openedWith sessionID: SessionID, count: StreamCount) {
         let key = ObjectIdentifier(stream)
-        count.value.add(1, ordering: .relaxed)
         channels.withLock {
-            $0[channel, default: []].append(Subscriber(stream: stream, key: key, sessionID: sessionID, count: count))
+            var entry = $0[channel] ?? Channel(count: count)
+            entry.count.value.add(1, ordering: .relaxed)
+            entry.subscribers.append(Subscriber(stream: stream, key: key, sessionID: sessionID))
+            $0[channel] = entry
         }
         // The handler holds the key, not the stream: a stream never sent can be freed.
         stream.onClose { [weak self] in
@@ -83,18 +101,19 @@ public final class ShellEvents: Sendable {
     /// Removes the subscribers of `channel` that `leaves` picks, and counts them out; returns them.
     @discardableResult
     private static func remove(
-        from channels: inout [String: [Subscriber]], _ channel: String, where leaves: (Subscriber) -> Bool
+        from channels: inout [String: Channel], _ channel: String, where leaves: (Subscriber) -> Bool
     ) -> [Subscriber] {
-        guard let subscribers = channels[channel] else { return [] }
+        guard var entry = channels[channel] else { return [] }
         var kept: [Subscriber] = []
         var gone: [Subscriber] = []
         // One look at each: a stream may close meanwhile, and must land on exactly one side.
-        for subscriber in subscribers {
+        for subscriber in entry.subscribers {
             if leaves(subscriber) { gone.append(subscriber) } else { kept.append(subscriber) }
         }
         guard !gone.isEmpty else { return [] }
-        channels[channel] = kept.isEmpty ? nil : kept
-        for subscriber in gone { subscriber.count.value.subtract(1, ordering: .relaxed) }
+        entry.count.value.subtract(gone.count, ordering: .relaxed)
+        entry.subscribers = kept
+        channels[channel] = kept.isEmpty ? nil : entry
         return gone
     }
 
@@ -111,9 +130,25 @@ public final class ShellEvents: Sendable {
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
+    /// The session ids the open streams were opened with.
+    func sessionIDs() -> Set<SessionID> {
+        channels.withLock { channels in
+            Set(channels.values.flatMap { $0.subscribers.filter(\.isLive).map(\.sessionID) })
+        }
+    }
+
+    /// Ends the streams opened with any of `ids` (their sessions ended: they expired, or left
+    /// memory holding nothing worth storing).
+    func endStreams(openedWith ids: Set<SessionID>) {
+        let ended = channels.withLock { channels in
+            channels.keys.flatMap { Self.remove(from: &channels, $0) { ids.contains($0.sessionID) } }
+        }
+        for stream in ended.compactMap(\.stream) { stream.close() }
+    }
+
     /// Sends one event to every stream of `channel`.
     func publish(_ channel: String, event: String, id: String? = nil, data: String) {
-        let streams = channels.withLock { $0[channel]?.compactMap(\.stream) ?? [] }
+        let streams = channels.withLock { $0[channel]?.subscribers.compactMap(\.stream) ?? [] }
         for stream in streams { stream.send(event: event, id: id, data: data) }
     }
 }

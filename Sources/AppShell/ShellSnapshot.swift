@@ -18,11 +18,14 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var version: Int
     /// What the app keeps beside these.
     public var extra: JSON
+    /// The channel the session's pages listen on (`ShellSession.channel`); `nil` in snapshots
+    /// stored before it was kept.
+    public var channel: String?
 
     /// A snapshot with the given parts.
     public init(
         root: String, stack: [String], presented: String?, coordinators: JSON, lifecycle: [LifecycleRecord],
-        version: Int, extra: JSON
+        version: Int, extra: JSON, channel: String? = nil
     ) {
         self.root = root
         self.stack = stack
@@ -31,15 +34,18 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.lifecycle = lifecycle
         self.version = version
         self.extra = extra
+        self.channel = channel
     }
 
     /// The stored form.
     public var json: JSON {
-        [
+        var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
             "lifecycle": .array(lifecycle.map(\.json)), "version": .integer(version), "extra": extra,
         ]
+        if let channel { members["channel"] = .string(channel) }
+        return .object(members)
     }
 
     /// The snapshot stored as `json`; `nil` when it is not one.
@@ -55,5 +61,6 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.lifecycle = lifecycle.compactMap(LifecycleRecord.init(json:))
         self.version = version
         self.extra = json["extra"] ?? .null
+        self.channel = json["channel"]?.stringValue
     }
 }

@@ -90,6 +90,8 @@ public enum AppShellCommand {
         }
         app.sessions.startSweeper()
         app.shell.startScheduler()
+        app.shell.startEndingStreamsOfEndedSessions(
+            everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         AccessLog.event(

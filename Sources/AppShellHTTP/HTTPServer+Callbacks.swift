@@ -100,8 +100,9 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
-/// The body reader of a response that has none to send (a 304's): libmicrohttpd never calls it
-/// for a 304; if it did, it would end the connection rather than send bytes.
+/// The body reader of a response that has none to send (a 304's, a `HEAD` of a stream's):
+/// libmicrohttpd never calls it for those; if it did, it would end the connection rather than send
+/// bytes.
 private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
     -2  // MHD_CONTENT_READER_END_WITH_ERROR
 }
@@ -286,10 +287,13 @@ extension HTTPServer {
             made = handle
         } else if case .stream(let stream) = response.body {
             if pending.method == "HEAD" {
-                // The header block alone: no stream, and no chunked body (libmicrohttpd 0.9.75 sends
-                // a chunked response's last chunk even to HEAD). It adds `Content-Length: 0`.
+                // The header block alone, with no stream opened. The GET has no length, so neither
+                // may the HEAD (RFC 9110 §8.6); libmicrohttpd 0.9.75 would send a chunked answer's
+                // last chunk even to HEAD, so this one is framed as a 304 without a length is: no
+                // `Content-Length`, and the connection closes after the header block.
                 stream.discard()
-                made = HTTPServer.makeResponse(Response(status: response.status, headers: response.headers))
+                made = HTTPServer.headersOnlyResponse(length: nil)
+                if let made { HTTPServer.addHeaders(response.headers, to: made) }
             } else if let refusal = admit(stream, on: connection) {
                 return send(refusal, on: connection, pending)
             } else {
@@ -347,7 +351,7 @@ extension HTTPServer {
         switch response.body {
         case .bytes(let bytes):
             if response.status == .notModified {
-                made = notModifiedResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
+                made = headersOnlyResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
             } else {
                 made = bytes.withUnsafeBytes {
                     MHD_create_response_from_buffer(
@@ -363,12 +367,14 @@ extension HTTPServer {
         return made
     }
 
-    /// A 304's libmicrohttpd response. libmicrohttpd writes a 304's `Content-Length` from the
-    /// response's size (it never sends the body), and RFC 9110 §8.6 allows only the length of the
-    /// representation a 200 would send: so the response has that size, and no bytes. Without a
-    /// known length the response has none, and none is written (the connection then closes: that
-    /// is how libmicrohttpd 0.9.75 frames a response without a length when chunking is off).
-    private static func notModifiedResponse(length: UInt64?) -> OpaquePointer? {
+    /// A libmicrohttpd response that sends its header block only: a 304's, or a `HEAD` answer's
+    /// whose `GET` has no length (an event stream). libmicrohttpd writes `Content-Length` from the
+    /// response's size (it never sends the body of these), and RFC 9110 §8.6 allows only the length
+    /// of the representation a 200 to `GET` would send: so the response has that size, and no
+    /// bytes. Without a known length the response has none, and none is written (the connection
+    /// then closes: that is how libmicrohttpd 0.9.75 frames a response without a length when
+    /// chunking is off; a chunked one would send its last chunk, `0\r\n\r\n`, even to `HEAD`).
+    static func headersOnlyResponse(length: UInt64?) -> OpaquePointer? {
         guard let length else {
             let made = MHD_create_response_from_callback(appshell_mhd_size_unknown, 1, readNoBody, nil, nil)
             if let made { _ = appshell_mhd_set_response_flags(made, .RF_HTTP_1_0_COMPATIBLE_STRICT) }

@@ -267,6 +267,17 @@ public final class SessionRegistry: Sendable {
 
     private func shard(for id: SessionID) -> Shard { shards[Int(id.shardKey % UInt64(shards.count))] }
 
+    /// Whether `id` names a session that has not expired, in memory or in the backend. Unlike a
+    /// request it changes nothing: it neither loads the session into memory nor counts as a use
+    /// (for the server's own checks, such as whether an open event stream's session still exists).
+    public func names(_ id: SessionID) throws -> Bool {
+        let now = clock()
+        if let inMemory = shard(for: id).names(id, now: now, configuration) { return inMemory }
+        guard let record = try backend.load(id) else { return false }
+        return now - record.accessed <= configuration.idleTimeoutSeconds
+            && now - record.created <= configuration.absoluteTimeoutSeconds
+    }
+
     /// Removes expired sessions from memory and from the backend; returns how many left memory.
     @discardableResult
     public func sweep() throws -> Int {

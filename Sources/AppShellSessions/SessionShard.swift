@@ -100,6 +100,18 @@ final class Shard: Sendable {
         }
     }
 
+    /// Whether `id` names a session in memory that has not expired; `nil` when it is not in memory.
+    /// It changes nothing: no access time, no removal, nothing marked in use.
+    func names(_ id: SessionID, now: Int64, _ configuration: SessionConfiguration) -> Bool? {
+        map.withLock { map in
+            switch map.entries[id] {
+            case nil: return nil
+            case .empty(let empty): return !empty.isExpired(at: now, configuration)
+            case .held(let session): return !session.isExpired(at: now, configuration)
+            }
+        }
+    }
+
     /// Finds `id` and marks it in use (an empty session becomes a `Session` now); an expired
     /// session that nobody uses is removed. Taking the session's lock under the shard's is safe
     /// only because nobody holds it when `users` is 0.

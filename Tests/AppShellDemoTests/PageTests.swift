@@ -189,11 +189,14 @@ import Testing
         let first = try events.read(through: "\r\n\r\n")
         #expect(first.contains("text/event-stream"))
         let initial = try events.read(through: "}\n\n")
-        #expect(initial.contains("event: state\nid: \(version)\n"))
+        // `id: <epoch>.<version>`: the version, and the session's line of versions.
+        let id = try #require(LiveEventsTests.eventID(initial))
+        #expect(initial.contains("event: state\nid: \(id)\n"))
+        #expect(id.hasSuffix(".\(version)") && id.count > ".\(version)".count)
         #expect(initial.contains("\"html\":"))
         _ = try client.postJSON("/api/actions", #"{"action": "showList"}"#)
         let change = try events.read(through: "}\n\n")
-        #expect(change.contains("id: \(version + 1)\n"))
+        #expect(change.contains("id: \(id.dropLast(String(version).count))\(version + 1)\n"))
         #expect(change.contains("\"url\":\"/main/list\""))
         _ = try client.postJSON("/api/actions", #"{"action": "pop"}"#)
         _ = try events.read(through: "}\n\n")
@@ -208,13 +211,13 @@ import Testing
         let client = live.client()
         let version = try #require(try client.get("/api/state").json["version"]?.integerValue)
         let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
-        let events = try RawConnection(port: live.port)
-        try events.send(
-            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nLast-Event-ID: \(version)\r\n\r\n")
-        _ = try events.read(through: "\r\n\r\n")
+        let (first, _) = try LiveEventsTests.openStream(live.port, cookie: cookie)
+        let id = try #require(LiveEventsTests.eventID(try first.read(through: "}\n\n")))
+        let epoch = id.dropLast(String(version).count)
+        let (events, _) = try LiveEventsTests.openStream(live.port, cookie: cookie, lastEventID: id)
         _ = try client.postJSON("/api/actions", #"{"action": "launch", "source": "notification"}"#)
         let next = try events.read(through: "}\n\n")
-        #expect(next.contains("id: \(version + 1)\n"))
+        #expect(next.contains("id: \(epoch)\(version + 1)\n"))
     }
 
     @Test func payloadsForThePageCarryTheFragment() throws {

@@ -126,12 +126,14 @@ import Testing
         let head = try connection.read(through: "\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200"))
         #expect(head.contains("Content-Type: text/event-stream"))
+        // RFC 9110 §8.6: a HEAD answer may carry only the length the GET would send, and the GET
+        // (a stream) has none. libmicrohttpd 0.9.75 frames a HEAD answer without a length only by
+        // closing the connection, and it sends a chunked answer's last chunk even to HEAD.
+        #expect(!head.lowercased().contains("content-length"), "got \(head.debugDescription)")
         #expect(!head.contains("Transfer-Encoding"))
-        // The next answer on the connection starts right after the header block: no stray body.
-        try connection.send("GET /ok HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        let next = try connection.read(through: "\r\n\r\n")
-        #expect(next.hasPrefix("HTTP/1.1 200"), "got \(next.debugDescription)")
-        #expect(try connection.read(through: "ok") == "ok")
+        #expect(head.contains("Connection: close"))
+        // Nothing follows the header block: no stray body before the connection closes.
+        #expect(try connection.readToEnd() == "")
         // No stream was opened, and the one the handler made has ended.
         #expect(live.server.openEventStreams == 0)
         #expect(opened.withLock { $0.count == 1 && !$0[0].isOpen })

@@ -216,13 +216,15 @@ def test_present_and_close_second(app: App):
     app.wait_heading_focused("second")
     dialogs = app.driver.find_elements(By.CSS_SELECTOR, "#screen section[role='dialog'][aria-modal='true']")
     assert dialogs, "the second screen is not a modal dialog section"
-    assert app.history_length() == entries, "present added a history entry (it should replace)"
+    assert app.history_length() == entries + 1, "present did not add a history entry"
     assert app.state()["presented"] == "second"
 
     app.submit("dismiss")
     app.wait_screen("main")
     app.wait_heading_focused("main")
     assert_not_reloaded(app)
+    # Close went back to main's own entry: the next Back leaves main, as after a Back press.
+    assert app.driver.execute_script("return history.state?.pushedBy ?? null") is None
     state = app.state()
     assert state["presented"] is None and state["stack"] == ["main"]
     assert_no_console_errors(app)
@@ -486,3 +488,108 @@ def test_security_headers_and_no_inline_code(server):
                 assert asset.status == 200
                 expected = "javascript" if kind == "script" else "css"
                 assert expected in asset.headers.get_content_type(), f"{src}: {asset.headers.get_content_type()}"
+
+
+# --- live across sessions (issue 12, items 5 and 11) -----------------------------------------
+
+
+def test_a_restart_that_loses_the_session_shows_the_new_sessions_state(app: App, appshell_binary):
+    """A page open on main while the server restarts with the memory store (the session is lost):
+    its event stream reconnects to the new server, and the page shows the new session's state —
+    the splash, then login — without a click, although that state's version is below the page's."""
+    log_in(app)
+    for _ in range(3):  # the page's version grows past the new session's
+        app.submit("showList")
+        app.wait_screen("list")
+        app.submit("pop")
+        app.wait_screen("main")
+    old_version = int(app.driver.execute_script("return document.getElementById('screen').dataset.version"))
+    mark_page(app)
+
+    port = app.server.port
+    app.server.stop()
+    restarted = wait_until(
+        lambda: _start_on_port(appshell_binary, port), f"appshell did not start again on port {port}", 20
+    )
+    try:
+        app.server = restarted
+        app.wait_screen("login", timeout=20)
+        assert_not_reloaded(app)
+        version = int(app.driver.execute_script("return document.getElementById('screen').dataset.version"))
+        assert version < old_version, f"the new session's version {version} is not below {old_version}"
+        state = app.state()
+        assert state["screen"] == "login" and state["defaults"].get("isLogin") is not True
+    finally:
+        restarted.stop()
+
+
+def _start_on_port(binary, port: int):
+    """A new appshell on `port` (the old one's), or None while the port is not free yet."""
+    from conftest import AppShellServer
+
+    try:
+        return AppShellServer(binary, {"APPSHELL_PORT": str(port)})
+    except RuntimeError:
+        return None
+
+
+def test_back_after_presenting_on_a_freshly_loaded_page_dismisses(app: App):
+    """On /main loaded afresh, present the second screen, then the browser's Back: it dismisses
+    the modal screen (the page stays), rather than leaving the app."""
+    log_in(app)
+    app.open("/main")
+    app.wait_screen("main")
+    mark_page(app)
+    entries = app.history_length()
+
+    app.submit("presentSecond")
+    app.wait_screen("second")
+    assert app.history_length() == entries + 1, "present did not add a history entry"
+
+    app.driver.back()
+    app.wait_screen("main")
+    assert_not_reloaded(app)
+    wait_until(lambda: app.state()["presented"] is None, "the server did not dismiss the second screen")
+    assert app.state()["stack"] == ["main"]
+    assert_no_console_errors(app)
+
+
+def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
+    """A form submitted while an action waits (here a back press, which has nothing to pop) is
+    sent after it; a second submit of the same form while it is pending is one action, not two."""
+    log_in(app)
+    mark_page(app)
+
+    app.driver.execute_script(
+        "window.dispatchEvent(new PopStateEvent('popstate', {state: history.state}));"
+        "const form = document.querySelector(\"form[data-action='showList']\");"
+        "form.requestSubmit(); form.requestSubmit();"
+    )
+    app.wait_screen("list")
+
+    assert_not_reloaded(app)
+    assert app.state()["stack"] == ["main", "list"], "the list was pushed twice, or not at all"
+    assert app.driver.execute_script("return document.getElementById('banner').hidden"), "an error was shown"
+    assert_no_console_errors(app)
+
+
+def test_a_session_that_expires_while_its_page_is_open_shows_login(appshell_binary, request):
+    """A page left open on main while its session expires (idle timeout 3 s here): the server ends
+    its stream, the page reconnects and shows the new session's login screen without a click."""
+    from conftest import AppShellServer, start_chromium
+
+    server = AppShellServer(
+        appshell_binary,
+        {"APPSHELL_SESSION_IDLE_TIMEOUT_SECONDS": "3", "APPSHELL_SESSION_SWEEP_INTERVAL_SECONDS": "1"},
+    )
+    driver = start_chromium(javascript=True)
+    try:
+        app = App(driver, server, request.node.name)
+        log_in(app)
+        mark_page(app)
+        app.wait_screen("login", timeout=30)
+        assert_not_reloaded(app)
+        assert app.state()["defaults"].get("isLogin") is not True
+    finally:
+        driver.quit()
+        server.stop()
