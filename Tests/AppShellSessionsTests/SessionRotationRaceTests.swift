@@ -93,7 +93,7 @@ final class PausingBackend: DefaultsBackend {
         _ = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
         clock.advance(90)  // 90 s idle in memory (live), 114 s by the row
         try registry.sweep()
-        #expect(try backend.load(id) != nil, "the sweeper deleted the row of a live session")
+        #expect(backend.load(id) != nil, "the sweeper deleted the row of a live session")
         // The next request refreshes the row, so a restart after it still finds the user logged in.
         _ = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
         let restarted = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
