@@ -1,0 +1,48 @@
+import AppShellDemo
+import AppShellHTTP
+import AppShellJSON
+import AppShellTesting
+import Foundation
+import Testing
+
+/// What a user gets at the edges of navigation, over HTTP: deep links and launches together.
+@Suite struct NavigationEdgeTests {
+    /// A client logged in as `demo`.
+    static func loggedIn(_ live: LiveServer) throws -> TestClient {
+        let client = live.client()
+        _ = try client.get("/api/state")
+        #expect(try ShellAPITests.login(client).status == 200)
+        return client
+    }
+
+    @Test func aLaunchUnderTheModalScreenShowsTheListWhenADeepLinkReturnsToMain() throws {
+        let (_, live) = try PageTests.start()
+        let client = try Self.loggedIn(live)
+        #expect(try PageTests.html(client, "/main/second").status == 200)
+        // Launched from a notification while second is up: main consumes it when it next appears.
+        let launched = try ShellAPITests.act(client, "launch", #", "source": "notification""#).json
+        #expect(launched["defaults"]?["viewType"] == 1)
+        #expect(launched["presented"] == "second")
+        let page = try PageTests.html(client, "/main")
+        #expect(page.status == 200)
+        let state = try client.get("/api/state").json
+        // Main appeared and pushed the list, once; the link does not take it away again.
+        #expect(state["stack"] == ["main", "list"])
+        #expect(state["presented"] == .null)
+        #expect(state["defaults"]?["viewType"] == 0)
+        #expect(page.text.contains("data-screen=\"list\""))
+        let pops = state["lifecycle"]?.arrayValue?.filter { $0 == ["event": "completion", "transition": "pop"] }
+        #expect(pops?.isEmpty == true)
+    }
+
+    @Test func aLaunchUnderTheModalScreenShowsOneListWhenADeepLinkAsksForTheList() throws {
+        let (_, live) = try PageTests.start()
+        let client = try Self.loggedIn(live)
+        _ = try PageTests.html(client, "/main/second")
+        _ = try ShellAPITests.act(client, "launch", #", "source": "notification""#)
+        _ = try PageTests.html(client, "/main/list")
+        let state = try client.get("/api/state").json
+        #expect(state["stack"] == ["main", "list"])
+        #expect(state["defaults"]?["viewType"] == 0)
+    }
+}
