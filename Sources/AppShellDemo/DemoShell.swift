@@ -33,10 +33,14 @@ public struct DemoShell: ShellApplication {
         return ShellSession(root: coordinator.root, coordinator: coordinator)
     }
 
-    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible.
+    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible; the login
+    /// page's URL keeps where the user was going (`/login?next=…`), so that reloading it, a
+    /// failed login's redirect and the page's address all keep it.
     public func url(of shell: ShellSession) -> String {
         switch shell.root.visibleScreen.name {
-        case "login": return "/login"
+        case "login":
+            guard let next = (shell.root.visibleScreen as? LoginScreen)?.next else { return "/login" }
+            return "/login?next=" + PercentEncoding.encode(next)
         case "main": return "/main"
         case "list": return "/main/list"
         case "second": return "/main/second"

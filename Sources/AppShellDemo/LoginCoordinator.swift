@@ -41,6 +41,9 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         guard let username = action.string("username"), let password = action.string("password") else {
             throw ActionError(status: 400, "login needs \"username\" and \"password\" strings")
         }
+        // Where the form says the user is going: kept when this attempt fails, so the next one
+        // (and the page's URL) still goes there.
+        if let next = action.string("next"), Shell.isSameSitePath(next) { self.next = next }
         let attempt = LoginThrottle.Attempt(
             sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
         let wait = environment.throttle.secondsUntilAllowed(attempt)

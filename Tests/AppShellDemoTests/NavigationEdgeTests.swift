@@ -46,3 +46,26 @@ import Testing
         #expect(state["defaults"]?["viewType"] == 0)
     }
 }
+
+/// Logging in without JavaScript, through the forms.
+@Suite struct LoginFormTests {
+    @Test func aFailedLoginKeepsWhereTheUserWasGoing() throws {
+        let (_, live) = try PageTests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let login = try PageTests.html(client, "/login?next=%2Fmain%2Flist")
+        let token = try PageTests.token(login.text)
+        let wrong = try client.postForm(
+            "/actions", "csrf=\(token)&action=login&username=demo&password=nope&next=%2Fmain%2Flist")
+        #expect(wrong.status == 303)
+        #expect(wrong.headers["Location"] == "/login?next=%2Fmain%2Flist")
+        let again = try PageTests.html(client, try #require(wrong.headers["Location"])).text
+        #expect(again.contains("role=\"alert\">Wrong username or password.</p>"))
+        #expect(again.contains("name=\"next\" value=\"/main/list\""))
+        // The address the page reports keeps it too (the script writes it into the history).
+        #expect(again.contains("data-url=\"/login?next=%2Fmain%2Flist\""))
+        let right = try client.postForm(
+            "/actions", "csrf=\(token)&action=login&username=demo&password=appshell&next=%2Fmain%2Flist")
+        #expect(right.headers["Location"] == "/main/list")
+    }
+}
