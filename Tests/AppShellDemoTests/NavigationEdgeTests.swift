@@ -69,3 +69,43 @@ import Testing
         #expect(right.headers["Location"] == "/main/list")
     }
 }
+
+extension LoginFormTests {
+    /// The login page's alert, if any.
+    static func alert(_ page: String) -> String? {
+        guard let start = page.range(of: "role=\"alert\">")?.upperBound else { return nil }
+        return String(page[start...].prefix { $0 != "<" })
+    }
+
+    @Test func aRateLimitedFormSaysWhatTheJSONSays() throws {
+        let (_, live) = try PageTests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let token = try PageTests.token(try PageTests.html(client, "/login").text)
+        for _ in 1...5 {
+            _ = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=nope")
+        }
+        let limited = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
+        #expect(limited.status == 303)
+        let page = try PageTests.html(client, try #require(limited.headers["Location"])).text
+        let json = try ShellAPITests.login(client)
+        #expect(json.status == 429)
+        #expect(Self.alert(page) == json.json["error"]?.stringValue)
+        #expect(json.json["view"]?["message"] == json.json["error"])
+    }
+
+    @Test func aBusyServerFormSaysWhatTheJSONSays() throws {
+        let (app, live) = try AllowedHostsTests.start { $0.maxConcurrentPasswordChecks = 1 }
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let token = try PageTests.token(try PageTests.html(client, "/login").text)
+        #expect(app.environment.passwordChecks.acquire())
+        defer { app.environment.passwordChecks.release() }
+        let busy = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
+        let page = try PageTests.html(client, try #require(busy.headers["Location"])).text
+        let json = try ShellAPITests.login(client)
+        #expect(json.status == 503)
+        #expect(Self.alert(page) == json.json["error"]?.stringValue)
+        #expect(json.json["view"]?["message"] == json.json["error"])
+    }
+}
