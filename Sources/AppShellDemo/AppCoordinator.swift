@@ -126,9 +126,13 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         main.start()
     }
 
-    /// Logout: `isLogin` = false, a new session id, back to login.
+    /// Logout: `isLogin` = false, a new session id, back to login. What belonged to the user —
+    /// their name, a launch flag — goes with them: whoever uses the browser next sees neither,
+    /// and a pending launch does not push the list on the way out.
     func logout() {
         root.defaults.set(false, forKey: "isLogin")
+        root.defaults.removeObject(forKey: "username")
+        root.defaults.removeObject(forKey: "viewType")
         root.rotateSessionID()
         showLogin()
     }

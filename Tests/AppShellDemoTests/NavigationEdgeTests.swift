@@ -109,3 +109,61 @@ extension LoginFormTests {
         #expect(json.json["view"]?["message"] == json.json["error"])
     }
 }
+
+/// Logging out, and the requests still on their way with the id it retired.
+@Suite struct LogoutTests {
+    @Test func logoutForgetsWhoWasLoggedIn() throws {
+        let (_, live) = try PageTests.start()
+        let client = try NavigationEdgeTests.loggedIn(live)
+        _ = try ShellAPITests.act(client, "launch", #", "source": "notification""#)
+        _ = try ShellAPITests.act(client, "pop")
+        let out = try ShellAPITests.act(client, "logout")
+        #expect(out.status == 200)
+        // Neither the username nor the launch flag stays for whoever comes next.
+        #expect(out.json["defaults"] == ["isLogin": false])
+        #expect(try client.get("/api/state").json["defaults"] == ["isLogin": false])
+        #expect(!(try PageTests.html(client, "/login").text.contains("demo")))
+    }
+
+    @Test func requestsWithTheIDALogoutRetiredGetNoSessionAndNoCookie() throws {
+        let (app, live) = try PageTests.start()
+        let client = try NavigationEdgeTests.loggedIn(live)
+        let page = try PageTests.html(client, "/main").text
+        let token = try PageTests.token(page)
+        let old = try #require(client.cookies["appshell_session"])
+        #expect(try ShellAPITests.act(client, "logout").status == 200)
+        let current = try client.get("/api/state").json
+        let created = app.sessions.createdCount.load(ordering: .relaxed)
+
+        // Requests the browser sent before it had the new cookie.
+        let late = live.client()
+        late.cookies["appshell_session"] = old
+        let action = try ShellAPITests.act(late, "showList")
+        #expect(action.status == 409)
+        #expect(action.json["error"]?.stringValue?.contains("nothing was done") == true)
+        let form = try late.postForm("/actions", "csrf=\(token)&action=showList")
+        #expect(form.status == 303)
+        #expect(form.headers["Location"] == "/")
+        let state = try late.get("/api/state")
+        #expect(state.status == 200)
+        #expect(state.json["defaults"] == [:])
+        let shown = try PageTests.html(late, "/main/list")
+        #expect(shown.status == 200)
+        #expect(!shown.text.contains("Welcome"))
+        let events = try RawConnection(port: live.port)
+        try events.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: appshell_session=\(old)\r\nConnection: close\r\n\r\n"
+        )
+        let stream = try events.readToEnd()
+        #expect(stream.contains("text/event-stream"))
+        #expect(!stream.contains("Set-Cookie"))
+        #expect(!stream.contains("event: state"))
+        for response in [action, form, state, shown] {
+            #expect(response.headers["Set-Cookie"] == nil, "a retired id's request was sent a cookie")
+        }
+        #expect(late.cookies["appshell_session"] == old)
+        #expect(app.sessions.createdCount.load(ordering: .relaxed) == created, "a session was made for a retired id")
+        // The session itself, under its new id, did not move.
+        #expect(try client.get("/api/state").json == current)
+    }
+}
