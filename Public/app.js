@@ -39,6 +39,8 @@ let finishAnimation = null;
 let lastHtml = null;
 /** @type {"notification" | "error" | null} What the banner shows. */
 let bannerKind = null;
+/** @type {Notification | null} The system notification of the last reminder, while shown. */
+let systemNotification = null;
 
 /** The element that holds the visible screen. */
 function screenElement() {
@@ -110,6 +112,8 @@ function applyPayload(payload, { allowSame = false, historyMode = "auto" } = {})
   if (ghost) animateSwap(screen, ghost, TRANSITIONS[kind]);
   if (changed) {
     hideBanner("error");
+    // A reminder belongs to the session state that asked for it: a login or logout ends it.
+    if (kind === "root") dismissNotifications();
     window.scrollTo(0, 0);
   }
   if (changed || focusWasInScreen) focusHeading(screen);
@@ -465,15 +469,29 @@ function showSystemNotification(title, body) {
   try {
     const notification = new Notification(title, { body, tag: "appshell-reminder" });
     notification.addEventListener("click", () => {
+      // One taken away at a login or logout launches nothing.
+      const current = systemNotification === notification;
       window.focus();
       notification.close();
-      launchFromNotification();
+      if (current) launchFromNotification();
     });
+    notification.addEventListener("close", () => {
+      if (systemNotification === notification) systemNotification = null;
+    });
+    systemNotification = notification;
     return true;
   } catch {
     // Some mobile browsers only notify through a service worker.
     return false;
   }
+}
+
+/** Takes away the reminder shown (banner or system notification): the session it was for ended. */
+function dismissNotifications() {
+  hideBanner("notification");
+  const notification = systemNotification;
+  systemNotification = null;
+  notification?.close();
 }
 
 /** Sends `launch` as from a notification (it opens the list). */

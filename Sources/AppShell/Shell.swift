@@ -281,6 +281,21 @@ public final class Shell: Sendable {
         }
     }
 
+    /// A notification that came due for the session `id` named when it was scheduled: sent to the
+    /// open pages of its live app — under the session's lock, after the commit, as a request's
+    /// events are — or dropped when `id` names no live session any more (rotated by a logout or
+    /// login, expired, removed): it belonged to the session state that asked for it.
+    func deliverNotification(_ data: String, to id: SessionID) {
+        do {
+            _ = try registry.withLiveSession(id) { session in
+                guard let shell = session.attachment as? ShellSession else { return }
+                session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
+            }
+        } catch {
+            AccessLog.error("a notification could not be delivered: \(error)")
+        }
+    }
+
     /// The state of a new session at its first request, made once from a throwaway session; `nil`
     /// when a new session's start leaves values behind (then every session goes the long way).
     func freshState() -> PreparedResponse? {

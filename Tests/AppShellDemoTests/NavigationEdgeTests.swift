@@ -167,3 +167,58 @@ extension LoginFormTests {
         #expect(try client.get("/api/state").json == current)
     }
 }
+
+/// Reminders belong to the session state that asked for them.
+@Suite struct ReminderTests {
+    /// Waits until every scheduler entry due by now has run (entries run in order on one thread).
+    static func drain(_ app: DemoApp) {
+        let ran = DispatchSemaphore(value: 0)
+        app.shell.scheduler.schedule(at: app.shell.clock()) { ran.signal() }
+        _ = ran.wait(timeout: .now() + 10)
+    }
+
+    /// Waits until the scheduler holds nothing but what is not yet due.
+    static func waitUntilFired(_ app: DemoApp) {
+        for _ in 0..<200 where app.shell.scheduler.pendingCount > 0 { Thread.sleep(forTimeInterval: 0.05) }
+        drain(app)
+    }
+
+    @Test func aReminderDoesNotFireAfterLogout() throws {
+        let (app, live) = try PageTests.start(reminderDelay: 300)
+        app.shell.startScheduler()
+        defer { app.shell.stopScheduler() }
+        let client = try NavigationEdgeTests.loggedIn(live)
+        #expect(try ShellAPITests.act(client, "remind").status == 200)
+        #expect(try ShellAPITests.act(client, "logout").status == 200)
+        // The browser's page, now on login, listens with its new id.
+        let (stream, _) = try SessionIsolationTests.openStream(
+            live.port, cookie: SessionIsolationTests.cookieHeader(client))
+        _ = try stream.read(through: "}\n\n")
+        Self.waitUntilFired(app)
+        // Something after the reminder's time, to read up to.
+        _ = try ShellAPITests.act(client, "launch", #", "source": "notification""#)
+        let next = try stream.read(through: "}\n\n")
+        #expect(!next.contains("event: notification"), "the reminder fired on the logged-out session")
+        #expect(next.contains("event: state"))
+    }
+
+    @Test func aReminderDoesNotFireAfterTheSessionExpired() throws {
+        let (app, live) = try AllowedHostsTests.start {
+            $0.reminderDelayMilliseconds = 2500
+            $0.sessions.idleTimeoutSeconds = 1
+        }
+        app.shell.startScheduler()
+        defer { app.shell.stopScheduler() }
+        let client = try NavigationEdgeTests.loggedIn(live)
+        let (stream, _) = try SessionIsolationTests.openStream(
+            live.port, cookie: SessionIsolationTests.cookieHeader(client))
+        _ = try stream.read(through: "}\n\n")
+        #expect(try ShellAPITests.act(client, "remind").status == 200)
+        // The session is idle past its timeout (1 s) before the reminder is due (2.5 s).
+        Self.waitUntilFired(app)
+        // Stopping the server sends what each stream has queued, then ends it.
+        #expect(live.stop())
+        let rest = try stream.read(through: SessionIsolationTests.streamEnd)
+        #expect(!rest.contains("event: notification"), "the reminder fired after the session expired")
+    }
+}
