@@ -22,7 +22,7 @@ public final class RootController: ContainerController {
     /// when something reads it), else the last ones read or those the root was made with.
     public internal(set) var defaults: DefaultsStore {
         get {
-            guard let session else { return detachedDefaults }
+            guard let session, !isPreview else { return detachedDefaults }
             let store = session.defaults
             detachedDefaults = store
             return store
@@ -32,6 +32,10 @@ public final class RootController: ContainerController {
     private var detachedDefaults: DefaultsStore
     /// The session of the request being handled (for id rotation).
     var session: SessionContext?
+    /// Whether this root is a throwaway copy showing what a safe request (HEAD, a prefetch)
+    /// would see: it reads its own copy of the defaults, never rotates the session's id and
+    /// schedules nothing, so nothing it does reaches the session.
+    var isPreview = false
     /// What the shell lends the screens during the request being handled.
     var services: ShellServices?
     /// What screens use to reach this root.
@@ -92,7 +96,10 @@ public final class RootController: ContainerController {
 
     /// Gives the session a new id (keeping its values) when this request ends: call it on every
     /// login and logout.
-    public func rotateSessionID() { session?.rotateID() }
+    public func rotateSessionID() {
+        guard !isPreview else { return }
+        session?.rotateID()
+    }
 
     /// The id of the session of the request being handled (`nil` outside a request), for keys
     /// that must follow the session, such as a login limiter's. It is a secret: never show it.

@@ -44,7 +44,7 @@ public final class ScreenContext {
     /// only if the session's id is still the one it was scheduled under — not after a logout or
     /// login (which rotate the id), not after the session expired or ended.
     public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
-        guard let services = root.services, let session = root.session else { return }
+        guard let services = root.services, let session = root.session, !root.isPreview else { return }
         session.afterCommit { services.notify(title, body, milliseconds, session: session.id) }
     }
 }

@@ -222,3 +222,65 @@ extension LoginFormTests {
         #expect(!rest.contains("event: notification"), "the reminder fired after the session expired")
     }
 }
+
+/// HEAD and prefetches are safe (RFC 9110 §9.2.1): they get what a URL would show and change
+/// nothing — not the version, the stack, the modal screen, the values, nor where login leads.
+@Suite struct SafeRequestTests {
+    /// What a request could change, as `/api/state` reports it.
+    static func observable(_ client: TestClient) throws -> [JSON?] {
+        let state = try client.get("/api/state").json
+        return [state["version"], state["stack"], state["presented"], state["defaults"], state["coordinators"]]
+    }
+
+    static let prefetchHeaders: [[(String, String)]] = [
+        [("Sec-Purpose", "prefetch")], [("Sec-Purpose", "prefetch;prerender")], [("Purpose", "prefetch")],
+    ]
+
+    @Test func headOfAPageURLChangesNothing() throws {
+        let (_, live) = try PageTests.start()
+        let client = try NavigationEdgeTests.loggedIn(live)
+        let before = try Self.observable(client)
+        for path in ["/main/list", "/main/second", "/?launch=notification", "/main/list?launch=notification"] {
+            let head = try client.send("HEAD", path, headers: [("Accept", "text/html")])
+            #expect(head.status == 200 || head.status == 303, "\(path)")
+            #expect(try Self.observable(client) == before, "HEAD \(path) changed the session")
+        }
+        // What a HEAD announces is what the page would be (its length, for the list).
+        let head = try client.send("HEAD", "/main/list", headers: [("Accept", "text/html")])
+        let prefetched = try client.get("/main/list", headers: [("Accept", "text/html"), ("Sec-Purpose", "prefetch")])
+        #expect(prefetched.text.contains("data-screen=\"list\""))
+        #expect(head.headers["Content-Length"] == String(prefetched.body.count))
+        #expect(try Self.observable(client) == before)
+    }
+
+    @Test(arguments: SafeRequestTests.prefetchHeaders)
+    func aPrefetchOfAPageURLChangesNothing(headers: [(String, String)]) throws {
+        let (_, live) = try PageTests.start()
+        let client = try NavigationEdgeTests.loggedIn(live)
+        let before = try Self.observable(client)
+        for path in ["/main/list", "/main/second"] {
+            let page = try client.get(path, headers: [("Accept", "text/html")] + headers)
+            #expect(page.status == 200)
+            #expect(try Self.observable(client) == before, "a prefetch of \(path) changed the session")
+        }
+        // A real navigation still opens the URL.
+        _ = try PageTests.html(client, "/main/list")
+        #expect(try client.get("/api/state").json["stack"] == ["main", "list"])
+    }
+
+    @Test func headOfTheLoginPageDoesNotChangeWhereLoginLeads() throws {
+        let (_, live) = try PageTests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let before = try Self.observable(client)
+        let head = try client.send("HEAD", "/login?next=%2Fmain%2Flist", headers: [("Accept", "text/html")])
+        #expect(head.status == 200)
+        _ = try client.get("/login?next=%2Fmain%2Fsecond", headers: [("Accept", "text/html"), ("Purpose", "prefetch")])
+        #expect(try Self.observable(client) == before)
+        // A failed login reports the login page's URL: no `next` was remembered.
+        let failed = try client.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "nope"}"#,
+            headers: [("X-AppShell-Fragment", "1")])
+        #expect(failed.json["url"] == "/login")
+    }
+}
