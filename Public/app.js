@@ -401,7 +401,7 @@ function historyAction() {
 function connectEvents() {
   if (!("EventSource" in window)) return;
   window.clearTimeout(reconnectTimer);
-  const source = new EventSource(EVENTS_URL);
+  const source = new EventSource(eventsURL());
   source.addEventListener("open", () => {
     reconnectDelay = RECONNECT_MIN_MS;
   });
@@ -409,6 +409,17 @@ function connectEvents() {
   source.addEventListener("notification", onNotificationEvent);
   source.addEventListener("error", () => onEventsError(source));
   events = source;
+}
+
+/**
+ * The event stream's URL. A splash rendered at a deep link (its data-url, e.g. /main/second)
+ * passes that URL on as `next`, so that the splash turns into /login?next=… (or that page).
+ */
+function eventsURL() {
+  const screen = screenElement();
+  const target = screen?.dataset.screen === "splash" ? screen.dataset.url : "";
+  if (!target || target === "/") return EVENTS_URL;
+  return `${EVENTS_URL}?next=${encodeURIComponent(target)}`;
 }
 
 /** Closes the event stream and opens a new one (after the session id changed). */

@@ -97,6 +97,10 @@ public final class Shell: Sendable {
                     ended.close()
                     return .events(ended)
                 }
+                // A page opened during the splash passes on the URL it was opened at (`next`).
+                if let target = request.query("next"), Shell.isSameSitePath(target) {
+                    application.rememberTarget(target, in: shell)
+                }
                 return try openEvents(request, shell, session)
             })
         for path in ["/"] + pagePaths {

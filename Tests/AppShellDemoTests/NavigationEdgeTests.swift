@@ -284,3 +284,69 @@ extension LoginFormTests {
         #expect(failed.json["url"] == "/login")
     }
 }
+
+/// A deep link opened while the splash runs, with the page's script: the splash turns into
+/// `/login?next=…` and the login lands on the link.
+@Suite struct SplashDeepLinkTests {
+    /// Reads state events from `stream` until one shows `screen`; returns its payload.
+    static func readState(_ stream: RawConnection, until screen: String) throws -> String {
+        for _ in 0..<10 {
+            let event = try stream.read(through: "}\n\n")
+            if event.contains("\"screen\":\"\(screen)\"") { return event }
+        }
+        Issue.record("no state with screen \(screen)")
+        return ""
+    }
+
+    @Test func theSplashTurnsIntoLoginWithTheTargetAndLoginLandsOnIt() throws {
+        let (app, live) = try PageTests.start(splashDelay: 500)
+        app.shell.startScheduler()
+        defer { app.shell.stopScheduler() }
+        let client = live.client()
+        // A new browser opens a deep link: the splash renders there, and says where it leads.
+        let page = try PageTests.html(client, "/main/second")
+        #expect(page.text.contains("data-screen=\"splash\""))
+        #expect(page.text.contains("data-url=\"/main/second\""))
+        // The page's script opens its stream with the target (the splash page's data-url).
+        let events = try RawConnection(port: live.port)
+        try events.send(
+            "GET /api/events?next=%2Fmain%2Fsecond HTTP/1.1\r\nHost: localhost\r\nCookie: "
+                + SessionIsolationTests.cookieHeader(client) + "\r\n\r\n")
+        _ = try events.read(through: "\r\n\r\n")
+        let login = try Self.readState(events, until: "login")
+        #expect(login.contains("\"url\":\"/login?next=%2Fmain%2Fsecond\""))
+        #expect(login.contains(#"name=\"next\" value=\"/main/second\""#))
+        // The login form sends `next` back; the user lands on the link.
+        let done = try client.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell", "next": "/main/second"}"#,
+            headers: [("X-AppShell-Fragment", "1")])
+        #expect(done.json["screen"] == "second")
+        #expect(done.json["url"] == "/main/second")
+    }
+
+    @Test func aStreamThatComesAfterTheSplashFinishedStillCarriesTheTarget() throws {
+        let (_, live) = try PageTests.start(splashDelay: 300)
+        let client = live.client()
+        #expect(try PageTests.html(client, "/main/list").text.contains("data-url=\"/main/list\""))
+        // A slow page: the splash is over when its stream arrives.
+        Thread.sleep(forTimeInterval: 0.4)
+        let events = try RawConnection(port: live.port)
+        try events.send(
+            "GET /api/events?next=%2Fmain%2Flist HTTP/1.1\r\nHost: localhost\r\nCookie: "
+                + SessionIsolationTests.cookieHeader(client) + "\r\n\r\n")
+        _ = try events.read(through: "\r\n\r\n")
+        let login = try Self.readState(events, until: "login")
+        #expect(login.contains("\"url\":\"/login?next=%2Fmain%2Flist\""))
+    }
+
+    @Test func withoutJavaScriptTheSplashKeepsTheTargetAcrossItsRefreshes() throws {
+        let (_, live) = try PageTests.start(splashDelay: 300)
+        let client = live.client()
+        _ = try PageTests.html(client, "/main/list")
+        _ = try PageTests.html(client, "/main/list")
+        Thread.sleep(forTimeInterval: 0.4)
+        let turned = try PageTests.html(client, "/main/list")
+        #expect(turned.status == 303)
+        #expect(turned.headers["Location"] == "/login?next=%2Fmain%2Flist")
+    }
+}

@@ -4,9 +4,11 @@ splash. Same fixtures as test_app.py (see conftest.py)."""
 from __future__ import annotations
 
 import time
+import urllib.parse
 
 from conftest import App, wait_until
-from test_app import REMINDER_SECONDS, SPLASH_SECONDS, log_in, mark_page, assert_not_reloaded
+from selenium.webdriver.common.by import By
+from test_app import REMINDER_SECONDS, SPLASH_SECONDS, assert_not_reloaded, log_in, mark_page
 
 
 def deny_notifications(app: App) -> None:
@@ -49,3 +51,23 @@ def test_a_reminder_asked_for_before_logout_never_arrives(app: App):
     assert_not_reloaded(app)
     assert banner_hidden(app), "the reminder arrived on the login page after logout"
     assert app.state()["defaults"].get("viewType", 0) == 0
+
+
+def test_a_deep_link_opened_during_the_splash_leads_there_after_login(app: App):
+    """/main/second on a new session: the splash, then /login?next=/main/second, then second."""
+    app.open("/main/second")
+    assert app.screen() == "splash", f"the first page is not the splash: {app.describe()}"
+    mark_page(app)
+    app.wait_screen("login", timeout=SPLASH_SECONDS)
+
+    assert_not_reloaded(app)
+    wait_until(lambda: app.path().startswith("/login"), "the address did not become /login")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(app.driver.current_url).query)
+    assert query.get("next") == ["/main/second"], f"the address lost the target: {app.driver.current_url}"
+    hidden = app.driver.find_elements(By.CSS_SELECTOR, "#screen input[name='next']")
+    assert hidden and hidden[0].get_dom_attribute("value") == "/main/second", "the login form lost the target"
+
+    app.login()
+    app.wait_screen("second")
+    assert app.path() == "/main/second"
+    assert app.state()["presented"] == "second"
