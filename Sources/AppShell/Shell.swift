@@ -98,7 +98,7 @@ public final class Shell: Sendable {
                     return .events(ended)
                 }
                 // A page opened during the splash passes on the URL it was opened at (`next`).
-                if let target = request.query("next"), Shell.isSameSitePath(target) {
+                if let target = request.query("next"), Shell.isSameSitePath(target), !Shell.isSafeOnly(request) {
                     application.rememberTarget(target, in: shell)
                 }
                 return try openEvents(request, shell, session)

@@ -146,7 +146,7 @@ public final class SessionRegistry: Sendable {
         let session = Session(
             id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
         do {
-            try session.state.withLock { try commit(context, in: session, &$0, now: now) }
+            try session.state.withLock { try commit(context, in: session, &$0, now: now, accessed: now) }
         } catch {
             context.rolledBack()
             throw error
@@ -158,32 +158,37 @@ public final class SessionRegistry: Sendable {
 
     /// Runs `body` with the live session `id` names, if there is one; never creates a session
     /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
+    ///
+    /// It is not a use of the session: its last access (in memory and stored) stays that of the
+    /// user's last request, so server work never keeps an idle session from expiring.
     public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
         let now = clock()
-        guard case .found(let session) = try acquire(id, now: now) else { return nil }
+        guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
         defer { session.users.subtract(1, ordering: .relaxed) }
         var result: Result?
         try session.state.withLock { state in
             guard !state.retired, state.id == id else { return }
-            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now)
+            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
         }
         return result
     }
 
     /// Runs `body` with the session under its lock, commits what it changed, then runs the
     /// context's work for after the commit — or, when the body or the commit failed, its rollback
-    /// work, leaving the session as it was.
+    /// work, leaving the session as it was. A request `countsAsUse` (its time becomes the last
+    /// access); the server's own work does not.
     private func run(
         _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
-        now: Int64
+        now: Int64, countsAsUse: Bool = true
     ) throws -> SessionContext {
-        session.lastAccess.store(now, ordering: .relaxed)
+        let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
+        if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
-            try commit(context, in: session, &state, now: now)
+            try commit(context, in: session, &state, now: now, accessed: accessed)
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
             // last committed snapshot, as if this request had never run. Nothing else was adopted.
@@ -196,11 +201,12 @@ public final class SessionRegistry: Sendable {
     }
 
     /// Commits what `body` left in `context`: first the writes (its new id, its values and
-    /// snapshot when they are worth storing), then — only once the backend took them — the
-    /// session in memory adopts the context's attachment, memo, id, values and snapshot. When a
-    /// write throws, the session in memory is unchanged.
+    /// snapshot when they are worth storing, stamped with the session's last access `accessed`),
+    /// then — only once the backend took them — the session in memory adopts the context's
+    /// attachment, memo, id, values and snapshot. When a write throws, the session in memory is
+    /// unchanged.
     private func commit(
-        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64
+        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64, accessed: Int64
     )
         throws
     {
@@ -209,7 +215,7 @@ public final class SessionRegistry: Sendable {
         let values = context.defaultsIfMade?.storedValues ?? state.values
         let snapshotChanged = context.snapshot != state.snapshot
         let worthStoring = state.persisted || !values.isEmpty
-        let touchDue = state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds
+        let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
         let saves =
             context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
@@ -218,7 +224,7 @@ public final class SessionRegistry: Sendable {
         // The writes: all or nothing.
         if saves {
             let record = SessionRecord(
-                values: values, created: session.created, accessed: now, snapshot: context.snapshot)
+                values: values, created: session.created, accessed: accessed, snapshot: context.snapshot)
             if rotated && state.persisted {
                 try backend.rename(state.id, to: context.id, replacingWith: record)
             } else {
@@ -227,7 +233,7 @@ public final class SessionRegistry: Sendable {
         } else if rotated && state.persisted {
             try backend.rename(state.id, to: context.id)
         } else if touches {
-            try backend.touch(state.id, accessed: now)
+            try backend.touch(state.id, accessed: accessed)
         }
 
         // The backend has them: memory follows.
@@ -241,12 +247,12 @@ public final class SessionRegistry: Sendable {
             state.values = values
             state.snapshot = context.snapshot
             state.persisted = true
-            state.storedAccess = now
+            state.storedAccess = accessed
         } else if snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
             state.snapshot = context.snapshot
         } else if touches {
-            state.storedAccess = now
+            state.storedAccess = accessed
         }
     }
 
@@ -261,13 +267,14 @@ public final class SessionRegistry: Sendable {
     }
 
     /// The live session `id` names, marked in use; loads it from the backend when it is not in
-    /// memory. `.none` when there is none or it expired (an expired one is removed), `.retired`
-    /// when a rotation retired it moments ago.
+    /// memory (as last used now, or — for the server's own work, which is no use — when its
+    /// record says). `.none` when there is none or it expired (an expired one is removed),
+    /// `.retired` when a rotation retired it moments ago.
     ///
     /// A load that read the record before a rotation renamed it would bring the retired id back:
     /// the shard refuses a loaded session whose id was retired since the load began, and the
     /// record is read again (the rename is in the backend before the id leaves memory).
-    private func acquire(_ id: SessionID, now: Int64) throws -> Acquired {
+    private func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true) throws -> Acquired {
         let shard = shard(for: id)
         for _ in 0..<4 {
             let since: UInt64
@@ -287,8 +294,8 @@ public final class SessionRegistry: Sendable {
                 return .none
             }
             let loaded = Session(
-                id: id, values: record.values, snapshot: record.snapshot, created: record.created, accessed: now,
-                persisted: true)
+                id: id, values: record.values, snapshot: record.snapshot, created: record.created,
+                accessed: countsAsUse ? now : record.accessed, persisted: true)
             loaded.state.withLock { $0.storedAccess = record.accessed }
             if let session = shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity, loadedSince: since) {
                 return .found(session)

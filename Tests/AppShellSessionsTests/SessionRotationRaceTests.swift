@@ -224,3 +224,36 @@ final class PausingBackend: DefaultsBackend {
         #expect(!current.context.isNew)
     }
 }
+
+/// Work the server does on its own (a timer, a reminder) is not the user using the session.
+@Suite struct ServerWorkTests {
+    @Test func workWithALiveSessionDoesNotKeepItAlive() throws {
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let clock = TestClock()
+        let backend = MemoryDefaultsBackend()
+        let registry = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let id = try registry.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id
+        clock.advance(90)
+        #expect(try registry.withLiveSession(id) { $0.defaults.bool(forKey: "isLogin") } == true)
+        #expect(backend.load(id)?.accessed == clock.reading() - 90, "the server's own work touched the stored session")
+        clock.advance(20)  // 110 s after the user's last request
+        let later = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
+        #expect(later.context.isNew, "the server's own work kept an idle session alive")
+        #expect(!later.result)
+    }
+
+    @Test func workWithAStoredSessionNotInMemoryDoesNotKeepItAlive() throws {
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let clock = TestClock()
+        let backend = MemoryDefaultsBackend()
+        let first = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id
+        let registry = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        clock.advance(90)
+        #expect(try registry.withLiveSession(id) { $0.defaults.bool(forKey: "isLogin") } == true)
+        clock.advance(20)
+        #expect(try registry.withSession(presentedID: id.text) { _ in }.context.isNew)
+    }
+}
