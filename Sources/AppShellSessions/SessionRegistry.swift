@@ -45,6 +45,10 @@ public final class SessionRegistry: Sendable {
     /// shard: for tests and diagnostics, not for the request path).
     public var heldCount: Int { shards.reduce(0) { $0 + $1.heldCount } }
 
+    /// Whether the session `id` names is held in memory now (for tests and diagnostics: it
+    /// neither loads nor touches the session).
+    public func holdsInMemory(_ id: SessionID) -> Bool { shard(for: id).contains(id) }
+
     /// Registers fallback values for every session (volatile, never stored).
     public func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
 

@@ -64,10 +64,24 @@ final class Shard: Sendable {
 
     private struct Place {
         let id: SessionID
-        /// The session that got the place (`nil` for an empty one); the id may name another
-        /// session, or none, by the time the place comes up.
-        let session: Session?
+        /// Whether a held session got the place (else an empty one, which may have become a held
+        /// session since, under the same place).
+        let held: Bool
+        /// The held session that got the place; the id may name another session, or none, by the
+        /// time the place comes up. Held weakly: a session that left the map (evicted, expired,
+        /// its id rotated) must not stay alive, with its app, until its stale place is dropped.
+        weak var session: Session?
         let since: Int64
+
+        init(id: SessionID, session: Session?, since: Int64) {
+            self.id = id
+            self.held = session != nil
+            self.session = session
+            self.since = since
+        }
+
+        /// Whether this place is `session`'s own.
+        func belongs(to session: Session) -> Bool { !held || self.session === session }
     }
 
     enum Lookup {
@@ -81,6 +95,9 @@ final class Shard: Sendable {
         /// sent before its client had the new id.
         case retired
     }
+
+    /// Whether `id` is in the map (held or empty).
+    func contains(_ id: SessionID) -> Bool { map.withLock { $0.entries[id] != nil } }
 
     var count: Int { map.withLock { $0.entries.count } }
 
@@ -232,7 +249,7 @@ final class Shard: Sendable {
             // One lookup: the id may have left the map since, or name another session by now.
             guard let removed = map.entries.removeValue(forKey: place.id) else { continue }
             guard case .held(let session) = removed else { continue }  // empty: never used since
-            if let placed = place.session, placed !== session {
+            if !place.belongs(to: session) {
                 map.entries[place.id] = removed  // the place is another session's
                 continue
             }
@@ -259,9 +276,7 @@ final class Shard: Sendable {
             var placed = Set<SessionID>()
             map.order = map.order[map.head...].filter { place in
                 guard let entry = map.entries[place.id], placed.insert(place.id).inserted else { return false }
-                if case .held(let session) = entry, let placedSession = place.session {
-                    return session === placedSession
-                }
+                if case .held(let session) = entry { return place.belongs(to: session) }
                 return true
             }
             map.head = 0

@@ -12,12 +12,13 @@ import Testing
 /// modal presentation, notification launch and the error cases.
 @Suite struct ShellAPITests {
     /// The shipped config.json (user `demo`, password `appshell`) with the memory store.
-    static func start(splashDelay: Int = 0) throws -> (DemoApp, LiveServer) {
+    static func start(splashDelay: Int = 0, maxSessionsInMemory: Int? = nil) throws -> (DemoApp, LiveServer) {
         var configuration = try AppConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory
         configuration.splashDelayMilliseconds = splashDelay
+        if let maxSessionsInMemory { configuration.sessions.maxSessionsInMemory = maxSessionsInMemory }
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         let app = try DemoApp(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))

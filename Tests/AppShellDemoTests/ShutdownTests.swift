@@ -1,0 +1,54 @@
+import AppShellConcurrency
+import AppShellTesting
+import Foundation
+import Testing
+
+/// SIGTERM while pages keep their event streams open and reopen them as soon as they end, as
+/// EventSource does: the `appshell` process still exits 0, promptly (libmicrohttpd 0.9.75 aborts
+/// the process when it is stopped with a connection still suspended).
+@Suite struct ShutdownTests {
+    @Test func sigtermWithOpenAndReconnectingStreamsExits0() throws {
+        let running = try CommandTests.run(environment: [
+            "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+            "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "5",
+        ])
+        let port = try running.port()
+        // Six pages of one session, like six tabs.
+        let client = TestClient(port: port)
+        #expect(try client.get("/api/state").status == 200)
+        let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let stop = Locked(false)
+        let opened = Locked(0)
+        let pages = DispatchGroup()
+        for _ in 0..<6 {
+            pages.enter()
+            Thread.detachNewThread {
+                defer { pages.leave() }
+                // Reopen on the same connection when the stream ends, on a new one when it closes.
+                while !stop.withLock({ $0 }) {
+                    guard let connection = try? RawConnection(port: port) else { return }
+                    while !stop.withLock({ $0 }) {
+                        guard
+                            (try? connection.send(
+                                "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\n\r\n")) != nil,
+                            let head = try? connection.read(through: "\r\n\r\n")
+                        else { break }
+                        if head.hasPrefix("HTTP/1.1 200") { opened.withLock { $0 += 1 } }
+                        guard (try? connection.read(through: "0\r\n\r\n")) != nil else { break }
+                    }
+                }
+            }
+        }
+        for _ in 0..<500 where opened.withLock({ $0 }) < 6 { usleep(10_000) }
+        #expect(opened.withLock { $0 } >= 6)
+
+        running.terminate()
+        let status = running.waitForExit()
+        stop.withLock { $0 = true }
+        pages.wait()
+        #expect(status == 0, "exit status \(status); stderr: \(running.errorText)")
+        // Promptly: every request, the streams included, ended within the grace period (a stream
+        // left open would hold the shutdown to its end and report false).
+        #expect(running.outputText.contains("\"inFlightFinished\":true"))
+    }
+}
