@@ -45,6 +45,8 @@ let finishAnimation = null;
 let lastHtml = null;
 /** @type {"notification" | "error" | null} What the banner shows. */
 let bannerKind = null;
+/** @type {Notification | null} The system notification of the last reminder, while shown. */
+let systemNotification = null;
 
 /** The element that holds the visible screen. */
 function screenElement() {
@@ -118,6 +120,8 @@ function applyPayload(payload, { allowSame = false, anyVersion = false, historyM
   if (ghost) animateSwap(screen, ghost, TRANSITIONS[kind]);
   if (changed) {
     hideBanner("error");
+    // A reminder belongs to the session state that asked for it: a login or logout ends it.
+    if (kind === "root") dismissNotifications();
     window.scrollTo(0, 0);
   }
   if (changed || focusWasInScreen) focusHeading(screen);
@@ -427,7 +431,7 @@ function historyAction() {
 function connectEvents() {
   if (!("EventSource" in window)) return;
   window.clearTimeout(reconnectTimer);
-  const source = new EventSource(EVENTS_URL);
+  const source = new EventSource(eventsURL());
   source.addEventListener("open", () => {
     reconnectDelay = RECONNECT_MIN_MS;
   });
@@ -435,6 +439,17 @@ function connectEvents() {
   source.addEventListener("notification", onNotificationEvent);
   source.addEventListener("error", () => onEventsError(source));
   events = source;
+}
+
+/**
+ * The event stream's URL. A splash rendered at a deep link (its data-url, e.g. /main/second)
+ * passes that URL on as `next`, so that the splash turns into /login?next=… (or that page).
+ */
+function eventsURL() {
+  const screen = screenElement();
+  const target = screen?.dataset.screen === "splash" ? screen.dataset.url : "";
+  if (!target || target === "/") return EVENTS_URL;
+  return `${EVENTS_URL}?next=${encodeURIComponent(target)}`;
 }
 
 /** Closes the event stream and opens a new one (after the session id changed). */
@@ -511,15 +526,29 @@ function showSystemNotification(title, body) {
   try {
     const notification = new Notification(title, { body, tag: "appshell-reminder" });
     notification.addEventListener("click", () => {
+      // One taken away at a login or logout launches nothing.
+      const current = systemNotification === notification;
       window.focus();
       notification.close();
-      launchFromNotification();
+      if (current) launchFromNotification();
     });
+    notification.addEventListener("close", () => {
+      if (systemNotification === notification) systemNotification = null;
+    });
+    systemNotification = notification;
     return true;
   } catch {
     // Some mobile browsers only notify through a service worker.
     return false;
   }
+}
+
+/** Takes away the reminder shown (banner or system notification): the session it was for ended. */
+function dismissNotifications() {
+  hideBanner("notification");
+  const notification = systemNotification;
+  systemNotification = null;
+  notification?.close();
 }
 
 /** Sends `launch` as from a notification (it opens the list). */

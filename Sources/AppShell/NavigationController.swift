@@ -57,20 +57,24 @@ public final class NavigationController: PageRenderer, ContainerController {
     }
 
     /// Pops the top screen: B viewWillDisappear, A viewWillAppear, B viewDidDisappear,
-    /// A viewDidAppear, completion. At the root screen it only completes.
+    /// A viewDidAppear, completion. At the root screen it only completes. The top screen is the
+    /// one on top when the pop's turn comes: two pops asked for together remove two screens.
     public func pop(animated: Bool = true, completion: (() -> Void)? = nil) {
-        popTo(depth: viewControllers.count - 1, kind: .pop, animated: animated, completion: completion)
+        popTo(keeping: { $0 - 1 }, animated: animated, completion: completion)
     }
 
     /// Pops every screen above the root one, with pop's order (the screens in between get no
     /// callbacks, as in UIKit).
     public func popToRoot(animated: Bool = true, completion: (() -> Void)? = nil) {
-        popTo(depth: 1, kind: .pop, animated: animated, completion: completion)
+        popTo(keeping: { _ in 1 }, animated: animated, completion: completion)
     }
 
-    private func popTo(depth: Int, kind: TransitionKind, animated: Bool, completion: (() -> Void)?) {
+    /// Pops down to the number of screens `depth` gives for the stack's height when the pop runs
+    /// (never below the root screen).
+    private func popTo(keeping depth: @escaping (Int) -> Int, animated: Bool, completion: (() -> Void)?) {
         let root = self.root
-        root.enqueue(kind, animated: animated, completion: completion) { [unowned self] in
+        root.enqueue(.pop, animated: animated, completion: completion) { [unowned self] in
+            let depth = depth(viewControllers.count)
             guard viewControllers.count > 1, depth < viewControllers.count else { return }
             let old = topScreen
             let removed = viewControllers[max(1, depth)...]

@@ -22,7 +22,7 @@ public final class RootController: ContainerController {
     /// when something reads it), else the last ones read or those the root was made with.
     public internal(set) var defaults: DefaultsStore {
         get {
-            guard let session else { return detachedDefaults }
+            guard let session, !isPreview else { return detachedDefaults }
             let store = session.defaults
             detachedDefaults = store
             return store
@@ -32,6 +32,10 @@ public final class RootController: ContainerController {
     private var detachedDefaults: DefaultsStore
     /// The session of the request being handled (for id rotation).
     var session: SessionContext?
+    /// Whether this root is a throwaway copy showing what a safe request (HEAD, a prefetch)
+    /// would see: it reads its own copy of the defaults, never rotates the session's id and
+    /// schedules nothing, so nothing it does reaches the session.
+    var isPreview = false
     /// What the shell lends the screens during the request being handled.
     var services: ShellServices?
     /// What screens use to reach this root.
@@ -92,7 +96,10 @@ public final class RootController: ContainerController {
 
     /// Gives the session a new id (keeping its values) when this request ends: call it on every
     /// login and logout.
-    public func rotateSessionID() { session?.rotateID() }
+    public func rotateSessionID() {
+        guard !isPreview else { return }
+        session?.rotateID()
+    }
 
     /// The id of the session of the request being handled (`nil` outside a request), for keys
     /// that must follow the session, such as a login limiter's. It is a secret: never show it.
@@ -102,9 +109,17 @@ public final class RootController: ContainerController {
 
     /// Swaps the child for `new` (seed 000/001): A willMove(nil), B willMove(root), A
     /// viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear, A
-    /// removeFromParent, B didMove(root), completion. A modal screen is dismissed first.
+    /// removeFromParent, B didMove(root), completion. A modal screen up when the swap's turn
+    /// comes is dismissed first (without animation, with dismiss's order and completion).
     public func transition(to new: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
-        if presented != nil { dismiss(animated: false) }
+        // Whether a modal screen is up is known only when this runs: a present asked for before
+        // the swap may still be queued. Run when nothing else is (the common case), it dismisses
+        // at once, and what that dismissal asks for (main pushing the list) runs before the swap.
+        schedule { [unowned self] in
+            guard presented != nil else { return }
+            dismissModal(animated: false)
+            complete(.dismiss, animated: false, completion: nil)
+        }
         enqueue(.root, animated: animated, completion: completion) { [unowned self] in
             let old = child
             new.context = context
@@ -141,28 +156,45 @@ public final class RootController: ContainerController {
     /// B viewDidDisappear, completion. Does nothing (but complete) when none is presented.
     public func dismiss(animated: Bool = true, completion: (() -> Void)? = nil) {
         enqueue(.dismiss, animated: animated, completion: completion) { [unowned self] in
-            guard let modal = presented else { return }
-            presented = nil
-            let below = visibleScreen
-            call(.viewWillDisappear, on: modal, animated: animated)
-            call(.viewWillAppear, on: below, animated: animated)
-            call(.viewDidAppear, on: below, animated: animated)
-            call(.viewDidDisappear, on: modal, animated: animated)
-            forget(modal)
+            dismissModal(animated: animated)
         }
     }
 
-    /// Runs `steps` as a transition of `kind` now, or after the running one when one runs.
+    /// Dismiss's lifecycle steps, for the modal screen up now (none: nothing happens).
+    private func dismissModal(animated: Bool) {
+        guard let modal = presented else { return }
+        presented = nil
+        let below = visibleScreen
+        call(.viewWillDisappear, on: modal, animated: animated)
+        call(.viewWillAppear, on: below, animated: animated)
+        call(.viewDidAppear, on: below, animated: animated)
+        call(.viewDidDisappear, on: modal, animated: animated)
+        forget(modal)
+    }
+
+    /// Runs `steps` as a transition of `kind` now, or after the running one when one runs. The
+    /// steps read the controllers as they are when they run, not when they were asked for.
     func enqueue(
         _ kind: TransitionKind, animated: Bool, completion: (() -> Void)?, _ steps: @escaping () -> Void
     ) {
-        queue.append { [unowned self] in
+        schedule { [unowned self] in
             steps()
-            lastTransition = (kind, animated)
-            version += 1
-            log.append(.completion(kind))
-            completion?()
+            complete(kind, animated: animated, completion: completion)
         }
+    }
+
+    /// What ends every transition: it becomes the last one, the version moves on, the log
+    /// records its completion, then the completion runs.
+    private func complete(_ kind: TransitionKind, animated: Bool, completion: (() -> Void)?) {
+        lastTransition = (kind, animated)
+        version += 1
+        log.append(.completion(kind))
+        completion?()
+    }
+
+    /// Runs `work` now, or after the running transition (and those queued before) when one runs.
+    private func schedule(_ work: @escaping () -> Void) {
+        queue.append(work)
         guard !isTransitioning else { return }
         isTransitioning = true
         defer { isTransitioning = false }

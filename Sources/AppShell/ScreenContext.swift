@@ -38,11 +38,14 @@ public final class ScreenContext {
 
     /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
     /// page shows it, and clicking it launches as from a notification).
+    ///
+    /// The notification belongs to the session as it is now: it is scheduled once the request's
+    /// changes are committed (a request that fails sends nothing), and when it is due it goes out
+    /// only if the session's id is still the one it was scheduled under — not after a logout or
+    /// login (which rotate the id), not after the session expired or ended.
     public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
-        guard let services = root.services else { return }
-        // Scheduled once the request's changes are committed: a request that fails sends nothing.
-        guard let session = root.session else { return services.notify(title, body, milliseconds) }
-        session.afterCommit { services.notify(title, body, milliseconds) }
+        guard let services = root.services, let session = root.session, !root.isPreview else { return }
+        session.afterCommit { services.notify(title, body, milliseconds, session: session.id) }
     }
 }
 
@@ -57,12 +60,11 @@ struct ShellServices {
 
     func assetURL(_ name: String) -> String { shell.assets.url(name) }
 
-    /// Sends a `notification` event to the session's open pages after `delay` milliseconds.
-    func notify(_ title: String, _ body: String, _ delay: Int64) {
+    /// Sends a `notification` event to the open pages of the session `id` names after `delay`
+    /// milliseconds, if it still names it then.
+    func notify(_ title: String, _ body: String, _ delay: Int64, session id: SessionID) {
         let data = JSON.object(["title": .string(title), "body": .string(body)]).serializedString
-        let (events, channel) = (shell.events, channel)
-        shell.scheduler.schedule(at: shell.clock() + delay) {
-            events.publish(channel, event: "notification", data: data)
-        }
+        let shell = self.shell
+        shell.scheduler.schedule(at: shell.clock() + delay) { shell.deliverNotification(data, to: id) }
     }
 }

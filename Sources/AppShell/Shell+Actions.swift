@@ -7,6 +7,7 @@ extension Shell {
     /// when the page's script asks with `X-AppShell-Fragment: 1`).
     func performJSON(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
         try checkOrigin(request)
+        guard !session.isRetired else { throw Shell.retiredSessionError }
         let body = try request.decodeJSON()
         guard var members = body.objectValue, let name = members.removeValue(forKey: "action")?.stringValue else {
             throw HTTPError.badRequest("the body must be a JSON object with an \"action\" string")
@@ -62,6 +63,9 @@ extension Shell {
     ) throws
         -> Response
     {
+        // Sent with an id a login or logout retired as it waited: nothing to act on. The browser
+        // has the new id by now; `/` shows what it names.
+        guard !session.isRetired else { return .redirect(to: "/") }
         let action = try makeAction(form.action, form.fields.mapValues { JSON.string($0) }, request)
         // A refused action still leads back to the page, which says why (e.g. the login message);
         // a malformed one (a field missing) is the form's mistake: 400, with what was wrong.
@@ -72,6 +76,11 @@ extension Shell {
         } catch {}
         return .redirect(to: application.url(of: shell))
     }
+
+    /// The answer to an action sent with a session id that a rotation retired moments ago.
+    static let retiredSessionError = HTTPError(
+        .conflict,
+        "this session changed (a login or logout) while the request was on its way; nothing was done. Reload the page")
 
     private func makeAction(_ name: String, _ parameters: [String: JSON], _ request: Request) throws -> ScreenAction {
         guard application.knownActions.contains(name) else {

@@ -9,8 +9,14 @@ extension Shell {
     /// `?launch=<source>` (a link from a notification) changes nothing on GET: it is carried to
     /// the page to show, which offers the launch as a form. The page's script sends it at once;
     /// without JavaScript the user presses its button. So a link, a prefetch or another site's
-    /// navigation cannot change the session.
+    /// navigation cannot change the session's values.
+    ///
+    /// Opening a page URL is navigation: like a universal link or state restoration on iOS it
+    /// shows the screen it names (idempotently: the same URL again changes nothing more). A
+    /// request that must change nothing at all — HEAD, a prefetch — gets what the URL would show,
+    /// opened on a throwaway copy of the app (see `preview`).
     func page(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+        let shell = Shell.isSafeOnly(request) ? preview(of: shell, session) : shell
         let launch = request.query("launch")
         let next = request.query("next").flatMap { Shell.isSameSitePath($0) ? $0 : nil }
         switch application.open(path: request.path, next: next, in: shell) {
@@ -23,6 +29,32 @@ extension Shell {
         case .notFound:
             throw HTTPError.notFound("no page at \(request.path)")
         }
+    }
+
+    /// Whether `request` must change nothing (RFC 9110 §9.2.1): a HEAD, or a GET a browser sends
+    /// ahead of a navigation that may never happen (`Sec-Purpose: prefetch`, also with
+    /// `;prerender`, and the older `Purpose: prefetch`).
+    static func isSafeOnly(_ request: Request) -> Bool {
+        if request.method == .head { return true }
+        if let purpose = request.headers["Sec-Purpose"] ?? request.headers["Purpose"] {
+            return purpose.lowercased().hasPrefix("prefetch")
+        }
+        return false
+    }
+
+    /// A throwaway copy of `shell`, rebuilt from its snapshot as it is now, that reads a copy of
+    /// the session's defaults, rotates nothing and schedules nothing: what it is made to show is
+    /// rendered and dropped, and the live app, the values and the version stay as they were.
+    /// (What the snapshot does not hold — a login's message — is not on the copy.)
+    func preview(of shell: ShellSession, _ session: SessionContext) -> ShellSession {
+        let defaults = session.defaults.detachedCopy()
+        let copy =
+            application.restoreSession(from: shell.snapshot, defaults: defaults, now: clock())
+            ?? application.makeSession(defaults: defaults, now: clock())
+        copy.root.isPreview = true
+        copy.root.session = session
+        copy.root.services = ShellServices(shell: self, channel: copy.channel)
+        return copy
     }
 
     /// The whole page: the layout around the visible screen's fragment, with the security headers.

@@ -87,7 +87,22 @@ public final class Shell: Sendable {
                 return try handler { [self] request, shell, session in try performForm(form, request, shell, session) }(
                     request, session)
             })
-        router.get("/api/events", respond { [self] request, shell, session in try openEvents(request, shell, session) })
+        router.get(
+            "/api/events",
+            respond { [self] request, shell, session in
+                // A retired id's stream would hear nothing: it ends at once, and the browser
+                // reconnects with the id it has by then.
+                if session.isRetired {
+                    let ended = EventStream()
+                    ended.close()
+                    return .events(ended)
+                }
+                // A page opened during the splash passes on the URL it was opened at (`next`).
+                if let target = request.query("next"), Shell.isSameSitePath(target), !Shell.isSafeOnly(request) {
+                    application.rememberTarget(target, in: shell)
+                }
+                return try openEvents(request, shell, session)
+            })
         for path in ["/"] + pagePaths {
             router.get(path, respond { [self] request, shell, session in try page(request, shell, session) })
         }
@@ -123,6 +138,7 @@ public final class Shell: Sendable {
         _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
     ) -> @Sendable (Request, SessionContext) throws -> Response {
         { [self] request, session in
+            if session.isRetired { return try respondRetired(request, session, body) }
             let made = session.isNew && session.attachment == nil ? clock() : nil
             let shell = live(session, now: made)
             return try withBound(shell, session) { () throws -> Response in
@@ -151,6 +167,28 @@ public final class Shell: Sendable {
                 afterCommit(shell, session, publishing: shell.root.version != committed, subscribing: opened)
                 return response
             }
+        }
+    }
+
+    /// A request that presented an id a rotation retired moments ago (it waited for the lock
+    /// while a login or logout ran, or was sent before the browser had the new cookie): it has no
+    /// session, so `body` runs on the app a new visitor would get, and the registry keeps nothing
+    /// of it and sends no cookie. Actions refuse it (see `performJSON`, `performForm`).
+    private func respondRetired(
+        _ request: Request, _ session: SessionContext,
+        _ body: (Request, ShellSession, SessionContext) throws -> Response
+    ) throws -> Response {
+        let shell = application.makeSession(defaults: session.defaults, now: clock())
+        return try withBound(shell, session) { () throws -> Response in
+            let response: Response
+            do {
+                response = try body(request, shell, session)
+            } catch let error as HTTPError {
+                response = .error(error, for: request)
+            }
+            // Nothing will ever publish to this app: a stream it opened ends now.
+            for stream in shell.pendingStreams { stream.close() }
+            return response
         }
     }
 
@@ -248,6 +286,21 @@ public final class Shell: Sendable {
             }
         } catch {
             AccessLog.error("scheduled work failed: \(error)")
+        }
+    }
+
+    /// A notification that came due for the session `id` named when it was scheduled: sent to the
+    /// open pages of its live app — under the session's lock, after the commit, as a request's
+    /// events are — or dropped when `id` names no live session any more (rotated by a logout or
+    /// login, expired, removed): it belonged to the session state that asked for it.
+    func deliverNotification(_ data: String, to id: SessionID) {
+        do {
+            _ = try registry.withLiveSession(id) { session in
+                guard let shell = session.attachment as? ShellSession else { return }
+                session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
+            }
+        } catch {
+            AccessLog.error("a notification could not be delivered: \(error)")
         }
     }
 

@@ -18,6 +18,17 @@ public protocol ShellApplication: Sendable {
     /// redirect (a logged-out user asking for a logged-in page) or answer 404. `next` is the
     /// same-site path the user asked for before being sent to log in, if any.
     func open(path: String, next: String?, in shell: ShellSession) -> PageRoute
+    /// A page rendered while the app was starting (the splash) asks, through its event stream, for
+    /// the page URL it was opened at, `path`: show it once the app can (the demo: main's stack
+    /// after the splash, or the login screen's `next`). The page was rendered before the app could
+    /// show it, and a new visitor's app is not kept between its first two requests, so the URL
+    /// comes back with the stream.
+    func rememberTarget(_ path: String, in shell: ShellSession)
+}
+
+extension ShellApplication {
+    /// Does nothing: an app without start-up routing has nothing to remember.
+    public func rememberTarget(_ path: String, in shell: ShellSession) {}
 }
 
 /// What a page URL leads to.

@@ -10,6 +10,10 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
     private let environment: DemoEnvironment
     /// When the splash's start-up work began; `nil` once it finished.
     private var splashStartedAt: Int64?
+    /// The page a deep link opened during the splash asked for (e.g. `/main/second`): once the
+    /// splash is done, main shows it, or login leads there (`/login?next=…`). Like a URL an iOS
+    /// app is launched with, it waits for the start-up work.
+    private(set) var splashTarget: String?
 
     /// A new session's app: the root shows the splash, whose work began at `now`.
     init(environment: DemoEnvironment, defaults: DefaultsStore, now: Int64) {
@@ -31,6 +35,7 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
             let startedAt = snapshot.extra["splashStartedAt"]?.integerValue.map(Int64.init) ?? now
             child = SplashScreen(startedAt: startedAt)
             splashStartedAt = startedAt
+            splashTarget = snapshot.extra["splashTarget"]?.stringValue
         case "login":
             child = LoginScreen()
         case "main":
@@ -72,9 +77,18 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
     /// When the splash's work is due to finish.
     var nextDeadline: Int64? { splashStartedAt.map { $0 + environment.splashDelayMilliseconds } }
 
-    /// When the splash began, while it has not finished.
+    /// When the splash began and where it leads, while it has not finished.
     var extraSnapshot: JSON {
-        splashStartedAt.map { ["splashStartedAt": .integer(Int($0))] } ?? [:]
+        guard let splashStartedAt else { return [:] }
+        var extra: [String: JSON] = ["splashStartedAt": .integer(Int(splashStartedAt))]
+        if let splashTarget { extra["splashTarget"] = .string(splashTarget) }
+        return .object(extra)
+    }
+
+    /// Remembers the page to show once the splash is done (only while it runs).
+    func rememberSplashTarget(_ path: String) {
+        guard root.child is SplashScreen else { return }
+        splashTarget = path
     }
 
     /// Finishes the splash once its delay has passed: runs the start-up work, then routes by
@@ -84,8 +98,16 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
             root.child is SplashScreen
         else { return }
         splashStartedAt = nil
+        let target = splashTarget
+        splashTarget = nil
         environment.startupWork(root.defaults)
-        if root.defaults.bool(forKey: "isLogin") { showMain() } else { showLogin() }
+        if root.defaults.bool(forKey: "isLogin") {
+            showMain()
+            if let target { show(path: target) }
+        } else {
+            showLogin()
+            rememberNext(target)
+        }
     }
 
     /// `launch` with `source: "notification"` (seed 002): sets the one-shot `viewType` flag, which
@@ -126,9 +148,13 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         main.start()
     }
 
-    /// Logout: `isLogin` = false, a new session id, back to login.
+    /// Logout: `isLogin` = false, a new session id, back to login. What belonged to the user —
+    /// their name, a launch flag — goes with them: whoever uses the browser next sees neither,
+    /// and a pending launch does not push the list on the way out.
     func logout() {
         root.defaults.set(false, forKey: "isLogin")
+        root.defaults.removeObject(forKey: "username")
+        root.defaults.removeObject(forKey: "viewType")
         root.rotateSessionID()
         showLogin()
     }

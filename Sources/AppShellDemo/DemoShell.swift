@@ -33,10 +33,16 @@ public struct DemoShell: ShellApplication {
         return ShellSession(root: coordinator.root, coordinator: coordinator)
     }
 
-    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible.
+    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible; the login
+    /// page's URL keeps where the user was going (`/login?next=…`), so that reloading it, a
+    /// failed login's redirect and the page's address all keep it.
     public func url(of shell: ShellSession) -> String {
+        // The splash shows at any URL: at the deep link it was opened with, if any.
+        if let app = shell.coordinator as? AppCoordinator, let target = app.splashTarget { return target }
         switch shell.root.visibleScreen.name {
-        case "login": return "/login"
+        case "login":
+            guard let next = (shell.root.visibleScreen as? LoginScreen)?.next else { return "/login" }
+            return "/login?next=" + PercentEncoding.encode(next)
         case "main": return "/main"
         case "list": return "/main/list"
         case "second": return "/main/second"
@@ -49,7 +55,12 @@ public struct DemoShell: ShellApplication {
     public func open(path: String, next: String?, in shell: ShellSession) -> PageRoute {
         guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
         let root = shell.root
-        if root.child is SplashScreen { return path == "/" || DemoShell.pagePaths.contains(path) ? .show : .notFound }
+        if root.child is SplashScreen {
+            guard path == "/" || DemoShell.pagePaths.contains(path) else { return .notFound }
+            // Where the user was going, once the splash is done (`/` keeps what was asked before).
+            if let target = DemoShell.destination(path: path, next: next) { app.rememberSplashTarget(target) }
+            return .show
+        }
         let loggedIn = root.child is NavigationController
         switch path {
         case "/":
@@ -65,5 +76,25 @@ public struct DemoShell: ShellApplication {
         default:
             return .notFound
         }
+    }
+
+    /// The page a deep link opened during the splash asks for: its main page, or login's `next`.
+    public func rememberTarget(_ path: String, in shell: ShellSession) {
+        guard let app = shell.coordinator as? AppCoordinator, let target = DemoShell.destination(path: path, next: nil)
+        else { return }
+        if shell.root.child is SplashScreen {
+            app.rememberSplashTarget(target)
+        } else if let login = shell.root.visibleScreen as? LoginScreen, login.next == nil {
+            // The splash finished before the page's stream arrived: login still leads there.
+            app.rememberNext(target)
+        }
+    }
+
+    /// The logged-in page `path` (with `next` for `/login`) leads to, if it names one.
+    static func destination(path: String, next: String?) -> String? {
+        let mainPaths = ["/main", "/main/list", "/main/second"]
+        if mainPaths.contains(path) { return path }
+        if path == "/login", let next, mainPaths.contains(next) { return next }
+        return nil
     }
 }

@@ -41,23 +41,21 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         guard let username = action.string("username"), let password = action.string("password") else {
             throw ActionError(status: 400, "login needs \"username\" and \"password\" strings")
         }
+        // Where the form says the user is going: kept when this attempt fails, so the next one
+        // (and the page's URL) still goes there.
+        if let next = action.string("next"), Shell.isSameSitePath(next) { self.next = next }
         let attempt = LoginThrottle.Attempt(
             sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
         let wait = environment.throttle.secondsUntilAllowed(attempt)
         guard wait == 0 else {
-            self.screen.message = "Too many failed logins. Try again in a minute."
-            throw ActionError(
-                status: 429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
+            throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
         guard let valid = environment.authenticate(username: username, password: password) else {
-            self.screen.message = "The server is busy. Try again in a moment."
-            throw ActionError(
-                status: 503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+            throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
         guard valid else {
             environment.throttle.recordFailure(attempt)
-            self.screen.message = "Wrong username or password."
-            throw ActionError(status: 401, "Wrong username or password.")
+            throw refusal(401, "Wrong username or password.")
         }
         environment.throttle.recordSuccess(attempt)
         let defaults = root.defaults
@@ -65,5 +63,12 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         defaults.set(username, forKey: "username")
         root.rotateSessionID()
         onLogin()
+    }
+
+    /// A refused attempt: the screen shows the same words the JSON answer's `error` carries, so
+    /// the form (which shows the screen) and the API always say the same thing.
+    private func refusal(_ status: Int, _ message: String, retryAfterSeconds: Int? = nil) -> ActionError {
+        screen.message = message
+        return ActionError(status: status, message, retryAfterSeconds: retryAfterSeconds)
     }
 }

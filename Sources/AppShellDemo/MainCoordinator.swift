@@ -39,14 +39,19 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
 
     /// Makes the stack and the modal screen match `path` (`/main`, `/main/list`, `/main/second`)
     /// without animation, as opening that URL asks.
+    ///
+    /// What to take away is decided on the screens as the link found them: main appearing on the
+    /// way (the modal screen dismissed) may push the list for a pending launch (seed 002), and
+    /// the link must not pop that again — the launch is shown, once.
     func show(path: String) {
         let wantsList = path == "/main/list"
         let wantsSecond = path == "/main/second"
+        let stacked = navigation.viewControllers.count > 1
         if root.presented != nil && !wantsSecond {
             root.dismiss(animated: false)
             for case let second as SecondCoordinator in children { second.finish() }
         }
-        if navigation.viewControllers.count > 1 && !wantsList { navigation.popToRoot(animated: false) }
+        if stacked && !wantsList { navigation.popToRoot(animated: false) }
         if wantsList && navigation.viewControllers.count == 1 {
             let list = ListScreen()
             list.actionHandler = self

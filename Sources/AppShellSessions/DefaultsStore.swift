@@ -23,6 +23,12 @@ public final class DefaultsStore {
         self.init(values: values, registration: RegistrationDomain())
     }
 
+    /// A store that reads as this one does now (values and registered fallbacks) and whose
+    /// changes go nowhere: for work whose result is shown and thrown away (a preview).
+    public func detachedCopy() -> DefaultsStore {
+        DefaultsStore(values: storedValues, registration: registration)
+    }
+
     // MARK: Reading
 
     /// The value for `key`: the stored one, else the registered fallback, else `nil`.

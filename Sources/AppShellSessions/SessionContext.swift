@@ -41,15 +41,22 @@ public final class SessionContext {
     public let originalID: SessionID
     /// Whether the backend holds a record of the session (it once held values).
     public let isStored: Bool
+    /// Whether the request presented an id that a rotation (a login, a logout) retired moments
+    /// ago — it waited for the session's lock while the rotation ran, or was sent before its
+    /// client had the new id. Such a request has no session: nothing it does is kept, no work
+    /// registered for after the commit runs, and no cookie is sent (one would overwrite the new
+    /// id in the browser). Answer it without acting: refuse actions, show what a visitor sees.
+    public let isRetired: Bool
 
     init(
         id: SessionID, isNew: Bool, isStored: Bool, values: [String: DefaultsValue], registration: RegistrationDomain,
-        snapshot: [UInt8]?, attachment: AnyObject?, memo: Int64?
+        snapshot: [UInt8]?, attachment: AnyObject?, memo: Int64?, isRetired: Bool = false
     ) {
         self.id = id
         self.originalID = id
         self.isNew = isNew
         self.isStored = isStored
+        self.isRetired = isRetired
         self.values = values
         self.registration = registration
         self.snapshot = snapshot
@@ -57,8 +64,9 @@ public final class SessionContext {
         self.memo = memo
     }
 
-    /// Whether the client must be sent the id: the session is new or its id changed.
-    public var needsCookie: Bool { isNew || id != originalID }
+    /// Whether the client must be sent the id: the session is new or its id changed (never for a
+    /// retired id's request).
+    public var needsCookie: Bool { (isNew || id != originalID) && !isRetired }
 
     /// Gives the session a new id, keeping its values; from the end of this request the old id
     /// names nothing. Call it on every change of privilege (login, logout) so that a fixed or
@@ -87,6 +95,12 @@ public final class SessionContext {
         commitWork = []
         rollbackWork = []
         for item in work { item() }
+    }
+
+    /// Drops the registered work unrun (a retired id's request: there was nothing to commit).
+    func discarded() {
+        commitWork = []
+        rollbackWork = []
     }
 
     /// Runs the work registered for a rollback, once.

@@ -52,10 +52,18 @@ public final class SessionRegistry: Sendable {
     /// Registers fallback values for every session (volatile, never stored).
     public func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
 
+    /// How long after a rotation a request presenting the retired id is answered as retired
+    /// (`SessionContext.isRetired`: no session, no cookie) rather than given a new session: long
+    /// enough for the requests a client sent before it had the new id, short enough that a
+    /// client that never got the new id (its answer was lost) soon gets a session again.
+    public static let retiredIDGraceSeconds: Int64 = 10
+
     /// Runs `body` with the session that `presentedID` (the cookie's value) names, or with a new
     /// session when it names none that is live: unknown, expired, malformed and forged ids are
-    /// never adopted. Returns the body's result and the context, whose `needsCookie` and `id` say
-    /// what cookie to send. The values set in `body` are in the backend when this returns.
+    /// never adopted. An id retired by a rotation moments ago gets neither (see
+    /// `SessionContext.isRetired`). Returns the body's result and the context, whose
+    /// `needsCookie` and `id` say what cookie to send. The values set in `body` are in the
+    /// backend when this returns.
     @inlinable
     public func withSession<Result>(
         presentedID: String?, _ body: (SessionContext) throws -> Result
@@ -80,18 +88,41 @@ public final class SessionRegistry: Sendable {
         -> SessionContext
     {
         let now = clock()
-        if let presentedID, let session = try acquire(presentedID, now: now) {
+        guard let presentedID else { return try runNew(body, now: now) }
+        switch try acquire(presentedID, now: now) {
+        case .found(let session):
             defer { session.users.subtract(1, ordering: .relaxed) }
+            var rotatedAway = false
             let context = try session.state.withLock { state -> SessionContext? in
                 // While this request waited for the lock, another may have rotated the id (the
-                // presented one no longer names the session) or the session may have left the
-                // registry: then the presented id names nothing, and a new session is made.
-                guard !state.retired, presentedID == state.id else { return nil }
+                // presented one no longer names the session: it is retired) or the session may
+                // have expired and left the registry (then a new session is made).
+                guard !state.retired else { return nil }
+                guard presentedID == state.id else {
+                    rotatedAway = true
+                    return nil
+                }
                 return try run(body, session, &state, isNew: false, now: now)
             }
             if let context { return context }
+            if rotatedAway { return try runRetired(body, id: presentedID) }
+        case .retired:
+            return try runRetired(body, id: presentedID)
+        case .none:
+            break
         }
         return try runNew(body, now: now)
+    }
+
+    /// Runs `body` for a request that presented `id`, retired by a rotation moments ago: with no
+    /// session behind it, nothing kept, no after-commit work run and no cookie sent.
+    private func runRetired(_ body: (SessionContext) throws -> Void, id: SessionID) throws -> SessionContext {
+        let context = SessionContext(
+            id: id, isNew: false, isStored: false, values: [:], registration: registration, snapshot: nil,
+            attachment: nil, memo: nil, isRetired: true)
+        defer { context.discarded() }
+        try body(context)
+        return context
     }
 
     /// Runs `body` with a new session. Nobody knows its id before the response carries it, so it
@@ -119,7 +150,7 @@ public final class SessionRegistry: Sendable {
         let session = Session(
             id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
         do {
-            try session.state.withLock { try commit(context, in: session, &$0, now: now) }
+            try session.state.withLock { try commit(context, in: session, &$0, now: now, accessed: now) }
         } catch {
             context.rolledBack()
             throw error
@@ -131,32 +162,37 @@ public final class SessionRegistry: Sendable {
 
     /// Runs `body` with the live session `id` names, if there is one; never creates a session
     /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
+    ///
+    /// It is not a use of the session: its last access (in memory and stored) stays that of the
+    /// user's last request, so server work never keeps an idle session from expiring.
     public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
         let now = clock()
-        guard let session = try acquire(id, now: now) else { return nil }
+        guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
         defer { session.users.subtract(1, ordering: .relaxed) }
         var result: Result?
         try session.state.withLock { state in
             guard !state.retired, state.id == id else { return }
-            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now)
+            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
         }
         return result
     }
 
     /// Runs `body` with the session under its lock, commits what it changed, then runs the
     /// context's work for after the commit — or, when the body or the commit failed, its rollback
-    /// work, leaving the session as it was.
+    /// work, leaving the session as it was. A request `countsAsUse` (its time becomes the last
+    /// access); the server's own work does not.
     private func run(
         _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
-        now: Int64
+        now: Int64, countsAsUse: Bool = true
     ) throws -> SessionContext {
-        session.lastAccess.store(now, ordering: .relaxed)
+        let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
+        if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
-            try commit(context, in: session, &state, now: now)
+            try commit(context, in: session, &state, now: now, accessed: accessed)
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
             // last committed snapshot, as if this request had never run. Nothing else was adopted.
@@ -169,11 +205,12 @@ public final class SessionRegistry: Sendable {
     }
 
     /// Commits what `body` left in `context`: first the writes (its new id, its values and
-    /// snapshot when they are worth storing), then — only once the backend took them — the
-    /// session in memory adopts the context's attachment, memo, id, values and snapshot. When a
-    /// write throws, the session in memory is unchanged.
+    /// snapshot when they are worth storing, stamped with the session's last access `accessed`),
+    /// then — only once the backend took them — the session in memory adopts the context's
+    /// attachment, memo, id, values and snapshot. When a write throws, the session in memory is
+    /// unchanged.
     private func commit(
-        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64
+        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64, accessed: Int64
     )
         throws
     {
@@ -182,7 +219,7 @@ public final class SessionRegistry: Sendable {
         let values = context.defaultsIfMade?.storedValues ?? state.values
         let snapshotChanged = context.snapshot != state.snapshot
         let worthStoring = state.persisted || !values.isEmpty
-        let touchDue = state.persisted && now - state.storedAccess >= configuration.touchIntervalSeconds
+        let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
         let saves =
             context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
@@ -191,7 +228,7 @@ public final class SessionRegistry: Sendable {
         // The writes: all or nothing.
         if saves {
             let record = SessionRecord(
-                values: values, created: session.created, accessed: now, snapshot: context.snapshot)
+                values: values, created: session.created, accessed: accessed, snapshot: context.snapshot)
             if rotated && state.persisted {
                 try backend.rename(state.id, to: context.id, replacingWith: record)
             } else {
@@ -200,68 +237,81 @@ public final class SessionRegistry: Sendable {
         } else if rotated && state.persisted {
             try backend.rename(state.id, to: context.id)
         } else if touches {
-            try backend.touch(state.id, accessed: now)
+            try backend.touch(state.id, accessed: accessed)
         }
 
         // The backend has them: memory follows.
         state.attachment = context.attachment
         state.memo = context.memo
         if rotated {
-            retire(state.id, movingTo: context.id, session)
+            retire(state.id, movingTo: context.id, session, now: now)
             state.id = context.id
         }
         if saves {
             state.values = values
             state.snapshot = context.snapshot
             state.persisted = true
-            state.storedAccess = now
+            state.storedAccess = accessed
         } else if snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
             state.snapshot = context.snapshot
         } else if touches {
-            state.storedAccess = now
+            state.storedAccess = accessed
         }
     }
 
+    /// What an id presented to the registry names.
+    private enum Acquired {
+        /// A live session, marked in use.
+        case found(Session)
+        /// An id a rotation retired moments ago.
+        case retired
+        /// Nothing (unknown, expired, or retired long ago).
+        case none
+    }
+
     /// The live session `id` names, marked in use; loads it from the backend when it is not in
-    /// memory. `nil` when there is none or it expired (an expired one is removed).
+    /// memory (as last used now, or — for the server's own work, which is no use — when its
+    /// record says). `.none` when there is none or it expired (an expired one is removed),
+    /// `.retired` when a rotation retired it moments ago.
     ///
     /// A load that read the record before a rotation renamed it would bring the retired id back:
     /// the shard refuses a loaded session whose id was retired since the load began, and the
     /// record is read again (the rename is in the backend before the id leaves memory).
-    private func acquire(_ id: SessionID, now: Int64) throws -> Session? {
+    private func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true) throws -> Acquired {
         let shard = shard(for: id)
         for _ in 0..<4 {
             let since: UInt64
             switch shard.acquire(id, now: now, configuration) {
-            case .found(let session): return session
+            case .found(let session): return .found(session)
+            case .retired: return .retired
             case .expired(let stored):
                 if stored { try backend.remove(id) }
-                return nil
+                return .none
             case .missing(let retirements): since = retirements
             }
-            guard let record = try backend.load(id) else { return nil }
+            guard let record = try backend.load(id) else { return .none }
             if now - record.accessed > configuration.idleTimeoutSeconds
                 || now - record.created > configuration.absoluteTimeoutSeconds
             {
                 try backend.remove(id)
-                return nil
+                return .none
             }
             let loaded = Session(
-                id: id, values: record.values, snapshot: record.snapshot, created: record.created, accessed: now,
-                persisted: true)
+                id: id, values: record.values, snapshot: record.snapshot, created: record.created,
+                accessed: countsAsUse ? now : record.accessed, persisted: true)
             loaded.state.withLock { $0.storedAccess = record.accessed }
             if let session = shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity, loadedSince: since) {
-                return session
+                return .found(session)
             }
         }
         // Retired again and again while loading: it names nothing now.
-        return nil
+        return .none
     }
 
     /// Moves `session` from its retired id to `new` in memory, leaving a tombstone for `old`.
-    private func retire(_ old: SessionID, movingTo new: SessionID, _ session: Session) {
-        shard(for: old).retire(old)
+    private func retire(_ old: SessionID, movingTo new: SessionID, _ session: Session, now: Int64) {
+        shard(for: old).retire(old, now: now)
         shard(for: new).insert(session, id: new, capacity: shardCapacity)
     }
 

@@ -41,9 +41,10 @@ final class Shard: Sendable {
         var head = 0
         /// Ids retired by rotation so far (a counter that only grows).
         var retirements: UInt64 = 0
-        /// The recently retired ids, with the value of `retirements` when each was retired, and
-        /// their order, oldest first: a load that began before an id's retirement is refused.
-        var tombstones: [SessionID: UInt64] = [:]
+        /// The recently retired ids, with the value of `retirements` when each was retired (and
+        /// when), and their order, oldest first: a load that began before an id's retirement is
+        /// refused, and a request presenting an id retired moments ago is told so.
+        var tombstones: [SessionID: Tombstone] = [:]
         var tombstoneOrder: [SessionID] = []
         var tombstoneHead = 0
         /// The `retirements` value of the newest tombstone forgotten (to bound them): a load that
@@ -53,6 +54,13 @@ final class Shard: Sendable {
 
     /// How many retired ids a shard remembers.
     static let tombstoneCapacity = 1024
+
+    /// A retired id: the shard's count of retirements when it was retired, and the time (Unix
+    /// seconds).
+    struct Tombstone {
+        let retirement: UInt64
+        let at: Int64
+    }
 
     private struct Place {
         let id: SessionID
@@ -83,6 +91,9 @@ final class Shard: Sendable {
         /// Not in memory; `retirements` is the shard's count of retired ids when this was looked
         /// up (pass it to `insertOrAcquire` with what the backend held).
         case missing(retirements: UInt64)
+        /// Retired by a rotation at most `SessionRegistry.retiredIDGraceSeconds` ago: a request
+        /// sent before its client had the new id.
+        case retired
     }
 
     /// Whether `id` is in the map (held or empty).
@@ -119,6 +130,9 @@ final class Shard: Sendable {
         map.withLock { map in
             switch map.entries[id] {
             case nil:
+                if let tombstone = map.tombstones[id], now - tombstone.at <= SessionRegistry.retiredIDGraceSeconds {
+                    return .retired
+                }
                 return .missing(retirements: map.retirements)
             case .empty(let empty):
                 if empty.isExpired(at: now, configuration) {
@@ -160,7 +174,7 @@ final class Shard: Sendable {
                 return existing
             }
             if map.retirements != retirements {
-                if let retiredAt = map.tombstones[id], retiredAt > retirements { return nil }
+                if let tombstone = map.tombstones[id], tombstone.retirement > retirements { return nil }
                 if map.forgottenThrough > retirements { return nil }
             }
             session.users.add(1, ordering: .relaxed)
@@ -169,19 +183,19 @@ final class Shard: Sendable {
         }
     }
 
-    /// Removes `id`, whose session moved to a new id, and remembers it as retired for the loads
-    /// already under way.
-    func retire(_ id: SessionID) {
+    /// Removes `id`, whose session moved to a new id at `now`, and remembers it as retired for
+    /// the loads already under way and the requests sent with it before the client had the new id.
+    func retire(_ id: SessionID, now: Int64) {
         map.withLock { map in
             map.entries[id] = nil
             map.retirements += 1
-            map.tombstones[id] = map.retirements
+            map.tombstones[id] = Tombstone(retirement: map.retirements, at: now)
             map.tombstoneOrder.append(id)
             if map.tombstoneOrder.count - map.tombstoneHead > Shard.tombstoneCapacity {
                 let oldest = map.tombstoneOrder[map.tombstoneHead]
                 map.tombstoneHead += 1
-                if let retiredAt = map.tombstones.removeValue(forKey: oldest) {
-                    map.forgottenThrough = max(map.forgottenThrough, retiredAt)
+                if let tombstone = map.tombstones.removeValue(forKey: oldest) {
+                    map.forgottenThrough = max(map.forgottenThrough, tombstone.retirement)
                 }
             }
             if map.tombstoneHead > Shard.tombstoneCapacity {

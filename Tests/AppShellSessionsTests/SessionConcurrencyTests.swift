@@ -82,7 +82,8 @@ import Testing
                     let outcome = try? registry.withSession(
                         presentedID: cookie,
                         { session -> Bool in
-                            guard !session.isNew else { return false }
+                            // A retired id (rotated by another thread meanwhile) names no session.
+                            guard !session.isNew && !session.isRetired else { return false }
                             session.defaults.set(session.defaults.integer(forKey: "n") + 1, forKey: "n")
                             if (thread + step) % 5 == 0 { session.rotateID() }
                             return true

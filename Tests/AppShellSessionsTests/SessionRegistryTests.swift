@@ -123,14 +123,20 @@ final class FaultyBackend: DefaultsBackend {
     }
 
     @Test func rotationKeepsValuesAndKillsTheOldID() throws {
-        let (registry, backend, _) = Self.make()
+        let (registry, backend, clock) = Self.make()
         let old = try Self.set(registry, nil, "count", 7)
         let rotated = try registry.withSession(presentedID: old) { session in session.rotateID() }
         #expect(rotated.context.needsCookie)
         let new = rotated.context.id.text
         #expect(new != old)
         #expect(try Self.read(registry, new, "count") == (7, false))
-        #expect(try Self.read(registry, old, "count").isNew)
+        // Moments after the rotation the old id is retired (no session, no cookie), then unknown.
+        let retired = try registry.withSession(presentedID: old) { $0.defaults.integer(forKey: "count") }
+        #expect(retired.result == 0)
+        #expect(retired.context.isRetired)
+        #expect(!retired.context.needsCookie)
+        clock.advance(SessionRegistry.retiredIDGraceSeconds + 1)
+        #expect(try Self.read(registry, old, "count") == (0, true))
         #expect(try backend.load(#require(SessionID(old))) == nil)
         #expect(try backend.load(#require(SessionID(new)))?.values == ["count": .integer(7)])
         // A restart sees the same: the old id names nothing in the store either.

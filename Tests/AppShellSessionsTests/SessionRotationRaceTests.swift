@@ -37,8 +37,8 @@ final class PausingBackend: DefaultsBackend {
 /// sweeper never deletes the row of a session that is live in memory.
 @Suite struct SessionRotationRaceTests {
     /// A request presenting the old id loads the record before a rotation's rename, and offers it
-    /// to the registry after the rotation moved the session: it must get a new session, not the
-    /// old id's values back.
+    /// to the registry after the rotation moved the session: it must not get the old id's values
+    /// back (it is answered as a retired id's request: no session, no cookie).
     @Test func aLoadRacingARotationCannotBringTheOldIDBack() throws {
         let backend = PausingBackend()
         let clock = TestClock()
@@ -49,11 +49,11 @@ final class PausingBackend: DefaultsBackend {
 
         // The racer: its load reads the old record and is held before it reaches memory.
         backend.pauseNextLoad.store(true, ordering: .relaxed)
-        let racer = Locked<(id: SessionID, user: String?, isNew: Bool)?>(nil)
+        let racer = Locked<(user: String?, isRetired: Bool, needsCookie: Bool)?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let outcome = try? registry.withSession(presentedID: old.text) { $0.defaults.string(forKey: "user") }
-            racer.withLock { $0 = outcome.map { ($0.context.id, $0.result, $0.context.isNew) } }
+            racer.withLock { $0 = outcome.map { ($0.result, $0.context.isRetired, $0.context.needsCookie) } }
             done.signal()
         }
         thread.start()
@@ -70,13 +70,18 @@ final class PausingBackend: DefaultsBackend {
         backend.resume.signal()
         done.wait()
         let outcome = try #require(racer.withLock { $0 })
-        #expect(outcome.isNew, "the racing request was given the retired id's session")
-        #expect(outcome.id != old)
+        #expect(outcome.isRetired, "the racing request was given the retired id's session")
+        #expect(!outcome.needsCookie)
         #expect(outcome.user == nil, "the racing request saw the retired id's values")
-        // And the old id stays retired.
+        // And the old id stays retired; once the grace is over it is only an unknown id.
         let later = try registry.withSession(presentedID: old.text) { $0.defaults.string(forKey: "user") }
-        #expect(later.context.isNew)
+        #expect(later.context.isRetired)
         #expect(later.result == nil)
+        clock.advance(SessionRegistry.retiredIDGraceSeconds + 1)
+        let muchLater = try registry.withSession(presentedID: old.text) { $0.defaults.string(forKey: "user") }
+        #expect(muchLater.context.isNew)
+        #expect(muchLater.context.id != old)
+        #expect(muchLater.result == nil)
     }
 
     /// The backend's `accessed` lags the in-memory last access by up to the touch interval; the
@@ -137,5 +142,118 @@ final class PausingBackend: DefaultsBackend {
         #expect(after.result.0 == "before")
         #expect(after.result.1 == Array("v1".utf8))
         #expect(after.result.2, "the attachment changed by the failed request was kept")
+    }
+}
+
+/// Requests that present an id a rotation just retired: they get no session and no cookie.
+@Suite struct RetiredIDTests {
+    /// A request waits for the session's lock while a login rotates the id; when its turn comes
+    /// the id it presented names nothing. It must not get a new session and a cookie, which would
+    /// replace the rotated one in the browser.
+    @Test func aRequestThatWaitedWhileTheIDRotatedGetsNoSessionAndNoCookie() throws {
+        let clock = TestClock()
+        let registry = SessionRegistry(
+            configuration: SessionConfiguration(), backend: MemoryDefaultsBackend(), clock: clock.reading)
+        let old = try registry.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "n") }.context.id
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let rotating = Thread {
+            _ = try? registry.withSession(presentedID: old.text) { session in
+                entered.signal()
+                release.wait()
+                session.defaults.set(true, forKey: "isLogin")
+                session.rotateID()
+            }
+            done.signal()
+        }
+        rotating.start()
+        entered.wait()
+        let created = registry.createdCount.load(ordering: .relaxed)
+        let waiter = Locked<(n: Int, isRetired: Bool, needsCookie: Bool, isNew: Bool)?>(nil)
+        let waited = DispatchSemaphore(value: 0)
+        let waiting = Thread {
+            let outcome = try? registry.withSession(presentedID: old.text) { session -> Int in
+                session.defaults.set(99, forKey: "n")
+                return session.defaults.integer(forKey: "n")
+            }
+            waiter.withLock {
+                $0 = outcome.map {
+                    ($0.result, $0.context.isRetired, $0.context.needsCookie, $0.context.isNew)
+                }
+            }
+            waited.signal()
+        }
+        waiting.start()
+        // Most likely waiting for the lock by now; if not, it comes after the rotation, which
+        // must give the same answer.
+        Thread.sleep(forTimeInterval: 0.1)
+        release.signal()
+        done.wait()
+        waited.wait()
+        let outcome = try #require(waiter.withLock { $0 })
+        #expect(outcome.isRetired)
+        #expect(!outcome.isNew)
+        #expect(!outcome.needsCookie, "a retired id's request was sent a cookie")
+        #expect(registry.createdCount.load(ordering: .relaxed) == created, "a session was made for a retired id")
+        #expect(registry.count == 1)
+    }
+
+    @Test func nothingARetiredIDsRequestDoesIsKept() throws {
+        let clock = TestClock()
+        let backend = MemoryDefaultsBackend()
+        let registry = SessionRegistry(configuration: SessionConfiguration(), backend: backend, clock: clock.reading)
+        let old = try registry.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "n") }.context.id
+        let new = try registry.withSession(presentedID: old.text) { $0.rotateID() }.context.id
+        let ran = Locked(false)
+        let retired = try registry.withSession(presentedID: old.text) { session in
+            session.defaults.set(2, forKey: "n")
+            session.snapshot = [1]
+            session.rotateID()
+            session.afterCommit { ran.withLock { $0 = true } }
+        }.context
+        #expect(retired.isRetired)
+        #expect(!retired.needsCookie)
+        #expect(!ran.withLock { $0 }, "work for after a commit ran for a retired id")
+        #expect(backend.count() == 1)
+        let current = try registry.withSession(presentedID: new.text) {
+            ($0.defaults.integer(forKey: "n"), $0.snapshot)
+        }
+        #expect(current.result.0 == 1)
+        #expect(current.result.1 == nil)
+        #expect(!current.context.isNew)
+    }
+}
+
+/// Work the server does on its own (a timer, a reminder) is not the user using the session.
+@Suite struct ServerWorkTests {
+    @Test func workWithALiveSessionDoesNotKeepItAlive() throws {
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let clock = TestClock()
+        let backend = MemoryDefaultsBackend()
+        let registry = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let id = try registry.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id
+        clock.advance(90)
+        #expect(try registry.withLiveSession(id) { $0.defaults.bool(forKey: "isLogin") } == true)
+        #expect(backend.load(id)?.accessed == clock.reading() - 90, "the server's own work touched the stored session")
+        clock.advance(20)  // 110 s after the user's last request
+        let later = try registry.withSession(presentedID: id.text) { $0.defaults.bool(forKey: "isLogin") }
+        #expect(later.context.isNew, "the server's own work kept an idle session alive")
+        #expect(!later.result)
+    }
+
+    @Test func workWithAStoredSessionNotInMemoryDoesNotKeepItAlive() throws {
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let clock = TestClock()
+        let backend = MemoryDefaultsBackend()
+        let first = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id
+        let registry = SessionRegistry(configuration: configuration, backend: backend, clock: clock.reading)
+        clock.advance(90)
+        #expect(try registry.withLiveSession(id) { $0.defaults.bool(forKey: "isLogin") } == true)
+        clock.advance(20)
+        #expect(try registry.withSession(presentedID: id.text) { _ in }.context.isNew)
     }
 }

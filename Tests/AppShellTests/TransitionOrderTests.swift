@@ -188,6 +188,75 @@ final class ProbeScreen: ViewController {
         #expect(root.visibleScreen.name == "B")
     }
 
+    @Test func aSwapQueuedAfterAPresentDismissesTheModalScreenThatPresentLeft() {
+        let (root, navigation) = Self.navigationRoot()
+        var order: [String] = []
+        // Both asked for while a push runs: whether a modal screen is up is known only when the
+        // swap's turn comes, after the present ran.
+        navigation.push(ProbeScreen(name: "B"), animated: false) {
+            root.present(ProbeScreen(name: "M"), animated: true) { order.append("present") }
+            root.transition(to: ProbeScreen(name: "C"), animated: true) { order.append("swap") }
+        }
+        #expect(order == ["present", "swap"])
+        #expect(root.presented == nil)
+        #expect(root.visibleScreen.name == "C")
+        let tail = root.log.records.suffix(15)
+        #expect(
+            Array(tail) == [
+                Self.s("M", .viewWillDisappear), Self.s("B", .viewWillAppear), Self.s("B", .viewDidAppear),
+                Self.s("M", .viewDidDisappear), .completion(.dismiss),
+                Self.s("N", .willMove), Self.s("C", .willMove), Self.s("C", .viewDidLoad),
+                Self.s("B", .viewWillDisappear), Self.s("C", .viewWillAppear), Self.s("B", .viewDidDisappear),
+                Self.s("C", .viewDidAppear), Self.s("N", .removeFromParent), Self.s("C", .didMove),
+                .completion(.root),
+            ])
+    }
+
+    @Test func aSwapWithNoModalScreenWhenItRunsDismissesNothing() {
+        let (root, _) = Self.root()
+        root.present(ProbeScreen(name: "M"), animated: false)
+        root.dismiss(animated: false) {
+            // Asked for while the dismiss completes: nothing is presented when it runs.
+            root.transition(to: ProbeScreen(name: "B"), animated: true)
+        }
+        let completions = root.log.records.compactMap { record -> TransitionKind? in
+            if case .completion(let kind) = record { return kind }
+            return nil
+        }
+        #expect(completions == [.present, .dismiss, .root])
+        #expect(root.version == 3)
+    }
+
+    @Test func twoQueuedPopsRemoveTwoScreens() {
+        let (root, navigation) = Self.navigationRoot()
+        navigation.push(ProbeScreen(name: "B"), animated: false)
+        var order: [String] = []
+        navigation.push(ProbeScreen(name: "C"), animated: false) {
+            // Each pop takes the top screen of the stack as it is when its turn comes.
+            navigation.pop(animated: true) { order.append("pop C") }
+            navigation.pop(animated: true) { order.append("pop B") }
+        }
+        #expect(order == ["pop C", "pop B"])
+        #expect(navigation.viewControllers.map(\.name) == ["N"])
+        #expect(
+            Array(root.log.records.suffix(10)) == [
+                Self.s("C", .viewWillDisappear), Self.s("B", .viewWillAppear), Self.s("C", .viewDidDisappear),
+                Self.s("B", .viewDidAppear), .completion(.pop),
+                Self.s("B", .viewWillDisappear), Self.s("N", .viewWillAppear), Self.s("B", .viewDidDisappear),
+                Self.s("N", .viewDidAppear), .completion(.pop),
+            ])
+    }
+
+    @Test func aPopToRootQueuedAfterAPushRemovesThatScreenToo() {
+        let (root, navigation) = Self.navigationRoot()
+        navigation.push(ProbeScreen(name: "B"), animated: false) {
+            navigation.push(ProbeScreen(name: "C"), animated: false)
+            navigation.popToRoot(animated: false)
+        }
+        #expect(navigation.viewControllers.map(\.name) == ["N"])
+        #expect(root.visibleScreen.name == "N")
+    }
+
     @Test func theLogKeepsTheLast50() {
         let (root, navigation) = Self.navigationRoot()
         for _ in 0..<20 {
