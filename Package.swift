@@ -20,7 +20,8 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        // The lock type shared by every module (a pthread mutex that ThreadSanitizer understands).
+        // What every module shares, on pthreads (which ThreadSanitizer understands) and without
+        // Foundation: the lock, a condition, background threads, standard error.
         .target(name: "AppShellConcurrency", swiftSettings: releaseSettings),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
         .target(name: "AppShellJSON", swiftSettings: releaseSettings),
@@ -57,7 +58,9 @@ let package = Package(
         // The demo app: configuration, routes, and (later) its screens and coordinators.
         .target(
             name: "AppShellDemo",
-            dependencies: ["AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
+            dependencies: [
+                "AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellConcurrency",
+            ],
             swiftSettings: releaseSettings),
         .executableTarget(
             name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"], swiftSettings: releaseSettings),
@@ -66,6 +69,8 @@ let package = Package(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
             path: "Tests/SessionProbe"),
         .testTarget(name: "AppShellJSONTests", dependencies: ["AppShellJSON"]),
+        // The threads, condition and lock, under ThreadSanitizer too (make tsan-test).
+        .testTarget(name: "AppShellConcurrencyTests", dependencies: ["AppShellConcurrency"]),
         // Password hashes and the rate limiter, with a controllable clock.
         .testTarget(name: "AppShellAuthTests", dependencies: ["AppShellAuth"]),
         .testTarget(name: "AppShellSessionsTests", dependencies: ["AppShellSessions", "AppShellConcurrency"]),

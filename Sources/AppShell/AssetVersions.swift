@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Content versions of the public files the page links, so their URLs change when they do and
 /// browsers may cache them for a year.

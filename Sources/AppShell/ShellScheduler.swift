@@ -1,5 +1,5 @@
 import AppShellConcurrency
-import Foundation
+import Dispatch
 
 /// Runs work at a given time on one thread of its own: the splash finishing after its delay, a
 /// reminder firing — things the server does with no request from the browser.
@@ -12,7 +12,7 @@ public final class ShellScheduler: Sendable {
     }
 
     private let entries = Locked<[Entry]>([])
-    private let condition = NSCondition()
+    private let condition = Condition()
     private let running = Locked<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let clock: @Sendable () -> Int64
@@ -42,7 +42,7 @@ public final class ShellScheduler: Sendable {
             return !running
         }
         guard first else { return }
-        let thread = Thread { [self] in
+        let thread = BackgroundThread { [self] in
             while running.withLock({ $0 }) {
                 for entry in dueEntries() { entry.work() }
                 waitForNextDeadline()
@@ -81,6 +81,6 @@ public final class ShellScheduler: Sendable {
         guard running.withLock({ $0 }) else { return }
         let next = entries.withLock { $0.first?.deadline }
         let wait = next.map { max(0, $0 - clock()) } ?? 1000
-        if wait > 0 { _ = condition.wait(until: Date(timeIntervalSinceNow: Double(min(wait, 1000)) / 1000)) }
+        if wait > 0 { condition.wait(milliseconds: Int(min(wait, 1000))) }
     }
 }

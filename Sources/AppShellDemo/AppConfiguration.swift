@@ -1,7 +1,7 @@
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
-import Foundation
+import FoundationEssentials
 
 /// Everything `appshell` can be configured with: `config.json`, then `APPSHELL_*` environment
 /// variables over it. Each key, its type, range and default is in `AppConfiguration.keys`.
@@ -116,8 +116,17 @@ public struct AppConfiguration: Sendable, Equatable {
     /// A list variable: a JSON array, or entries separated by commas (spaces around them ignored).
     private static func list(fromEnvironment text: String) -> JSON {
         if text.hasPrefix("["), let parsed = try? JSON(parsing: text) { return parsed }
-        let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let entries = text.split(separator: ",").map(trimmingSpaces).filter { !$0.isEmpty }
         return .array(entries.map { .string($0) })
+    }
+
+    /// `text` without the spaces and tabs around it (what `trimmingCharacters(in: .whitespaces)`
+    /// removes, without Foundation).
+    private static func trimmingSpaces(_ text: Substring) -> String {
+        let isSpace = { (character: Character) in character.isWhitespace && !character.isNewline }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(text[first...last])
     }
 
     /// Whether the server is bound to a loopback address (reachable only from this machine).

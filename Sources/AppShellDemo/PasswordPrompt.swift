@@ -1,4 +1,4 @@
-import Foundation
+import AppShellConcurrency
 import Glibc
 
 /// Reading a password from standard input, without echo when it is a terminal.
@@ -8,7 +8,7 @@ enum PasswordPrompt {
 
     /// Writes `text` to standard error (the prompt must not mix with the hash on stdout).
     static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardError.write(text)
     }
 
     /// One line of standard input without its newline; echo is turned off meanwhile unless `echo`.

@@ -1,6 +1,6 @@
 import AppShellConcurrency
 import CMicroHTTPD
-import Foundation
+import Dispatch
 import Glibc
 
 /// The server's open event streams: how many there may be, a watcher that ends a stream as soon as
@@ -129,7 +129,7 @@ final class EventStreamRegistry: Sendable {
             return !state.watching && !state.closing
         }
         guard first else { return }
-        let thread = Thread { [self] in
+        let thread = BackgroundThread { [self] in
             watch(heartbeatSeconds: heartbeatSeconds)
             stopped.signal()
         }

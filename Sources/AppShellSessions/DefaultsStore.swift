@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One session's defaults, with the `UserDefaults` API: typed getters that never fail, setters,
 /// `removeObject(forKey:)`, `register(defaults:)` and `dictionaryRepresentation()`.

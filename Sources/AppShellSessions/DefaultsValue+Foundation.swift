@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DefaultsValue {
     /// The value as the Foundation object `UserDefaults` would return.

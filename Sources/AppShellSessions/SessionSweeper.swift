@@ -1,5 +1,5 @@
+import AppShellConcurrency
 import Dispatch
-import Foundation
 
 /// A background thread that sweeps expired sessions at an interval until stopped.
 final class SessionSweeper: Sendable {
@@ -9,12 +9,12 @@ final class SessionSweeper: Sendable {
     init(registry: SessionRegistry, interval: Int) {
         let wakeUp = self.wakeUp
         let stopped = self.stopped
-        let thread = Thread {
+        let thread = BackgroundThread {
             while wakeUp.wait(timeout: .now() + .seconds(interval)) == .timedOut {
                 do {
                     try registry.sweep()
                 } catch {
-                    FileHandle.standardError.write(Data("appshell: session sweep failed: \(error)\n".utf8))
+                    StandardError.write("appshell: session sweep failed: \(error)\n")
                 }
             }
             stopped.signal()

@@ -1,6 +1,7 @@
 import AppShellDemo
 import AppShellHTTP
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Before any thread starts, so that only the main thread's sigwait sees SIGINT and SIGTERM.
 TerminationSignal.block()
