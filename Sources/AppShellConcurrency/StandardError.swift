@@ -7,16 +7,23 @@ public enum StandardError {
     /// a short write. A failure is ignored: there is nowhere left to report it.
     public static func write(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
+        text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: 2) }
+    }
+
+    /// Writes all of `bytes` to `descriptor` in as few `write(2)` calls as the kernel allows,
+    /// continuing after an interruption or a short write; a failure is ignored (a log has nowhere
+    /// left to report it). A line shorter than a pipe buffer goes out in one call, so lines that
+    /// several threads write do not interleave.
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
             }
+            offset += written
         }
     }
 }

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellJSON
 import Glibc
 
@@ -43,17 +44,7 @@ public struct AccessLog: Sendable {
     }
 
     private static func write(_ bytes: [UInt8], to descriptor: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        bytes.withUnsafeBytes { StandardError.writeAll($0, to: descriptor) }
     }
 }
 
