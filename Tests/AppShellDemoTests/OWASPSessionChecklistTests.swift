@@ -174,7 +174,8 @@ import Testing
 
     /// The old id after a rotation names nothing, on pages, the API and streams. For 10 s it gets
     /// no session and no `Set-Cookie` (README, "Rotated ids and logout"): what a new visitor
-    /// sees, actions 409, a form 303 to `/`, a stream its end — never the logged-in session.
+    /// sees, actions 409, a form 303 to `/`, a stream its end — never the logged-in session;
+    /// after that it is unknown, and gets a new session and cookie like any unknown id.
     @Test func theOldIDIsDeadAfterRotation() throws {
         let (_, live) = try AllowedHostsTests.start()
         defer { _ = live.stop() }
@@ -208,6 +209,18 @@ import Testing
         #expect(attacker.cookies[Self.cookieName] == old)
         // The session itself is untouched, under its new id.
         #expect(try client.get("/api/state").json["screen"] == "main")
+        // Once the grace period is over the old id is unknown: a new visitor, with a new cookie,
+        // and still never the logged-in session.
+        var renewed: String?
+        for _ in 0..<100 where renewed == nil {
+            Thread.sleep(forTimeInterval: 0.25)
+            let later = Self.presenting(old, live)
+            let response = try later.get("/api/state")
+            #expect(response.json["screen"] != "main")
+            renewed = Self.sessionCookie(response)
+        }
+        let fresh = try #require(renewed, "the retired id never became unknown")
+        #expect(fresh != old)
     }
 
     // MARK: Expiration
