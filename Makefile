@@ -11,19 +11,24 @@ HADOLINT := $(VENV)/bin/hadolint
 BROWSER_VENV := $(TOOLS)/browser-venv
 BROWSER_VENV_READY := $(BROWSER_VENV)/.installed
 BROWSER_REQUIREMENTS := tests/browser/requirements.txt
+CONTRACT_VENV := $(TOOLS)/contract-venv
+CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
+CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test contract-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test, then the concurrency suites
-## again under ThreadSanitizer, the whole suite under AddressSanitizer, then the real-browser tests
+## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
+## then the concurrency suites again under ThreadSanitizer, the whole suite under
+## AddressSanitizer, then the real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) contract-test
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
@@ -59,6 +64,19 @@ asan-test: deps
 browser-test: $(BROWSER_VENV_READY) build
 	PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
 	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
+
+## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
+## against the built appshell on a free port with the memory store, using the OpenAPI document
+## the server serves at /api/openapi.json (Public/openapi.json). CONTRACT_SECONDS (90) bounds the
+## run, CONTRACT_MAX_EXAMPLES (60) the cases per operation, CONTRACT_SEED (15) picks them.
+contract-test: $(CONTRACT_VENV_READY) build
+	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis
+
+## schemathesis, from PyPI into a git-ignored virtual environment
+$(CONTRACT_VENV_READY): $(CONTRACT_REQUIREMENTS) | test-deps
+	python3 -m venv $(CONTRACT_VENV)
+	$(CONTRACT_VENV)/bin/pip install --quiet --disable-pip-version-check -r $(CONTRACT_REQUIREMENTS)
+	touch $@
 
 ## the browser tests' Python packages, from PyPI into a git-ignored virtual environment
 $(BROWSER_VENV_READY): $(BROWSER_REQUIREMENTS) | test-deps

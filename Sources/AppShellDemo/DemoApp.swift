@@ -3,6 +3,7 @@ import AppShellAuth
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
+import Foundation
 
 /// The demo application: its session registry over the configured store, and its routes with
 /// static files from the public directory behind them.
@@ -45,6 +46,11 @@ public final class DemoApp: Sendable {
             assets: AssetVersions(directory: configuration.publicDirectory, names: ["app.css", "app.js", "splash.svg"]))
     }
 
+    /// Where the OpenAPI document of the HTTP API is served.
+    public static let apiDescriptionPath = "/api/openapi.json"
+    /// The OpenAPI document's file in the public directory (also served there as a static file).
+    public static let apiDescriptionFile = "openapi.json"
+
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
     public func makeResponder() throws(HTTPServerError) -> Router {
@@ -53,6 +59,17 @@ public final class DemoApp: Sendable {
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
+        // The API's description, read once: it describes this build's routes, so it is served as
+        // it was when the server started (no session, nothing to change).
+        let description = FileManager.default.contents(
+            atPath: configuration.publicDirectory + "/" + DemoApp.apiDescriptionFile)
+        router.get(DemoApp.apiDescriptionPath) { _ in
+            guard let description else {
+                throw HTTPError.notFound(
+                    "no API description: \(DemoApp.apiDescriptionFile) is not in the public directory")
+            }
+            return .json(bytes: Array(description))
+        }
         shell.install(into: &router, pagePaths: DemoShell.pagePaths)
         router.get("/metrics") { [sessions, statistics] _ in
             var response = Response.text(

@@ -27,12 +27,15 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let trace = HTTPMethod(rawValue: "TRACE")
     /// `CONNECT`.
     public static let connect = HTTPMethod(rawValue: "CONNECT")
+    /// `QUERY`: a safe, idempotent request with content (the IETF's QUERY method).
+    public static let query = HTTPMethod(rawValue: "QUERY")
 
-    /// Whether RFC 9110 (or RFC 5789, `PATCH`) defines the method. A server answers a method it
-    /// does not recognise with 501 rather than 405 (RFC 9110 §9.1).
+    /// Whether RFC 9110 (or RFC 5789, `PATCH`, or the IETF's `QUERY`) defines the method. A
+    /// server answers a method it does not recognise with 501 rather than 405 (RFC 9110 §9.1),
+    /// and one it recognises but a path does not allow with 405 and `Allow`.
     public var isStandard: Bool {
         switch rawValue {
-        case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT": return true
+        case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT", "QUERY": return true
         default: return false
         }
     }

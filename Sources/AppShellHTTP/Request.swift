@@ -251,7 +251,7 @@ public struct Request: Sendable {
                 .unsupportedMediaType, "the body must be sent as Content-Type: application/x-www-form-urlencoded")
         }
         guard let pairs = body.withUnsafeBufferPointer({ PercentEncoding.decodePairs($0) }) else {
-            throw .badRequest("the form body has a malformed percent escape or invalid UTF-8")
+            throw .badRequest("the form body has a malformed percent escape, invalid UTF-8 or a NUL byte")
         }
         return Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
     }

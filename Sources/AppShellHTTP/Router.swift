@@ -67,6 +67,20 @@ public struct Router: HTTPResponder {
     /// Adds a `POST` route answered by `responder`.
     public mutating func post(_ path: String, _ responder: any HTTPResponder) { add(.post, path, responder) }
 
+    /// Every route's method and path as added (a capture as `:name`), in the order added: what an
+    /// API description must list. `HEAD` is not among them; every `GET` route serves it.
+    public var routeList: [(method: HTTPMethod, path: String)] {
+        routes.map { route in
+            let segments = route.pattern.map { segment -> String in
+                switch segment {
+                case .literal(let literal): literal
+                case .capture(let name): ":" + name
+                }
+            }
+            return (route.method, "/" + segments.joined(separator: "/"))
+        }
+    }
+
     /// Finds the route for the request and answers with it.
     public func respond(to request: Request) throws -> Response {
         var allowed: [HTTPMethod] = []
