@@ -57,7 +57,9 @@ let package = Package(
         // The demo app: configuration, routes, and (later) its screens and coordinators.
         .target(
             name: "AppShellDemo",
-            dependencies: ["AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
+            dependencies: [
+                "AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellConcurrency",
+            ],
             swiftSettings: releaseSettings),
         .executableTarget(
             name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"], swiftSettings: releaseSettings),
