@@ -128,8 +128,14 @@ public final class HTTPServer: Sendable {
             usleep(5_000)
         }
         let finished = statistics.inFlightCounter.load(ordering: .acquiring) == 0
-        // No connection may still be suspended when libmicrohttpd stops (it aborts).
-        deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true)
+        // No connection may still be suspended when libmicrohttpd stops (it aborts): those whose
+        // work outlived the timeout are answered 503 too, and given a moment to be sent.
+        if deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true) > 0 {
+            let grace = Clock.monotonicMicros() + 500_000
+            while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < grace {
+                usleep(5_000)
+            }
+        }
         MHD_stop_daemon(daemon)
         state.withLock { $0.daemon = nil }
         return finished

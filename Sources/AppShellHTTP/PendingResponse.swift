@@ -145,12 +145,14 @@ final class DeferredResponses: Sendable {
     var count: Int { state.withLock { $0.waiting.count } }
 
     /// Admits no more, and answers `response` to every request whose work has not claimed it
-    /// (all of them when `evenIfClaimed`, as the last step before libmicrohttpd stops).
-    func answerAll(with response: Response, evenIfClaimed: Bool) {
+    /// (all of them when `evenIfClaimed`, as the last step before libmicrohttpd stops); returns
+    /// how many this answered.
+    @discardableResult
+    func answerAll(with response: Response, evenIfClaimed: Bool) -> Int {
         let all = state.withLock { state in
             state.closing = true
             return Array(state.waiting.values)
         }
-        for pending in all { pending.answer(response, unlessClaimed: !evenIfClaimed) }
+        return all.reduce(0) { $0 + ($1.answer(response, unlessClaimed: !evenIfClaimed) ? 1 : 0) }
     }
 }

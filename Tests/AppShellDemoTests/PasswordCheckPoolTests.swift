@@ -96,4 +96,107 @@ import Testing
         #expect(client.cookies[name] != cookie)
         #expect(try client.get("/api/state").json["screen"] == "main")
     }
+
+    @Test func aFullQueueAnswers503WithRetryAfterAtOnceAndChangesNothing() throws {
+        let verifier = HeldVerifier()
+        defer { verifier.release() }
+        let (app, live) = try Self.start(verifier) {
+            $0.passwordCheckThreads = 1
+            $0.passwordCheckQueue = 1
+        }
+        // One login is checked (the only thread), another waits (the only place in the queue).
+        let first = live.client()
+        _ = try first.get("/api/state")
+        let checked = Self.loginInBackground(first)
+        #expect(Self.eventually { verifier.began == 1 })
+        let second = live.client()
+        _ = try second.get("/api/state")
+        let queued = Self.loginInBackground(second)
+        #expect(Self.eventually { app.environment.passwordChecks.queued == 1 })
+        let third = live.client()
+        let before = try third.get("/api/state")
+        let busy = try third.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(busy.status == 503)
+        #expect(busy.headers["Retry-After"] == "1")
+        #expect(busy.headers["Set-Cookie"] == nil)
+        #expect(busy.json["defaults"] == [:])
+        #expect(busy.json["screen"] == "login")
+        #expect(verifier.began == 1)
+        let after = try third.get("/api/state")
+        #expect(after.json["defaults"] == before.json["defaults"])
+        #expect(after.json["screen"] == "login")
+        verifier.release()
+        #expect(Self.eventually { checked.withLock { $0 } != nil && queued.withLock { $0 } != nil })
+        #expect(checked.withLock { $0?.status } == 200)
+        #expect(queued.withLock { $0?.status } == 200)
+        // Nothing was counted against the refused one: it logs in now.
+        #expect(
+            try third.postJSON(
+                "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#
+            ).status == 200)
+    }
+
+    @Test func aSecondLoginOfTheSameSessionWhileOneIsCheckedIsRefused() throws {
+        let verifier = HeldVerifier()
+        defer { verifier.release() }
+        let (_, live) = try Self.start(verifier)
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let cookie = try #require(client.cookies.first)
+        let first = Self.loginInBackground(client, password: "wrong")
+        #expect(Self.eventually { verifier.began == 1 })
+        let again = try live.client().postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#,
+            headers: [("Cookie", "\(cookie.key)=\(cookie.value)")])
+        #expect(again.status == 429)
+        #expect(verifier.began == 1)
+        verifier.release()
+        #expect(Self.eventually { first.withLock { $0 } != nil })
+        #expect(first.withLock { $0?.status } == 401)
+    }
+
+    @Test func shutdownWithLoginsInFlightReturnsAndAnswersThem() throws {
+        let verifier = HeldVerifier()
+        defer { verifier.release() }
+        let (app, live) = try Self.start(verifier) {
+            $0.passwordCheckThreads = 1
+            $0.passwordCheckQueue = 4
+        }
+        var answers: [Locked<TestResponse?>] = []
+        for _ in 0..<3 {
+            let client = live.client()
+            _ = try client.get("/api/state")
+            answers.append(Self.loginInBackground(client))
+        }
+        #expect(Self.eventually { verifier.began == 1 && app.environment.passwordChecks.queued == 2 })
+        // The running check is waited for up to the timeout; the queued ones are answered at once.
+        #expect(live.stop(timeoutSeconds: 1) == false)
+        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        for answer in answers {
+            #expect(answer.withLock { $0?.status } == 503)
+        }
+        // The queued checks never run.
+        verifier.release()
+        #expect(Self.eventually { app.environment.passwordChecks.queued == 0 })
+        #expect(Self.eventually { app.environment.passwordChecks.running == 0 })
+        #expect(verifier.began == 1)
+    }
+
+    @Test func aLoginCheckedDuringShutdownIsAnsweredAsUsual() throws {
+        let verifier = HeldVerifier()
+        let (_, live) = try Self.start(verifier)
+        let client = live.client()
+        _ = try client.get("/api/state")
+        let answer = Self.loginInBackground(client)
+        #expect(Self.eventually { verifier.began == 1 })
+        Thread.detachNewThread {
+            usleep(200_000)
+            verifier.release()
+        }
+        #expect(live.stop(timeoutSeconds: 10))
+        let login = try #require(answer.withLock { $0 })
+        #expect(login.status == 200)
+        #expect(login.json["screen"] == "main")
+    }
 }
