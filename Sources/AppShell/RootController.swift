@@ -38,6 +38,8 @@ public final class RootController: ContainerController {
     var isPreview = false
     /// What the shell lends the screens during the request being handled.
     var services: ShellServices?
+    /// The rest of the action being handled, handed off the session's lock (`finishLater`).
+    var deferredAction: DeferredAction?
     /// What screens use to reach this root.
     public private(set) lazy var context = ScreenContext(root: self)
 

@@ -14,13 +14,14 @@ extension Shell {
         }
         let action = try makeAction(name, members, request)
         let wantsFragment = request.headers["X-AppShell-Fragment"] == "1"
-        do {
-            try apply(action, shell, session)
-        } catch  where error.status == 400 {
+        let answer: @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response = {
+            [self] error, request, shell, session in
+            guard let error else {
+                return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+            }
             // A malformed action is the request's own mistake and changed nothing: the error
             // alone, as for every other 400.
-            return .error(HTTPError.badRequest(error.message), for: request)
-        } catch {
+            if error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
             // The others (401, 409, 429, 503) depend on the session's state: the answer carries it.
             var answer =
                 (wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
@@ -32,7 +33,18 @@ extension Shell {
             }
             return response
         }
-        return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+        do {
+            try apply(action, shell, session)
+        } catch {
+            return answer(error, request, shell, session)
+        }
+        if let deferred = shell.root.deferredAction {
+            shell.root.deferredAction = nil
+            return finishLater(
+                deferred, action, request, session, ifRetired: .error(Shell.retiredSessionError, for: request),
+                answer: answer)
+        }
+        return answer(nil, request, shell, session)
     }
 
     /// A checked `POST /actions` form: its action and the other fields.
@@ -69,12 +81,21 @@ extension Shell {
         let action = try makeAction(form.action, form.fields.mapValues { JSON.string($0) }, request)
         // A refused action still leads back to the page, which says why (e.g. the login message);
         // a malformed one (a field missing) is the form's mistake: 400, with what was wrong.
+        let answer: @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response = {
+            [self] error, request, shell, _ in
+            if let error, error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
+            return .redirect(to: application.url(of: shell))
+        }
         do {
             try apply(action, shell, session)
-        } catch  where error.status == 400 {
-            return .error(HTTPError.badRequest(error.message), for: request)
-        } catch {}
-        return .redirect(to: application.url(of: shell))
+        } catch {
+            return answer(error, request, shell, session)
+        }
+        if let deferred = shell.root.deferredAction {
+            shell.root.deferredAction = nil
+            return finishLater(deferred, action, request, session, ifRetired: .redirect(to: "/"), answer: answer)
+        }
+        return answer(nil, request, shell, session)
     }
 
     /// The answer to an action sent with a session id that a rotation retired moments ago.
@@ -110,6 +131,26 @@ extension Shell {
     /// to what they were (a launch on the list) are no change. After a success, a same-site `next`
     /// path is opened (login's "go where you were going").
     func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
+        try noteChanges(shell, session) { () throws(ActionError) in
+            try dispatch(action, shell)
+            // Handed off (`RootController.finishLater`): `next` is opened once it succeeded.
+            guard shell.root.deferredAction == nil else { return }
+            openNext(of: action, in: shell)
+        }
+    }
+
+    /// After an action succeeded, its same-site `next` path is opened.
+    func openNext(of action: ScreenAction, in shell: ShellSession) {
+        if let next = action.string("next"), Shell.isSameSitePath(next) {
+            _ = application.open(path: next, next: nil, in: shell)
+        }
+    }
+
+    /// Runs `body` (an action or the rest of one), giving a new version for a change no
+    /// transition accompanied (see `apply`).
+    func noteChanges(
+        _ shell: ShellSession, _ session: SessionContext, _ body: () throws(ActionError) -> Void
+    ) throws(ActionError) {
         shell.stateCache = nil
         shell.pageCache = nil
         let version = shell.root.version
@@ -122,10 +163,7 @@ extension Shell {
                 shell.root.noteChange()
             }
         }
-        try dispatch(action, shell)
-        if let next = action.string("next"), Shell.isSameSitePath(next) {
-            _ = application.open(path: next, next: nil, in: shell)
-        }
+        try body()
     }
 
     /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.

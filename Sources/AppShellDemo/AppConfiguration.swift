@@ -28,8 +28,11 @@ public struct AppConfiguration: Sendable, Equatable {
     public var reminderDelayMilliseconds = 5000
     /// Who can log in: username → Argon2id hash (none by default; config.json ships `demo`).
     public var users: [String: String] = [:]
-    /// How many password checks (64 MiB and ~65 ms of a core each) may run at once.
-    public var maxConcurrentPasswordChecks = DemoEnvironment.processorCount
+    /// The threads that check passwords (64 MiB and ~65 ms of a core each): as many checks run at
+    /// once, off the server's threads.
+    public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
+    /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
+    public var passwordCheckQueue = DemoEnvironment.defaultPasswordCheckQueue
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -103,6 +103,8 @@ public enum AppShellCommand {
         let signal = TerminationSignal.wait()
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()
+        // Logins still queued were answered 503 by the shutdown: their checks are skipped.
+        app.environment.passwordChecks.stop()
         app.shell.stopScheduler()
         app.sessions.stopSweeper()
         AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])

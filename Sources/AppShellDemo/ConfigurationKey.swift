@@ -237,8 +237,11 @@ extension AppConfiguration {
         ConfigurationKey("trustedProxies", .proxyList, "proxies whose X-Forwarded-For gives the client address") {
             $1.server.trustedProxies = (try? TrustedProxies(ConfigurationKey.strings($0))) ?? .none
         },
-        ConfigurationKey("maxConcurrentPasswordChecks", .integer(1...1024), "password checks running at once") {
-            $1.maxConcurrentPasswordChecks = $0.integerValue!
+        ConfigurationKey("passwordCheckThreads", .integer(1...256), "threads that check passwords") {
+            $1.passwordCheckThreads = $0.integerValue!
+        },
+        ConfigurationKey("passwordCheckQueue", .integer(1...65_536), "logins waiting for a password check at most") {
+            $1.passwordCheckQueue = $0.integerValue!
         },
     ]
 }

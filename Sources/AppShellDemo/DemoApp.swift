@@ -1,5 +1,6 @@
 import AppShell
 import AppShellAuth
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
@@ -22,8 +23,14 @@ public final class DemoApp: Sendable {
     public let shell: Shell
 
     /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
-    /// unreadable SQLite file is never replaced).
-    public init(configuration: AppConfiguration) throws(StoreError) {
+    /// unreadable SQLite file is never replaced). `verifyPassword` checks a password against its
+    /// stored hash (tests pass one that takes as long as they say).
+    public init(
+        configuration: AppConfiguration,
+        verifyPassword: @escaping @Sendable (String, String) -> Bool = {
+            PasswordHash.verify(password: $0, against: $1)
+        }
+    ) throws(StoreError) {
         self.configuration = configuration
         let backend: any DefaultsBackend
         switch configuration.store {
@@ -35,7 +42,10 @@ public final class DemoApp: Sendable {
         environment = DemoEnvironment(
             users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
             reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
-            passwordChecks: PasswordCheckSlots(count: configuration.maxConcurrentPasswordChecks))
+            passwordChecks: WorkerPool(
+                threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
+                name: "appshell-password-checks"),
+            verifyPassword: verifyPassword)
         let key: [UInt8]
         switch configuration.store {
         case .memory: key = CSRFTokens.randomKey()

@@ -1,4 +1,5 @@
 import AppShellAuth
+import AppShellConcurrency
 import AppShellSessions
 import Glibc
 
@@ -9,22 +10,32 @@ public final class DemoEnvironment: Sendable {
     public let users: [String: String]
     /// Failed logins per session, client, username and (username, client) pair.
     public let throttle: LoginThrottle
-    /// The bound on password checks running at once.
-    public let passwordChecks: PasswordCheckSlots
+    /// The threads that check passwords (each Argon2id check holds 64 MiB and about 65 ms of a
+    /// core), with a bounded queue: a login waits there with its request suspended, never on a
+    /// server thread, and one that finds the queue full is refused at once.
+    public let passwordChecks: WorkerPool
     /// How long the splash's start-up work takes at least (milliseconds).
     public let splashDelayMilliseconds: Int64
     /// How long after `remind` the notification comes (milliseconds).
     public let reminderDelayMilliseconds: Int64
     /// The real start-up work, run when the splash finishes (before routing).
     public let startupWork: @Sendable (DefaultsStore) -> Void
+    /// Whether a password matches a stored hash (`PasswordHash.verify`; tests pass a slower one).
+    public let verifyPassword: @Sendable (_ password: String, _ hash: String) -> Bool
 
     /// An environment with the given parts.
     public init(
         users: [String: String], splashDelayMilliseconds: Int64, reminderDelayMilliseconds: Int64 = 5000,
         throttle: LoginThrottle = LoginThrottle(),
-        passwordChecks: PasswordCheckSlots = PasswordCheckSlots(count: DemoEnvironment.processorCount),
-        startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in }
+        passwordChecks: WorkerPool = WorkerPool(
+            threads: DemoEnvironment.defaultPasswordCheckThreads, queueLimit: DemoEnvironment.defaultPasswordCheckQueue,
+            name: "appshell-password-checks"),
+        startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in },
+        verifyPassword: @escaping @Sendable (String, String) -> Bool = {
+            PasswordHash.verify(password: $0, against: $1)
+        }
     ) {
+        self.verifyPassword = verifyPassword
         self.users = users
         self.splashDelayMilliseconds = splashDelayMilliseconds
         self.reminderDelayMilliseconds = reminderDelayMilliseconds
@@ -33,19 +44,23 @@ public final class DemoEnvironment: Sendable {
         self.startupWork = startupWork
     }
 
-    /// Whether `password` is `username`'s, checked in one of the `passwordChecks` slots; `nil`
-    /// when no slot freed in time. An unknown username costs the same time as a known one, so
-    /// the answer's timing does not tell which usernames exist.
-    func authenticate(username: String, password: String) -> Bool? {
-        passwordChecks.withSlot {
-            guard let hash = users[username] else {
-                PasswordHash.verifyDummy(password: password)
-                return false
-            }
-            return PasswordHash.verify(password: password, against: hash)
+    /// Whether `password` is `username`'s (slow: run it on `passwordChecks`). An unknown username
+    /// costs the same time as a known one, so the answer's timing does not tell which usernames
+    /// exist.
+    func authenticate(username: String, password: String) -> Bool {
+        guard let hash = users[username] else {
+            PasswordHash.verifyDummy(password: password)
+            return false
         }
+        return verifyPassword(password, hash)
     }
 
-    /// The number of online processors (at least 1): the default number of password checks at once.
+    /// The number of online processors (at least 1).
     public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Password-check threads by default: half the cores, at least 1 (the rest keep serving).
+    public static var defaultPasswordCheckThreads: Int { max(1, processorCount / 2) }
+
+    /// Logins that may wait for a password-check thread by default.
+    public static let defaultPasswordCheckQueue = 64
 }

@@ -3,8 +3,9 @@ import AppShellAuth
 import AppShellJSON
 import AppShellSessions
 
-/// The login flow: checks the credentials, and on success stores the flags, rotates the session
-/// id and hands over to the app coordinator. A failure changes nothing stored.
+/// The login flow: checks the credentials (on the password-check pool, off the session's lock),
+/// and on success stores the flags, rotates the session id and hands over to the app
+/// coordinator. A failure changes nothing stored.
 final class LoginCoordinator: Coordinator, ScreenActionHandler {
     private let root: RootController
     private let environment: DemoEnvironment
@@ -14,6 +15,8 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
+    /// Whether a password check of this flow is under way (its answer not yet applied).
+    private var checking = false
     /// Called after a successful login.
     var onLogin: () -> Void = {}
     /// The page asked for before logging in (the form sends it back as `next`).
@@ -50,9 +53,33 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
-        guard let valid = environment.authenticate(username: username, password: password) else {
+        // One check at a time per session: its attempts stay counted one after another.
+        guard !checking else {
+            throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
+        }
+        // The check runs on the password-check pool, with no lock held; the request waits.
+        let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
+            environment.authenticate(username: username, password: password)
+        } then: { root, valid throws(ActionError) in
+            // Other requests of the session ran meanwhile: it must still be at the login screen.
+            guard let screen = root.visibleScreen as? LoginScreen, let flow = screen.actionHandler as? LoginCoordinator
+            else {
+                throw ActionError(
+                    status: 409, "The session left the login screen while the password was checked; nothing was done.")
+            }
+            try flow.finish(attempt, username: username, valid: valid)
+        }
+        guard queued else {
             throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
+        checking = true
+    }
+
+    /// Applies a checked password, under the session's lock: a success stores the flags, rotates
+    /// the session id and hands over to the app coordinator; a failure is counted and changes
+    /// nothing stored.
+    private func finish(_ attempt: LoginThrottle.Attempt, username: String, valid: Bool) throws(ActionError) {
+        checking = false
         guard valid else {
             environment.throttle.recordFailure(attempt)
             throw refusal(401, "Wrong username or password.")

@@ -79,6 +79,12 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
                     method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
                     micros: Clock.monotonicMicros() - pending.startMicros)
             }
+            if let deferred = pending.deferred {
+                // Completed while waiting (the connection failed): its answer has nowhere to go.
+                deferred.pending.detach()
+                server.deferredResponses.remove(deferred.pending)
+                pending.deferred = nil
+            }
             server.statistics.completedCounter.add(1, ordering: .relaxed)
             server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
             return pending.complete()
@@ -182,8 +188,33 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
+        if let deferred = pending.deferred {
+            // Resumed: the deferred answer is there (or, if not, the connection waits again).
+            guard let answer = deferred.pending.answerOrSuspend(connection) else { return .YES }
+            pending.deferred = nil
+            deferredResponses.remove(deferred.pending)
+            return send(answer.adding(deferred.headers), on: connection, pending)
+        }
         if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)
+    }
+
+    /// Waits for the answer of a deferred response without holding the thread: the connection is
+    /// suspended until it comes (see `PendingResponse`); answered at once when it is there
+    /// already, or 503 when the server is shutting down.
+    private func wait(
+        for promise: PendingResponse, headers: HTTPHeaders, on connection: OpaquePointer, _ pending: PendingRequest
+    ) -> MHD_Result {
+        guard deferredResponses.admit(promise) else {
+            promise.answer(HTTPServer.shuttingDown, unlessClaimed: false)
+            return send(HTTPServer.shuttingDown, on: connection, pending)
+        }
+        if let answer = promise.answerOrSuspend(connection) {
+            deferredResponses.remove(promise)
+            return send(answer.adding(headers), on: connection, pending)
+        }
+        pending.deferred = (promise, headers)
+        return .YES
     }
 
     /// Whether the responder reads the body of the request whose header fields just arrived.
@@ -277,6 +308,9 @@ extension HTTPServer {
     }
 
     private func send(_ response: Response, on connection: OpaquePointer, _ pending: PendingRequest) -> MHD_Result {
+        if case .deferred(let promise) = response.body {
+            return wait(for: promise, headers: response.headers, on: connection, pending)
+        }
         pending.status = response.status.rawValue
         pending.bytes = response.body.count
         let draining = draining.load(ordering: .relaxed)
@@ -360,7 +394,7 @@ extension HTTPServer {
             }
         case .file(let file):
             made = file.handOver { MHD_create_response_from_fd(file.size, $0) }
-        case .stream:
+        case .stream, .deferred:
             made = nil
         }
         if let made { addHeaders(response.headers, to: made) }

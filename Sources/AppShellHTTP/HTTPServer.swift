@@ -21,6 +21,8 @@ public final class HTTPServer: Sendable {
     public let statistics: ServerStatistics
     /// The open event streams.
     let streams: EventStreamRegistry
+    /// The requests waiting for a deferred answer.
+    let deferredResponses = DeferredResponses()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
 
@@ -48,6 +50,9 @@ public final class HTTPServer: Sendable {
         self.streams = EventStreamRegistry(
             limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP)
     }
+
+    /// The number of requests waiting for a deferred answer now (their connections suspended).
+    public var waitingDeferredResponses: Int { deferredResponses.count }
 
     /// The number of event streams open now.
     public var openEventStreams: Int { streams.count }
@@ -115,15 +120,30 @@ public final class HTTPServer: Sendable {
         // before the daemon stops: end them all now, and admit no new one (a client may ask for
         // one again on its open connection).
         streams.closeAll()
+        // A request waiting for a deferred answer whose work has not begun is answered now, and
+        // its work will do nothing; work that began is waited for, as any request is.
+        deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: false)
         let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
         while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
             usleep(5_000)
         }
         let finished = statistics.inFlightCounter.load(ordering: .acquiring) == 0
+        // No connection may still be suspended when libmicrohttpd stops (it aborts): those whose
+        // work outlived the timeout are answered 503 too, and given a moment to be sent.
+        if deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true) > 0 {
+            let grace = Clock.monotonicMicros() + 500_000
+            while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < grace {
+                usleep(5_000)
+            }
+        }
         MHD_stop_daemon(daemon)
         state.withLock { $0.daemon = nil }
         return finished
     }
+
+    /// The answer to a request the server will not finish because it is shutting down.
+    static let shuttingDown = Response.error(
+        HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"]), for: nil)
 
     deinit {
         shutdown(timeoutSeconds: 0)

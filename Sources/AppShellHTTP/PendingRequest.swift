@@ -26,6 +26,9 @@ final class PendingRequest: @unchecked Sendable {
     var status = 0
     /// The body size queued.
     var bytes = 0
+    /// The answer the responder deferred, while the connection is suspended for it, and the
+    /// header fields to add to it.
+    var deferred: (pending: PendingResponse, headers: HTTPHeaders)?
     /// The received header fields, collected again for each request into the same buffer.
     var headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
 
@@ -49,6 +52,7 @@ final class PendingRequest: @unchecked Sendable {
         discardsBody = false
         status = 0
         bytes = 0
+        deferred = nil
         inRequest = true
     }
 

@@ -20,13 +20,16 @@ public struct Response: Sendable {
         case file(OpenFile)
         /// Server-sent events, for as long as the stream stays open.
         case stream(EventStream)
+        /// An answer that comes later (see `Response.deferred`).
+        case deferred(PendingResponse)
 
-        /// The number of bytes the body has (0 for a stream, whose length is not known).
+        /// The number of bytes the body has (0 for a stream, whose length is not known, and a
+        /// deferred answer).
         public var count: Int {
             switch self {
             case .bytes(let bytes): return bytes.count
             case .file(let file): return file.size
-            case .stream: return 0
+            case .stream, .deferred: return 0
             }
         }
     }
@@ -85,6 +88,17 @@ public struct Response: Sendable {
         headers.remove(name: "Content-Length")
         if let length { headers.add(name: "Content-Length", value: String(length)) }
         return Response(status: .notModified, headers: headers)
+    }
+
+    /// This response with the fields of `headers` whose names it does not carry added (a deferred
+    /// response's `Set-Cookie` reaches its answer unless the answer sets its own).
+    func adding(_ headers: HTTPHeaders) -> Response {
+        guard !headers.storage.isEmpty else { return self }
+        var response = self
+        for field in headers.storage where self.headers[field.name] == nil {
+            response.headers.add(name: field.name, value: field.value)
+        }
+        return response
     }
 
     /// A 303 redirect to `location` (after a form POST the browser then GETs it).

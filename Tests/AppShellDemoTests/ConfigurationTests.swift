@@ -109,8 +109,12 @@ import Testing
             #""trustedProxies" must be an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8, got an integer"#
         ),
         (
-            #"{"maxConcurrentPasswordChecks": 0}"#,
-            #""maxConcurrentPasswordChecks" must be an integer from 1 to 1024, got 0"#
+            #"{"passwordCheckThreads": 0}"#,
+            #""passwordCheckThreads" must be an integer from 1 to 256, got 0"#
+        ),
+        (
+            #"{"passwordCheckQueue": 0}"#,
+            #""passwordCheckQueue" must be an integer from 1 to 65536, got 0"#
         ),
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
@@ -175,7 +179,8 @@ extension ConfigurationTests {
         #expect(defaults.server.allowedHosts.entries == [])
         #expect(defaults.server.trustedProxies.isEmpty)
         #expect(defaults.server.idleTimeoutSeconds == 30)
-        #expect(defaults.maxConcurrentPasswordChecks >= 1)
+        #expect(defaults.passwordCheckThreads == max(1, DemoEnvironment.processorCount / 2))
+        #expect(defaults.passwordCheckQueue == 64)
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -186,11 +191,12 @@ extension ConfigurationTests {
             path: path, required: true,
             environment: [
                 "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
-                "APPSHELL_MAX_CONCURRENT_PASSWORD_CHECKS": "3",
+                "APPSHELL_PASSWORD_CHECK_THREADS": "3", "APPSHELL_PASSWORD_CHECK_QUEUE": "5",
             ])
         #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
         #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
-        #expect(environment.maxConcurrentPasswordChecks == 3)
+        #expect(environment.passwordCheckThreads == 3)
+        #expect(environment.passwordCheckQueue == 5)
         let empty = try AppConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])

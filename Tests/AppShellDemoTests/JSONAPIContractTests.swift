@@ -111,10 +111,14 @@ import Testing
     }
 
     @Test func noFreePasswordCheckIs503WithRetryAfterAndTheState() throws {
-        let (app, live) = try AllowedHostsTests.start { $0.maxConcurrentPasswordChecks = 1 }
+        let (app, live) = try AllowedHostsTests.start {
+            $0.passwordCheckThreads = 1
+            $0.passwordCheckQueue = 1
+        }
         let client = try LoginLimitTests.visitor(live)
-        #expect(app.environment.passwordChecks.acquire())
-        defer { app.environment.passwordChecks.release() }
+        // The queue's only place is taken.
+        let place = try #require(app.environment.passwordChecks.reserve())
+        defer { place.cancel() }
         let busy = try LoginLimitTests.right(client)
         #expect(busy.status == 503)
         #expect(busy.headers["Retry-After"] == "1")

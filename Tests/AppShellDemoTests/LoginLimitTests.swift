@@ -85,16 +85,19 @@ import Testing
     }
 
     @Test func moreLoginsAtOnceThanSlotsGet503WithRetryAfter() throws {
-        let (app, live) = try AllowedHostsTests.start { $0.maxConcurrentPasswordChecks = 1 }
+        let (app, live) = try AllowedHostsTests.start {
+            $0.passwordCheckThreads = 1
+            $0.passwordCheckQueue = 1
+        }
         let client = try Self.visitor(live)
-        // A check holds the only slot.
-        #expect(app.environment.passwordChecks.acquire())
+        // The queue's only place is taken.
+        let place = try #require(app.environment.passwordChecks.reserve())
         let busy = try Self.right(client)
         #expect(busy.status == 503)
         #expect(busy.headers["Retry-After"] == "1")
         #expect(busy.json["error"] == "The server is busy checking other logins. Try again in a moment.")
         #expect(busy.json["defaults"] == [:])
-        app.environment.passwordChecks.release()
+        place.cancel()
         #expect(try Self.right(client).status == 200)
     }
 }

@@ -51,4 +51,39 @@ import Testing
         // left open would hold the shutdown to its end and report false).
         #expect(running.outputText.contains("\"inFlightFinished\":true"))
     }
+
+    @Test func sigtermWithLoginsBeingCheckedAndQueuedExits0Promptly() throws {
+        let running = try CommandTests.run(environment: [
+            "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+            "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "5", "APPSHELL_PASSWORD_CHECK_THREADS": "1",
+            "APPSHELL_PASSWORD_CHECK_QUEUE": "64",
+        ])
+        let port = try running.port()
+        // Sixteen sessions log in at once: one password is checked, the others wait in the queue.
+        let statuses = Locked<[Int]>([])
+        let logins = DispatchGroup()
+        for _ in 0..<16 {
+            logins.enter()
+            Thread.detachNewThread {
+                defer { logins.leave() }
+                let client = TestClient(port: port)
+                guard (try? client.get("/api/state")) != nil else { return }
+                let status =
+                    (try? client.postJSON(
+                        "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#))?
+                    .status ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+        }
+        usleep(100_000)
+        running.terminate()
+        let status = running.waitForExit()
+        #expect(logins.wait(timeout: .now() + 20) == .success)
+        #expect(status == 0, "exit status \(status); stderr: \(running.errorText)")
+        // Each login was answered: logged in, or 503 (never checked) once the shutdown began.
+        let answered = statuses.withLock { $0 }
+        #expect(answered.allSatisfy { $0 == 200 || $0 == 503 || $0 == 0 }, "\(answered)")
+        #expect(answered.contains(503), "\(answered)")
+        #expect(running.outputText.contains("\"inFlightFinished\":true"))
+    }
 }

@@ -1,0 +1,45 @@
+import AppShellConcurrency
+
+/// The rest of an action that waits for slow work (a password check), taken by the shell after
+/// the action's handler returned: the work runs on a worker pool, off the session's lock, and
+/// the action finishes under the lock again (see `RootController.finishLater`).
+final class DeferredAction: Sendable {
+    /// The work's place in its pool's queue (given back if the action is dropped).
+    let reservation: WorkerPool.Reservation
+    /// Runs the work (on a pool thread) and returns what finishes the action with its result.
+    let start: @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
+
+    init(
+        reservation: WorkerPool.Reservation,
+        start: @escaping @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
+    ) {
+        self.reservation = reservation
+        self.start = start
+    }
+}
+
+extension RootController {
+    /// Finishes the action being handled later, so that slow work does not hold the session's
+    /// lock nor a server thread: `work` runs on `pool`, then `finish` runs with its result under
+    /// the session's lock, as a request's changes do — on the session's root controller as it is
+    /// then (other requests of the session may have run meanwhile: check it is where `work`
+    /// began). What `finish` changes is committed all or nothing and answers the request; the
+    /// changes made before this call are committed first, on their own.
+    ///
+    /// The request's answer waits (its connection suspended); when the session's id changed
+    /// meanwhile (another login or logout), `finish` does not run and the answer is 409.
+    ///
+    /// Returns false, queueing nothing, when `pool`'s queue is full (refuse the action then: 503
+    /// with `Retry-After`), outside a request, or when this action already handed work off.
+    public func finishLater<Result: Sendable>(
+        on pool: WorkerPool, running work: @escaping @Sendable () -> Result,
+        then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
+    ) -> Bool {
+        guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve() else { return false }
+        deferredAction = DeferredAction(reservation: reservation) {
+            let result = work()
+            return { root throws(ActionError) in try finish(root, result) }
+        }
+        return true
+    }
+}

@@ -1,0 +1,70 @@
+import AppShellHTTP
+import AppShellSessions
+
+extension Shell {
+    /// Answers an action whose handler handed slow work off (`RootController.finishLater`): the
+    /// answer is deferred, and the work is queued once this request's changes are committed (a
+    /// request that fails queues nothing: its place in the pool is given back). On a pool thread
+    /// the work runs with no lock held, then `finishDeferred` re-enters the session.
+    func finishLater(
+        _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ session: SessionContext,
+        ifRetired retired: Response,
+        answer: @escaping @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response
+    ) -> Response {
+        let pending = PendingResponse()
+        let id = session.id
+        session.afterCommit { [self] in
+            deferred.reservation.submit { [self] in
+                // Answered already (the server is shutting down): nothing is done.
+                guard pending.claim() else { return }
+                let finish = deferred.start()
+                pending.fulfil(
+                    finishDeferred(finish, action, request, id: id, ifRetired: retired, answer: answer))
+            }
+        }
+        return .deferred(pending)
+    }
+
+    /// The rest of a deferred action, under the lock of the session `id` names, as a request's
+    /// body runs (`handler`): its changes are committed all or nothing, what others see follows
+    /// the commit, and a rotated id is sent as a cookie. When `id` names no live session any more
+    /// (another request rotated it, or it ended), nothing runs and the answer is `retired`.
+    private func finishDeferred(
+        _ finish: @Sendable (RootController) throws(ActionError) -> Void, _ action: ScreenAction, _ request: Request,
+        id: SessionID, ifRetired retired: Response,
+        answer: (ActionError?, Request, ShellSession, SessionContext) -> Response
+    ) -> Response {
+        var rotatedTo: SessionID?
+        let answered: Response?
+        do {
+            answered = try registry.withLiveSession(id) { session -> Response in
+                let shell = live(session)
+                return withBound(shell, session) { () -> Response in
+                    let committed = shell.root.version
+                    advance(shell, session)
+                    var outcome: ActionError?
+                    do throws(ActionError) {
+                        try noteChanges(shell, session) { () throws(ActionError) in
+                            try finish(shell.root)
+                            openNext(of: action, in: shell)
+                        }
+                    } catch {
+                        outcome = error
+                    }
+                    let response = answer(outcome, request, shell, session)
+                    keep(shell, in: session)
+                    afterCommit(shell, session, publishing: shell.root.version != committed)
+                    if session.id != session.originalID { rotatedTo = session.id }
+                    return response
+                }
+            }
+        } catch {
+            AccessLog.error("session store: \(error)")
+            return .error(
+                HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed"), for: request)
+        }
+        guard var response = answered else { return retired }
+        if let rotatedTo { response.headers.add(name: "Set-Cookie", value: cookie.header(for: rotatedTo)) }
+        return response
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// A fixed number of threads that run jobs from a bounded queue: work that would block an event
+/// loop (a password check) runs here instead, and a caller finds out at once when the queue is
+/// full (to answer 503) instead of waiting.
+///
+/// A place in the queue is taken first (`reserve`) and filled later (`Reservation.submit`), so
+/// that a caller can refuse at once while it still can change its answer, and submit only once
+/// what must come before the job is done; a reservation dropped unused gives its place back.
+public final class WorkerPool: Sendable {
+    /// Threads running jobs.
+    public let threads: Int
+    /// Jobs waiting (or reserved) at most, besides those running.
+    public let queueLimit: Int
+
+    /// The queue and counts, guarded by `condition` (which the threads wait on for jobs).
+    private final class State: @unchecked Sendable {
+        var jobs: [@Sendable () -> Void] = []
+        var head = 0
+        var reserved = 0
+        var running = 0
+        var started = false
+        var stopping = false
+        var waiting: Int { jobs.count - head }
+    }
+
+    private let state = State()
+    private let condition = NSCondition()
+    private let name: String
+
+    /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
+    /// jobs (at least 1). The threads start with the first job.
+    public init(threads: Int, queueLimit: Int, name: String = "appshell-workers") {
+        self.threads = max(1, threads)
+        self.queueLimit = max(1, queueLimit)
+        self.name = name
+    }
+
+    private func locked<Result>(_ body: (State) -> Result) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(state)
+    }
+
+    /// A place in the queue for one job; `nil` when the queue is full or the pool stopped.
+    public func reserve() -> Reservation? {
+        let taken = locked { state -> Bool in
+            guard !state.stopping, state.reserved + state.waiting < queueLimit else { return false }
+            state.reserved += 1
+            return true
+        }
+        return taken ? Reservation(pool: self) : nil
+    }
+
+    /// Queues `job` if there is room; false (and `job` dropped) when the queue is full.
+    @discardableResult
+    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        guard let reservation = reserve() else { return false }
+        reservation.submit(job)
+        return true
+    }
+
+    /// Jobs waiting or reserved now, not counting those running.
+    public var queued: Int { locked { $0.reserved + $0.waiting } }
+
+    /// Jobs running now.
+    public var running: Int { locked { $0.running } }
+
+    /// Stops taking jobs; the threads finish the jobs already queued and exit.
+    public func stop() {
+        locked { $0.stopping = true }
+        condition.broadcast()
+    }
+
+    /// Fills a reserved place with `job`, or gives it back (`nil`).
+    fileprivate func fill(_ job: (@Sendable () -> Void)?) {
+        let startThreads = locked { state -> Bool in
+            state.reserved -= 1
+            guard let job, !state.stopping else { return false }
+            state.jobs.append(job)
+            condition.signal()
+            defer { state.started = true }
+            return !state.started
+        }
+        guard startThreads else { return }
+        for index in 0..<threads {
+            let thread = Thread { [self] in work() }
+            thread.name = "\(name)-\(index)"
+            thread.start()
+        }
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while state.waiting == 0 && !state.stopping { condition.wait() }
+            guard state.waiting > 0 else {
+                condition.unlock()
+                return
+            }
+            let job = state.jobs[state.head]
+            state.head += 1
+            if state.head == state.jobs.count {
+                state.jobs.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            state.running += 1
+            condition.unlock()
+            job()
+            locked { $0.running -= 1 }
+        }
+    }
+
+    /// One job's place in a pool's queue: `submit` fills it; dropped unused, it is given back.
+    public final class Reservation: Sendable {
+        private let pool: WorkerPool
+        private let used = Locked(false)
+
+        fileprivate init(pool: WorkerPool) { self.pool = pool }
+
+        /// Queues `job` in the reserved place (once; later calls do nothing). A pool that stopped
+        /// meanwhile drops it.
+        public func submit(_ job: @escaping @Sendable () -> Void) {
+            if take() { pool.fill(job) }
+        }
+
+        /// Gives the place back without a job.
+        public func cancel() {
+            if take() { pool.fill(nil) }
+        }
+
+        private func take() -> Bool {
+            used.withLock { used in
+                defer { used = true }
+                return !used
+            }
+        }
+
+        deinit { cancel() }
+    }
+}

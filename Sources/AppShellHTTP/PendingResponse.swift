@@ -1,0 +1,158 @@
+import AppShellConcurrency
+import CMicroHTTPD
+
+/// An answer that comes later: a handler returns `Response.deferred(pending)` at once, hands its
+/// slow work elsewhere (a worker pool), and that work calls `fulfil` — from any thread — when the
+/// answer is ready.
+///
+/// No epoll thread waits meanwhile: the server suspends the request's connection
+/// (libmicrohttpd stops polling it), resumes it on `fulfil`, and sends the answer from the
+/// connection's thread. Header fields of the deferred response (a `Set-Cookie`) are added to the
+/// answer unless it carries a field of the same name.
+///
+/// At shutdown the server answers, by itself, every request whose work has not `claim`ed it yet
+/// (503 with `Retry-After`): work should `claim` before it starts and skip itself when that fails,
+/// so that nothing is done for a request answered that way. Work that claimed is waited for, up
+/// to the shutdown timeout.
+public final class PendingResponse: Sendable {
+    private enum Phase {
+        case waiting
+        case claimed
+        case answered(Response)
+        case taken
+    }
+
+    private struct State {
+        var phase = Phase.waiting
+        var connection: Connection?
+        var suspended = false
+    }
+
+    /// A connection pointer; libmicrohttpd's resume may be called from any thread.
+    private struct Connection: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private let state = Locked(State())
+
+    /// A response not answered yet.
+    public init() {}
+
+    /// Marks the work for this answer as begun; false when the request was answered already (the
+    /// server is shutting down): then do nothing.
+    public func claim() -> Bool {
+        state.withLock { state in
+            guard case .waiting = state.phase else { return false }
+            state.phase = .claimed
+            return true
+        }
+    }
+
+    /// Whether an answer was given (by `fulfil`, or by the server at shutdown).
+    public var isAnswered: Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .waiting, .claimed: return false
+            case .answered, .taken: return true
+            }
+        }
+    }
+
+    /// Answers the request with `response`; the first answer wins, later ones are dropped. Safe
+    /// from any thread, also after the client went away.
+    public func fulfil(_ response: Response) {
+        answer(response, unlessClaimed: false)
+    }
+
+    /// Answers with `response` unless the work claimed the answer (`unlessClaimed`) or it was
+    /// given; true when this answered. The connection is resumed under the lock, so it cannot
+    /// complete meanwhile.
+    @discardableResult
+    func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .waiting: break
+            case .claimed: if unlessClaimed { return false }
+            case .answered, .taken: return false
+            }
+            state.phase = .answered(response)
+            if state.suspended, let connection = state.connection {
+                state.suspended = false
+                MHD_resume_connection(connection.pointer)
+            }
+            return true
+        }
+    }
+
+    /// Called by the server in the access handler: the answer if it is there already, else `nil`
+    /// after suspending `connection` until it comes.
+    func answerOrSuspend(_ connection: OpaquePointer) -> Response? {
+        state.withLock { state in
+            if case .answered(let response) = state.phase {
+                state.phase = .taken
+                state.connection = nil
+                return response
+            }
+            state.connection = Connection(pointer: connection)
+            state.suspended = true
+            MHD_suspend_connection(connection)
+            return nil
+        }
+    }
+
+    /// The request completed (sent, or the connection closed): never resume its connection.
+    func detach() {
+        state.withLock { state in
+            state.connection = nil
+            state.suspended = false
+        }
+    }
+}
+
+extension Response {
+    /// A response answered later through `pending` (see `PendingResponse`); its header fields
+    /// are added to that answer.
+    public static func deferred(_ pending: PendingResponse, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+        Response(status: .ok, headers: headers, body: .deferred(pending))
+    }
+}
+
+/// The server's requests waiting for a deferred answer: each is answered 503 at shutdown unless
+/// its work already claimed it, and none may still be suspended when libmicrohttpd stops.
+final class DeferredResponses: Sendable {
+    private struct State {
+        var waiting: [ObjectIdentifier: PendingResponse] = [:]
+        var closing = false
+    }
+
+    private let state = Locked(State())
+
+    /// Tracks `pending` until `remove`; false once shutdown began (answer at once instead).
+    func admit(_ pending: PendingResponse) -> Bool {
+        state.withLock { state in
+            guard !state.closing else { return false }
+            state.waiting[ObjectIdentifier(pending)] = pending
+            return true
+        }
+    }
+
+    /// Stops tracking `pending` (answered and sent, or its request completed).
+    func remove(_ pending: PendingResponse) {
+        _ = state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(pending)) }
+    }
+
+    /// Requests waiting now.
+    var count: Int { state.withLock { $0.waiting.count } }
+
+    /// Admits no more, and answers `response` to every request whose work has not claimed it
+    /// (all of them when `evenIfClaimed`, as the last step before libmicrohttpd stops); returns
+    /// how many this answered.
+    @discardableResult
+    func answerAll(with response: Response, evenIfClaimed: Bool) -> Int {
+        let all = state.withLock { state in
+            state.closing = true
+            return Array(state.waiting.values)
+        }
+        return all.reduce(0) { $0 + ($1.answer(response, unlessClaimed: !evenIfClaimed) ? 1 : 0) }
+    }
+}

@@ -1,0 +1,111 @@
+import AppShellConcurrency
+import AppShellHTTP
+import AppShellTesting
+import Foundation
+import Testing
+
+/// Answers that come later (`Response.deferred`): the connection is suspended, not a thread.
+@Suite struct DeferredResponseTests {
+    /// A server with ONE thread whose `/later` answers are given by the test through `waiting`.
+    static func start(_ waiting: Locked<[PendingResponse]>) throws -> LiveServer {
+        var router = Router()
+        router.get("/now") { _ in .text("now") }
+        router.get("/later") { _ in
+            let pending = PendingResponse()
+            waiting.withLock { $0.append(pending) }
+            return .deferred(pending, headers: ["X-Deferred": "yes", "X-Both": "deferred"])
+        }
+        var configuration = LiveServer.testConfiguration
+        configuration.threads = 1
+        return try LiveServer(configuration: configuration, responder: router)
+    }
+
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<1000 {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    @Test func theOnlyThreadServesOthersWhileAnAnswerIsAwaitedAndTheAnswerComesFromAnyThread() throws {
+        let waiting = Locked<[PendingResponse]>([])
+        let live = try Self.start(waiting)
+        let answer = Locked<TestResponse?>(nil)
+        let client = live.client()
+        Thread.detachNewThread {
+            let response = try? client.get("/later")
+            answer.withLock { $0 = response }
+        }
+        #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+        #expect(try live.client().get("/now").text == "now")
+        #expect(answer.withLock { $0 } == nil)
+        let pending = try #require(waiting.withLock { $0.first })
+        Thread.detachNewThread {
+            var response = Response.text("later")
+            response.headers.add(name: "X-Both", value: "answer")
+            pending.fulfil(response)
+        }
+        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        let response = try #require(answer.withLock { $0 })
+        #expect(response.text == "later")
+        // The deferred response's fields reach the answer unless it has its own.
+        #expect(response.headers["X-Deferred"] == "yes")
+        #expect(response.headers["X-Both"] == "answer")
+        // The connection is kept alive and serves the next request.
+        #expect(try client.get("/now").text == "now")
+        #expect(live.server.waitingDeferredResponses == 0)
+    }
+
+    @Test func anAnswerGivenBeforeTheServerWaitsIsSentAtOnce() throws {
+        var router = Router()
+        router.get("/ready") { _ in
+            let pending = PendingResponse()
+            pending.fulfil(.text("ready"))
+            return .deferred(pending)
+        }
+        let live = try LiveServer(responder: router)
+        #expect(try live.client().get("/ready").text == "ready")
+    }
+
+    @Test func shutdownAnswersWaitingRequests503AndReturnsWithoutAborting() throws {
+        let waiting = Locked<[PendingResponse]>([])
+        let live = try Self.start(waiting)
+        let answers = Locked<[TestResponse]>([])
+        for _ in 0..<3 {
+            let client = live.client()
+            Thread.detachNewThread {
+                if let response = try? client.get("/later") { answers.withLock { $0.append(response) } }
+            }
+        }
+        #expect(Self.eventually { waiting.withLock { $0.count } == 3 })
+        // One's work has begun: it is waited for until the timeout, then answered 503 too.
+        let claimed = try #require(waiting.withLock { $0.first })
+        #expect(claimed.claim())
+        #expect(live.stop(timeoutSeconds: 1) == false)
+        #expect(Self.eventually { answers.withLock { $0.count } == 3 })
+        for response in answers.withLock({ $0 }) {
+            #expect(response.status == 503)
+            #expect(response.headers["Retry-After"] == "5")
+        }
+        // The work that never began finds its request answered; a late answer is dropped.
+        #expect(waiting.withLock { $0 }.dropFirst().allSatisfy { !$0.claim() })
+        claimed.fulfil(.text("too late"))
+    }
+
+    @Test func aClientThatLeavesWhileItsAnswerIsAwaitedCrashesNothing() throws {
+        let waiting = Locked<[PendingResponse]>([])
+        let live = try Self.start(waiting)
+        do {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+        }
+        // The client's socket is closed; the answer comes later and goes nowhere.
+        usleep(50_000)
+        try #require(waiting.withLock { $0.first }).fulfil(.text("nobody listens"))
+        #expect(Self.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(try live.client().get("/now").text == "now")
+        #expect(live.stop(timeoutSeconds: 2))
+    }
+}
