@@ -1,5 +1,3 @@
-import Foundation
-
 /// A fixed number of threads that run jobs from a bounded queue: work that would block an event
 /// loop (a password check) runs here instead, and a caller finds out at once when the queue is
 /// full (to answer 503) instead of waiting.
@@ -25,7 +23,7 @@ public final class WorkerPool: Sendable {
     }
 
     private let state = State()
-    private let condition = NSCondition()
+    private let condition = Condition()
     private let name: String
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
@@ -84,7 +82,7 @@ public final class WorkerPool: Sendable {
         }
         guard startThreads else { return }
         for index in 0..<threads {
-            let thread = Thread { [self] in work() }
+            let thread = BackgroundThread { [self] in work() }
             thread.name = "\(name)-\(index)"
             thread.start()
         }

@@ -4,7 +4,7 @@ import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
-import Foundation
+import FoundationEssentials
 
 /// The demo application: its session registry over the configured store, and its routes with
 /// static files from the public directory behind them.
