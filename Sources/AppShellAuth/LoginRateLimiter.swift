@@ -111,6 +111,18 @@ public final class LoginRateLimiter: Sendable {
         }
     }
 
+    /// Takes back the newest failure counted against each of `keys`: for a failure counted ahead
+    /// of its outcome (an attempt being checked) that turned out not to be one.
+    public func withdrawFailure(keys: [String]) {
+        state.withLock { state in
+            for key in Set(keys) {
+                guard var entry = state.entries[key], !entry.failures.isEmpty else { continue }
+                entry.failures.removeLast()
+                state.entries[key] = entry.failures.isEmpty ? nil : entry
+            }
+        }
+    }
+
     /// Forgets the failures of `keys`, for a successful login.
     ///
     /// Pass the session key only: clearing the IP key would let an attacker who also owns one

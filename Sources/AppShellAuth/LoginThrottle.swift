@@ -69,6 +69,8 @@ public final class LoginThrottle: Sendable {
     private let clients: LoginRateLimiter
     private let usernames: LoginRateLimiter
     private let clock: @Sendable () -> Int64
+    /// Makes `admit`'s check and count one step across the four limiters.
+    private let admission = Locked(())
     /// Username → the clients that logged in as it, most recent last, with when.
     private let known = Locked<[String: [(client: String, at: Int64)]]>([:])
 
@@ -100,6 +102,37 @@ public final class LoginThrottle: Sendable {
             wait = max(wait, usernames.secondsUntilUnblocked(keys: [attempt.username]))
         }
         return wait
+    }
+
+    /// Admits `attempt` to have its password checked when none of its keys is at its limit, and
+    /// counts it as a failure in the same step; returns 0 when admitted, else the seconds to wait.
+    /// An attempt is counted while it is being checked, not only once it failed: attempts checked
+    /// at the same time (many sessions of one client, each on its own thread) count against each
+    /// other, so a burst of them cannot pass the limits together. Report its outcome with
+    /// `recordOutcome`, or `withdraw` it when its password will never be checked.
+    public func admit(_ attempt: Attempt) -> Int64 {
+        admission.withLock { _ in
+            let wait = secondsUntilAllowed(attempt)
+            if wait == 0 { recordFailure(attempt) }
+            return wait
+        }
+    }
+
+    /// The outcome of an admitted attempt's check: a failure stays counted; a success takes back
+    /// the count `admit` made and is recorded as `recordSuccess` records it.
+    public func recordOutcome(_ attempt: Attempt, succeeded: Bool) {
+        guard succeeded else { return }
+        withdraw(attempt)
+        recordSuccess(attempt)
+    }
+
+    /// Takes back the count of an admitted attempt whose password will never be checked (the
+    /// queue of checks was full).
+    public func withdraw(_ attempt: Attempt) {
+        sessions.withdrawFailure(keys: [attempt.session])
+        pairs.withdrawFailure(keys: [attempt.pair])
+        clients.withdrawFailure(keys: [attempt.client])
+        usernames.withdrawFailure(keys: [attempt.username])
     }
 
     /// Counts a wrong password (or unknown username) against every key of `attempt`.

@@ -49,17 +49,23 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         if let next = action.string("next"), Shell.isSameSitePath(next) { self.next = next }
         let attempt = LoginThrottle.Attempt(
             sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
-        let wait = environment.throttle.secondsUntilAllowed(attempt)
+        // Admitted attempts count at once (as failures until their check says otherwise), so
+        // that checks running at the same time count against each other.
+        let wait = environment.throttle.admit(attempt)
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
         // One check at a time per session: its attempts stay counted one after another.
         guard !checking else {
+            environment.throttle.withdraw(attempt)
             throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
         }
-        // The check runs on the password-check pool, with no lock held; the request waits.
+        // The check runs on the password-check pool, with no lock held; the request waits. Its
+        // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
         let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            environment.authenticate(username: username, password: password)
+            let valid = environment.authenticate(username: username, password: password)
+            environment.throttle.recordOutcome(attempt, succeeded: valid)
+            return valid
         } then: { root, valid throws(ActionError) in
             // Other requests of the session ran meanwhile: it must still be at the login screen.
             guard let screen = root.visibleScreen as? LoginScreen, let flow = screen.actionHandler as? LoginCoordinator
@@ -67,24 +73,21 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
                 throw ActionError(
                     status: 409, "The session left the login screen while the password was checked; nothing was done.")
             }
-            try flow.finish(attempt, username: username, valid: valid)
+            try flow.finish(username: username, valid: valid)
         }
         guard queued else {
+            environment.throttle.withdraw(attempt)
             throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
         checking = true
     }
 
-    /// Applies a checked password, under the session's lock: a success stores the flags, rotates
-    /// the session id and hands over to the app coordinator; a failure is counted and changes
-    /// nothing stored.
-    private func finish(_ attempt: LoginThrottle.Attempt, username: String, valid: Bool) throws(ActionError) {
+    /// Applies a checked password (already counted by the throttle), under the session's lock: a
+    /// success stores the flags, rotates the session id and hands over to the app coordinator; a
+    /// failure changes nothing stored.
+    private func finish(username: String, valid: Bool) throws(ActionError) {
         checking = false
-        guard valid else {
-            environment.throttle.recordFailure(attempt)
-            throw refusal(401, "Wrong username or password.")
-        }
-        environment.throttle.recordSuccess(attempt)
+        guard valid else { throw refusal(401, "Wrong username or password.") }
         let defaults = root.defaults
         defaults.set(true, forKey: "isLogin")
         defaults.set(username, forKey: "username")

@@ -199,4 +199,33 @@ import Testing
         #expect(login.status == 200)
         #expect(login.json["screen"] == "main")
     }
+
+    /// Attempts being checked count against the limits at once: one client opening many sessions
+    /// and sending a wrong password from each cannot have more checked together than its limit
+    /// allows (5 per username and client), as it could when only finished checks counted.
+    @Test func attemptsBeingCheckedCountAgainstTheLimits() throws {
+        let verifier = HeldVerifier()
+        defer { verifier.release() }
+        let (_, live) = try Self.start(verifier) { $0.passwordCheckThreads = 8 }
+        var answers: [Locked<TestResponse?>] = []
+        for _ in 0..<8 {
+            let client = live.client()
+            _ = try client.get("/api/state")
+            answers.append(Self.loginInBackground(client, password: "wrong"))
+        }
+        // Five are admitted and checked; the other three are refused at once, unchecked.
+        #expect(Self.eventually { answers.filter { $0.withLock { $0 }?.status == 429 }.count == 3 })
+        #expect(Self.eventually { verifier.began == 5 })
+        verifier.release()
+        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        let statuses = answers.compactMap { $0.withLock { $0 }?.status }.sorted()
+        #expect(statuses == [401, 401, 401, 401, 401, 429, 429, 429])
+        #expect(verifier.began == 5)
+        // The failures stay counted: a ninth attempt, even with the right password, is refused.
+        let late = live.client()
+        _ = try late.get("/api/state")
+        #expect(
+            try late.postJSON("/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+                .status == 429)
+    }
 }

@@ -80,9 +80,10 @@ import Testing
         let status = running.waitForExit()
         #expect(logins.wait(timeout: .now() + 20) == .success)
         #expect(status == 0, "exit status \(status); stderr: \(running.errorText)")
-        // Each login was answered: logged in, or 503 (never checked) once the shutdown began.
+        // Each login was answered: logged in, 503 (never checked) once the shutdown began, or 429
+        // (one client's attempts being checked at once count against its limits).
         let answered = statuses.withLock { $0 }
-        #expect(answered.allSatisfy { $0 == 200 || $0 == 503 || $0 == 0 }, "\(answered)")
+        #expect(answered.allSatisfy { [200, 503, 429, 0].contains($0) }, "\(answered)")
         #expect(answered.contains(503), "\(answered)")
         #expect(running.outputText.contains("\"inFlightFinished\":true"))
     }
