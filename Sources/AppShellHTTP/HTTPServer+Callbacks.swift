@@ -106,15 +106,8 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
-/// The body reader of a response that has none to send (a 304's, a `HEAD` of a stream's):
-/// libmicrohttpd never calls it for those; if it did, it would end the connection rather than send
-/// bytes.
-private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
-    -2  // MHD_CONTENT_READER_END_WITH_ERROR
-}
-
 /// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
-private let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
     let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
     key.withMemoryRebound(to: UInt8.self, capacity: keySize) { name in
@@ -217,56 +210,6 @@ extension HTTPServer {
         return .YES
     }
 
-    /// Whether the responder reads the body of the request whose header fields just arrived.
-    private func readsBody(_ connection: OpaquePointer, _ pending: PendingRequest) -> Bool {
-        let method = HTTPMethod(rawValue: pending.method)
-        // A target that does not parse is answered 400 without its body.
-        guard let parts = try? Request.parse(method: method, target: pending.target) else { return false }
-        pending.clearHeaders()
-        _ = withUnsafeMutablePointer(to: &pending.headers) {
-            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
-        }
-        return responder.acceptsBody(
-            Request(
-                method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
-                address: ClientAddress(appshell_mhd_client_address(connection))))
-    }
-
-    /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112
-    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape) or without `chunked`
-    /// as its final coding, 400; with other codings before `chunked`, 501. `nil` for plain
-    /// `chunked`. libmicrohttpd 0.9.75 would read the first as chunked and the others to the end
-    /// of the connection. The connection closes after the answer.
-    private func refuseFraming(_ connection: OpaquePointer, withContentLength: Bool) -> Response? {
-        var values = HTTPHeaders()
-        _ = withUnsafeMutablePointer(to: &values) {
-            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
-        }
-        let codings = values.values(for: "Transfer-Encoding").joined(separator: ",").split(separator: ",")
-            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
-        let error: HTTPError?
-        if withContentLength {
-            error = .badRequest("a request must not carry both Transfer-Encoding and Content-Length")
-        } else if codings.last != "chunked" {
-            error = .badRequest("the body's length cannot be determined: chunked must be the final transfer coding")
-        } else if codings.count > 1 {
-            let others = codings.dropLast().joined(separator: ", ")
-            error = HTTPError(.notImplemented, "the transfer coding \(others) is not implemented by this server")
-        } else {
-            error = nil
-        }
-        guard let error else { return nil }
-        var response = Response.error(error, for: nil)
-        response.headers.add(name: "Connection", value: "close")
-        return response
-    }
-
-    private func tooLarge() -> Response {
-        .error(
-            HTTPError(.contentTooLarge, "the request body is larger than \(configuration.maxBodyBytes) bytes"), for: nil
-        )
-    }
-
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
         pending.clearHeaders()
         _ = withUnsafeMutablePointer(to: &pending.headers) {
@@ -350,80 +293,5 @@ extension HTTPServer {
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
-    }
-
-    /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
-    /// subscribed it lets it go) and returns the answer to send instead.
-    private func admit(_ stream: EventStream, on connection: OpaquePointer) -> Response? {
-        let address = ClientAddress(appshell_mhd_client_address(connection)).text
-        let refusal: HTTPError
-        let socket = appshell_mhd_connection_fd(connection)
-        switch streams.admit(stream, address: address, socket: socket) {
-        case .admitted:
-            stream.attach(connection, socket: socket, backlogLimit: configuration.eventStreamBacklogBytes)
-            return nil
-        case .refusedInAll:
-            refusal = HTTPError(
-                .serviceUnavailable, "too many open event streams (\(streams.limit)); try again later",
-                headers: ["Retry-After": "10"])
-        case .refusedForAddress:
-            refusal = HTTPError(
-                .tooManyRequests,
-                "too many open event streams from \(address) (\(streams.limitPerAddress)); close some or try again later",
-                headers: ["Retry-After": "10"])
-        case .refusedShuttingDown:
-            refusal = HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"])
-        }
-        stream.discard()
-        return .error(refusal, for: nil)
-    }
-
-    /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a
-    /// stream (which needs its connection) or when libmicrohttpd cannot make one.
-    static func makeResponse(_ response: Response) -> OpaquePointer? {
-        let made: OpaquePointer?
-        switch response.body {
-        case .bytes(let bytes):
-            if response.status == .notModified {
-                made = headersOnlyResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
-            } else {
-                made = bytes.withUnsafeBytes {
-                    MHD_create_response_from_buffer(
-                        $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
-                }
-            }
-        case .file(let file):
-            made = file.handOver { MHD_create_response_from_fd(file.size, $0) }
-        case .stream, .deferred:
-            made = nil
-        }
-        if let made { addHeaders(response.headers, to: made) }
-        return made
-    }
-
-    /// A libmicrohttpd response that sends its header block only: a 304's, or a `HEAD` answer's
-    /// whose `GET` has no length (an event stream). libmicrohttpd writes `Content-Length` from the
-    /// response's size (it never sends the body of these), and RFC 9110 §8.6 allows only the length
-    /// of the representation a 200 to `GET` would send: so the response has that size, and no
-    /// bytes. Without a known length the response has none, and none is written (the connection
-    /// then closes: that is how libmicrohttpd 0.9.75 frames a response without a length when
-    /// chunking is off; a chunked one would send its last chunk, `0\r\n\r\n`, even to `HEAD`).
-    static func headersOnlyResponse(length: UInt64?) -> OpaquePointer? {
-        guard let length else {
-            let made = MHD_create_response_from_callback(appshell_mhd_size_unknown, 1, readNoBody, nil, nil)
-            if let made { _ = appshell_mhd_set_response_flags(made, .RF_HTTP_1_0_COMPATIBLE_STRICT) }
-            return made
-        }
-        return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
-    }
-
-    /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
-    static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
-        for field in headers.storage where !HTTPHeaders.equalNames(field.name, "Content-Length") {
-            // withCString lends the string's own bytes when it can (no copy to a C array).
-            field.name.withCString { name in
-                field.value.withCString { value in _ = MHD_add_response_header(made, name, value) }
-            }
-        }
     }
 }

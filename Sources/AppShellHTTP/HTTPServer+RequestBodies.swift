@@ -1,0 +1,56 @@
+import CMicroHTTPD
+
+// What the server does with a request's body before the responder sees it: whether it is read at
+// all, whether its framing can be trusted, and the answer when it is too large.
+
+extension HTTPServer {
+    /// Whether the responder reads the body of the request whose header fields just arrived.
+    func readsBody(_ connection: OpaquePointer, _ pending: PendingRequest) -> Bool {
+        let method = HTTPMethod(rawValue: pending.method)
+        // A target that does not parse is answered 400 without its body.
+        guard let parts = try? Request.parse(method: method, target: pending.target) else { return false }
+        pending.clearHeaders()
+        _ = withUnsafeMutablePointer(to: &pending.headers) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        return responder.acceptsBody(
+            Request(
+                method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
+                address: ClientAddress(appshell_mhd_client_address(connection))))
+    }
+
+    /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112
+    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape) or without `chunked`
+    /// as its final coding, 400; with other codings before `chunked`, 501. `nil` for plain
+    /// `chunked`. libmicrohttpd 0.9.75 would read the first as chunked and the others to the end
+    /// of the connection. The connection closes after the answer.
+    func refuseFraming(_ connection: OpaquePointer, withContentLength: Bool) -> Response? {
+        var values = HTTPHeaders()
+        _ = withUnsafeMutablePointer(to: &values) {
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0)
+        }
+        let codings = values.values(for: "Transfer-Encoding").joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+        let error: HTTPError?
+        if withContentLength {
+            error = .badRequest("a request must not carry both Transfer-Encoding and Content-Length")
+        } else if codings.last != "chunked" {
+            error = .badRequest("the body's length cannot be determined: chunked must be the final transfer coding")
+        } else if codings.count > 1 {
+            let others = codings.dropLast().joined(separator: ", ")
+            error = HTTPError(.notImplemented, "the transfer coding \(others) is not implemented by this server")
+        } else {
+            error = nil
+        }
+        guard let error else { return nil }
+        var response = Response.error(error, for: nil)
+        response.headers.add(name: "Connection", value: "close")
+        return response
+    }
+
+    func tooLarge() -> Response {
+        .error(
+            HTTPError(.contentTooLarge, "the request body is larger than \(configuration.maxBodyBytes) bytes"), for: nil
+        )
+    }
+}

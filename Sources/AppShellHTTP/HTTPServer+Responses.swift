@@ -1,0 +1,88 @@
+import CMicroHTTPD
+
+// How the server turns a `Response` into libmicrohttpd's: bodies in memory, files, answers without
+// a body, and the admission of event streams.
+
+/// The body reader of a response that has none to send (a 304's, a `HEAD` of a stream's):
+/// libmicrohttpd never calls it for those; if it did, it would end the connection rather than send
+/// bytes.
+private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
+    -2  // MHD_CONTENT_READER_END_WITH_ERROR
+}
+
+extension HTTPServer {
+    /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
+    /// subscribed it lets it go) and returns the answer to send instead.
+    func admit(_ stream: EventStream, on connection: OpaquePointer) -> Response? {
+        let address = ClientAddress(appshell_mhd_client_address(connection)).text
+        let refusal: HTTPError
+        let socket = appshell_mhd_connection_fd(connection)
+        switch streams.admit(stream, address: address, socket: socket) {
+        case .admitted:
+            stream.attach(connection, socket: socket, backlogLimit: configuration.eventStreamBacklogBytes)
+            return nil
+        case .refusedInAll:
+            refusal = HTTPError(
+                .serviceUnavailable, "too many open event streams (\(streams.limit)); try again later",
+                headers: ["Retry-After": "10"])
+        case .refusedForAddress:
+            refusal = HTTPError(
+                .tooManyRequests,
+                "too many open event streams from \(address) (\(streams.limitPerAddress)); close some or try again later",
+                headers: ["Retry-After": "10"])
+        case .refusedShuttingDown:
+            refusal = HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"])
+        }
+        stream.discard()
+        return .error(refusal, for: nil)
+    }
+
+    /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a
+    /// stream (which needs its connection) or when libmicrohttpd cannot make one.
+    static func makeResponse(_ response: Response) -> OpaquePointer? {
+        let made: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            if response.status == .notModified {
+                made = headersOnlyResponse(length: response.headers["Content-Length"].flatMap { UInt64($0) })
+            } else {
+                made = bytes.withUnsafeBytes {
+                    MHD_create_response_from_buffer(
+                        $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+                }
+            }
+        case .file(let file):
+            made = file.handOver { MHD_create_response_from_fd(file.size, $0) }
+        case .stream, .deferred:
+            made = nil
+        }
+        if let made { addHeaders(response.headers, to: made) }
+        return made
+    }
+
+    /// A libmicrohttpd response that sends its header block only: a 304's, or a `HEAD` answer's
+    /// whose `GET` has no length (an event stream). libmicrohttpd writes `Content-Length` from the
+    /// response's size (it never sends the body of these), and RFC 9110 §8.6 allows only the length
+    /// of the representation a 200 to `GET` would send: so the response has that size, and no
+    /// bytes. Without a known length the response has none, and none is written (the connection
+    /// then closes: that is how libmicrohttpd 0.9.75 frames a response without a length when
+    /// chunking is off; a chunked one would send its last chunk, `0\r\n\r\n`, even to `HEAD`).
+    static func headersOnlyResponse(length: UInt64?) -> OpaquePointer? {
+        guard let length else {
+            let made = MHD_create_response_from_callback(appshell_mhd_size_unknown, 1, readNoBody, nil, nil)
+            if let made { _ = appshell_mhd_set_response_flags(made, .RF_HTTP_1_0_COMPATIBLE_STRICT) }
+            return made
+        }
+        return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
+    }
+
+    /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
+    static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
+        for field in headers.storage where !HTTPHeaders.equalNames(field.name, "Content-Length") {
+            // withCString lends the string's own bytes when it can (no copy to a C array).
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(made, name, value) }
+            }
+        }
+    }
+}
