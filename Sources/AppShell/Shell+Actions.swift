@@ -33,18 +33,8 @@ extension Shell {
             }
             return response
         }
-        do {
-            try apply(action, shell, session)
-        } catch {
-            return answer(error, request, shell, session)
-        }
-        if let deferred = shell.root.deferredAction {
-            shell.root.deferredAction = nil
-            return finishLater(
-                deferred, action, request, session, ifRetired: .error(Shell.retiredSessionError, for: request),
-                answer: answer)
-        }
-        return answer(nil, request, shell, session)
+        return run(
+            action, request, shell, session, ifRetired: .error(Shell.retiredSessionError, for: request), answer: answer)
     }
 
     /// A checked `POST /actions` form: its action and the other fields.
@@ -86,16 +76,25 @@ extension Shell {
             if let error, error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
             return .redirect(to: application.url(of: shell))
         }
+        return run(action, request, shell, session, ifRetired: .redirect(to: "/"), answer: answer)
+    }
+
+    /// Runs `action` and gives `answer` its outcome: at once, or — when the action handed slow
+    /// work off (a password check) — once that work is done (`ifRetired` when the session's id was
+    /// retired meanwhile).
+    private func run(
+        _ action: ScreenAction, _ request: Request, _ shell: ShellSession, _ session: SessionContext,
+        ifRetired retired: Response,
+        answer: @escaping @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response
+    ) -> Response {
         do {
             try apply(action, shell, session)
         } catch {
             return answer(error, request, shell, session)
         }
-        if let deferred = shell.root.deferredAction {
-            shell.root.deferredAction = nil
-            return finishLater(deferred, action, request, session, ifRetired: .redirect(to: "/"), answer: answer)
-        }
-        return answer(nil, request, shell, session)
+        guard let deferred = shell.root.deferredAction else { return answer(nil, request, shell, session) }
+        shell.root.deferredAction = nil
+        return finishLater(deferred, action, request, session, ifRetired: retired, answer: answer)
     }
 
     /// The answer to an action sent with a session id that a rotation retired moments ago.
