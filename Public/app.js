@@ -2,7 +2,9 @@
  * AppShell's client script (an ES module, no framework): it sends each form[data-action] to the
  * JSON API, follows the session's state and notifications on /api/events, swaps #screen with the
  * fragment the server renders, plays the transition, keeps the history in step with the
- * navigation stack, and shows reminders. See docs/browser-contract.md.
+ * navigation stack, and shows reminders (through the service worker when it runs). On the offline
+ * page it retries the connection and reloads when it is back. It registers the service worker.
+ * See docs/browser-contract.md.
  */
 
 const ACTIONS_URL = "/api/actions";
@@ -11,6 +13,10 @@ const REQUEST_TIMEOUT_MS = 20000;
 const RECONNECT_MIN_MS = 2000;
 const RECONNECT_MAX_MS = 30000;
 const SPLASH_RELOAD_MS = 1000;
+const OFFLINE_RETRY_MIN_MS = 2000;
+const OFFLINE_RETRY_MAX_MS = 15000;
+/** The tag of a reminder's system notification: a new one replaces the one shown. */
+const NOTIFICATION_TAG = "appshell-reminder";
 /** Actions after which the session has a new id: the event stream is opened again with it. */
 const ID_ROTATING_ACTIONS = new Set(["login", "logout"]);
 
@@ -306,7 +312,12 @@ async function performAction(body, { historyMode = "auto" } = {}) {
   try {
     response = await fetch(ACTIONS_URL, requestOptions(body));
   } catch {
-    showError("The server cannot be reached. Check the connection and try again.");
+    // Said, never silent: offline, nothing was sent, and the screen stays as it was.
+    showError(
+      navigator.onLine === false
+        ? "You are offline: this was not sent. Try again when the connection is back."
+        : "The server cannot be reached. Check the connection and try again.",
+    );
     return;
   }
   const data = await readJSON(response);
@@ -502,13 +513,53 @@ function eventEpoch(id) {
   return dot > 0 ? id.slice(0, dot) : "";
 }
 
-/** `event: notification` (`{"title", "body"}`): a system notification if allowed, else the banner. */
-function onNotificationEvent(event) {
+/**
+ * `event: notification` (`{"title", "body"}`): a system notification if allowed — shown by the
+ * service worker when one runs, so that it shows while the tab is in the background and a click
+ * opens the app even after the tab is gone — else the banner.
+ */
+async function onNotificationEvent(event) {
   const message = parseJSON(event.data);
   if (typeof message !== "object" || message === null) return;
   const title = typeof message.title === "string" ? message.title : "AppShell";
   const body = typeof message.body === "string" ? message.body : "";
+  if (await showWorkerNotification(title, body)) return;
   if (!showSystemNotification(title, body)) showNotificationBanner(title, body);
+}
+
+/**
+ * Shows the reminder with `ServiceWorkerRegistration.showNotification` when permission is granted
+ * and a worker is active; returns whether it did. Its click goes to the worker (see
+ * Public/service-worker.js), which focuses this window and posts `{type: "launch"}`.
+ */
+async function showWorkerNotification(title, body) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return false;
+  const registration = await workerRegistration();
+  if (!registration?.active || typeof registration.showNotification !== "function") return false;
+  try {
+    await registration.showNotification(title, { body, tag: NOTIFICATION_TAG, data: { launch: "notification" } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The service worker's registration for this site, or null. */
+async function workerRegistration() {
+  if (!("serviceWorker" in navigator)) return null;
+  try {
+    return (await navigator.serviceWorker.getRegistration("/")) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A message from the service worker: `{type: "launch"}` after a click on its notification. */
+function onWorkerMessage(event) {
+  const data = event.data;
+  if (typeof data === "object" && data !== null && data.type === "launch" && data.source === "notification") {
+    launchFromNotification();
+  }
 }
 
 /** `text` parsed as JSON, or null. */
@@ -524,7 +575,7 @@ function parseJSON(text) {
 function showSystemNotification(title, body) {
   if (!("Notification" in window) || Notification.permission !== "granted") return false;
   try {
-    const notification = new Notification(title, { body, tag: "appshell-reminder" });
+    const notification = new Notification(title, { body, tag: NOTIFICATION_TAG });
     notification.addEventListener("click", () => {
       // One taken away at a login or logout launches nothing.
       const current = systemNotification === notification;
@@ -549,6 +600,10 @@ function dismissNotifications() {
   const notification = systemNotification;
   systemNotification = null;
   notification?.close();
+  workerRegistration()
+    .then((registration) => registration?.getNotifications({ tag: NOTIFICATION_TAG }))
+    .then((shown) => shown?.forEach((each) => each.close()))
+    .catch(() => {});
 }
 
 /** Sends `launch` as from a notification (it opens the list). */
@@ -645,10 +700,70 @@ function sendLaunch() {
   enqueue(() => performAction(fields));
 }
 
-/** Starts the client on an AppShell page (one with #screen); does nothing elsewhere. */
+/**
+ * Registers the service worker the page names (`<html data-service-worker>`), once the page has
+ * loaded, so that it does not compete with the page's own requests.
+ */
+function registerWorker() {
+  const url = document.documentElement.dataset.serviceWorker;
+  if (!url || !("serviceWorker" in navigator)) return;
+  const register = () => {
+    navigator.serviceWorker.register(url, { scope: "/" }).catch((error) => {
+      console.warn("appshell: the service worker was not registered:", error);
+    });
+  };
+  if (document.readyState === "complete") register();
+  else window.addEventListener("load", register, { once: true });
+}
+
+/**
+ * The offline page (`main#offline`, shown by the service worker at the URL of a page it could
+ * not load): it asks `data-probe` now and then (sooner after an `online` event or a press of
+ * `[data-retry]`) and reloads once the server answers, which shows the screen of that URL.
+ */
+function startOffline(main) {
+  let delay = OFFLINE_RETRY_MIN_MS;
+  let timer = 0;
+  let checking = false;
+  const check = async () => {
+    window.clearTimeout(timer);
+    if (checking) return;
+    checking = true;
+    try {
+      const probe = main.dataset.probe || "/";
+      const response = await fetch(probe, { method: "HEAD", cache: "no-store", credentials: "omit" });
+      if (response.ok) {
+        window.location.reload();
+        return;
+      }
+    } catch {
+      // Still offline.
+    } finally {
+      checking = false;
+    }
+    timer = window.setTimeout(check, delay);
+    delay = Math.min(delay * 2, OFFLINE_RETRY_MAX_MS);
+  };
+  const now = () => {
+    delay = OFFLINE_RETRY_MIN_MS;
+    check();
+  };
+  main.querySelector("[data-retry]")?.addEventListener("click", now);
+  window.addEventListener("online", now);
+  timer = window.setTimeout(check, delay);
+}
+
+/** Starts the client on an AppShell page (one with #screen) or the offline page. */
 function start() {
+  registerWorker();
+  const offline = document.getElementById("offline");
+  if (offline) {
+    startOffline(offline);
+    return;
+  }
   const screen = screenElement();
   if (!screen) return;
+  navigator.serviceWorker?.addEventListener("message", onWorkerMessage);
   sendLaunch();
   window.history.replaceState({ version: pageVersion() }, "", window.location.href);
   document.addEventListener("submit", onSubmit);

@@ -10,13 +10,7 @@ public struct AssetVersions: Sendable {
         var versions: [String: String] = [:]
         for name in names {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
-            // FNV-1a: enough to tell versions apart; nothing here needs to resist an attacker.
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in data {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x100_0000_01b3
-            }
-            versions[name] = String(hash, radix: 16)
+            versions[name] = AssetVersions.hash(data)
         }
         self.versions = versions
     }
@@ -25,5 +19,16 @@ public struct AssetVersions: Sendable {
     public func url(_ name: String) -> String {
         guard let version = versions[name] else { return "/" + name }
         return "/\(name)?v=\(version)"
+    }
+
+    /// A short hash of `bytes` (FNV-1a, 64 bits, in hexadecimal): enough to tell versions apart;
+    /// nothing here needs to resist an attacker.
+    static func hash(_ bytes: some Sequence<UInt8>) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 }

@@ -98,29 +98,42 @@ extension Shell {
         let refresh =
             shell.coordinator.nextDeadline != nil
             ? "<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>\n" : ""
-        let html = """
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(HTML.escape(visible.title)) — AppShell</title>
-            <link rel="stylesheet" href="\(HTML.escape(assets.url("app.css")))">
-            <script type="module" src="\(HTML.escape(assets.url("app.js")))"></script>
-            \(refresh)</head>
-            <body>
-            <header class="app-bar"><p class="app-name">AppShell</p></header>
+        let main = """
             <main id="screen" \(screenAttributes(shell))>
             \(visible.renderHTML())
             </main>
             \(launch.map { launchForm($0, session) } ?? "")<div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
-            </body>
-            </html>
+
             """
+        let html = layout(title: visible.title, extraHead: refresh, main: main)
         var response = Response.html(html)
         Shell.addSecurityHeaders(&response)
         return response
     }
+
+    /// A whole document: the head (the stylesheet, the script, and the installable app's lines)
+    /// and the app bar, then `main`.
+    func layout(title: String, extraHead: String = "", main: String) -> String {
+        let worker = webApp?.workerSource != nil ? " data-service-worker=\"\(InstallableWebApp.workerPath)\"" : ""
+        return """
+            <!doctype html>
+            <html lang="en"\(worker)>
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(HTML.escape(title)) — \(HTML.escape(appName))</title>
+            <link rel="stylesheet" href="\(HTML.escape(assets.url("app.css")))">
+            <script type="module" src="\(HTML.escape(assets.url("app.js")))"></script>
+            \(webApp?.headHTML(assets: assets) ?? "")\(extraHead)</head>
+            <body>
+            <header class="app-bar"><p class="app-name">\(HTML.escape(appName))</p></header>
+            \(main)</body>
+            </html>
+            """
+    }
+
+    /// The app's name in titles and the app bar: the manifest's, else AppShell.
+    var appName: String { webApp?.manifest.name ?? "AppShell" }
 
     private func screenAttributes(_ shell: ShellSession) -> String {
         let stack = (shell.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")
@@ -136,7 +149,7 @@ extension Shell {
         var members = shell.state(defaults: session.defaults).objectValue ?? [:]
         members["html"] = .string(shell.root.visibleScreen.renderHTML())
         members["url"] = .string(application.url(of: shell))
-        members["title"] = .string(shell.root.visibleScreen.title + " — AppShell")
+        members["title"] = .string(shell.root.visibleScreen.title + " — " + appName)
         return .object(members)
     }
 
@@ -145,7 +158,8 @@ extension Shell {
         response.headers.replaceOrAdd(
             name: "Content-Security-Policy",
             value: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                + "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+                + "connect-src 'self'; worker-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; "
+                + "frame-ancestors 'none'")
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
         response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")

@@ -27,6 +27,8 @@ public final class Shell: Sendable {
     private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
     let assets: AssetVersions
+    /// The app's installable shell (manifest, service worker, offline page), if it has one.
+    let webApp: InstallableWebApp?
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -37,10 +39,11 @@ public final class Shell: Sendable {
 
     /// A shell serving `application` with the sessions of `registry`; `csrfKey` signs the forms'
     /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
-    /// event streams open.
+    /// event streams open; `webApp` makes the site installable and able to open offline.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
+        webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) {
@@ -51,11 +54,13 @@ public final class Shell: Sendable {
         self.clock = clock
         self.tokens = CSRFTokens(key: csrfKey)
         self.assets = assets
+        self.webApp = webApp
         scheduler = ShellScheduler(clock: clock)
     }
 
     /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
-    /// (`POST /actions`) and the pages (`GET /` and `pagePaths`) to `router`.
+    /// (`POST /actions`), the pages (`GET /` and `pagePaths`) and, for an installable app, its
+    /// manifest, service worker and offline page to `router`.
     public func install(into router: inout Router, pagePaths: [String]) {
         let state = handler { _, shell, session in .prepared(shell.stateResponse(session)) }
         router.get(
@@ -106,6 +111,7 @@ public final class Shell: Sendable {
         for path in ["/"] + pagePaths {
             router.get(path, respond { [self] request, shell, session in try page(request, shell, session) })
         }
+        if let webApp { installWebApp(webApp, into: &router) }
     }
 
     /// Starts the scheduler's thread.

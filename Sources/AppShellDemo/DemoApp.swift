@@ -51,9 +51,10 @@ public final class DemoApp: Sendable {
         case .memory: key = CSRFTokens.randomKey()
         case .sqlite: key = try CSRFKeyFile.load(besides: configuration.storePath)
         }
+        let assets = AssetVersions(directory: configuration.publicDirectory, names: DemoWebApp.shellFiles)
         shell = Shell(
             application: DemoShell(environment: environment), registry: sessions, cookie: cookie, csrfKey: key,
-            assets: AssetVersions(directory: configuration.publicDirectory, names: ["app.css", "app.js", "splash.svg"]))
+            assets: assets, webApp: DemoWebApp.make(directory: configuration.publicDirectory, assets: assets))
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -1,5 +1,5 @@
 /// The `Content-Type` of a file, from its extension.
-enum MediaType {
+public enum MediaType {
     private static let byExtension: [String: String] = [
         "html": "text/html; charset=utf-8",
         "htm": "text/html; charset=utf-8",
@@ -26,7 +26,7 @@ enum MediaType {
     ]
 
     /// The media type for `path`, `application/octet-stream` when the extension is unknown.
-    static func forFile(_ path: String) -> String {
+    public static func forFile(_ path: String) -> String {
         let name = path.split(separator: "/").last ?? ""
         guard let dot = name.lastIndex(of: ".") else { return "application/octet-stream" }
         return byExtension[name[name.index(after: dot)...].lowercased()] ?? "application/octet-stream"
