@@ -313,7 +313,9 @@ def test_a_reminder_is_shown_by_the_service_worker_when_permission_is_granted(ap
         ".then((shown) => done(shown.map((n) => ({title: n.title, body: n.body, tag: n.tag, data: n.data}))),"
         "      (error) => done([{error: String(error)}]));"
     )
-    shown = wait_until(lambda: app.driver.execute_async_script(script), "no notification of the worker", REMINDER_SECONDS)
+    shown = wait_until(
+        lambda: app.driver.execute_async_script(script), "no notification of the worker", REMINDER_SECONDS
+    )
     assert len(shown) == 1, shown
     assert shown[0]["title"] and shown[0]["tag"] == "appshell-reminder", shown
     assert shown[0]["data"] == {"launch": "notification"}, shown
