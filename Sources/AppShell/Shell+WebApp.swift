@@ -2,17 +2,16 @@ import AppShellHTTP
 
 extension Shell {
     /// Adds the installable web app's routes: the manifest, the service worker and the offline
-    /// page. None of them touches a session: they carry no cookie, so that what the worker stores
-    /// was never sent with one. Each is made once, here.
+    /// page. None of them reads or makes a session, nor sends `Set-Cookie`: the worker fetches the
+    /// shell without cookies, and nothing it stores depends on who asked. Each is made once, here.
     func installWebApp(_ webApp: InstallableWebApp, into router: inout Router) {
         let manifestBytes = webApp.manifest.json(assets: assets).serialized
-        var manifest = Response(
+        let manifest = Response(
             status: .ok,
             headers: [
                 "Content-Type": "application/manifest+json", "Cache-Control": "no-cache",
                 "X-Content-Type-Options": "nosniff",
             ], body: .bytes(manifestBytes))
-        manifest.headers.replaceOrAdd(name: "Content-Type", value: "application/manifest+json")
         let preparedManifest = PreparedResponse(manifest)
         router.get(InstallableWebApp.manifestPath) { _ in .prepared(preparedManifest) }
 
