@@ -18,12 +18,19 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts `product` with `arguments` in `directory`; `APPSHELL_*` variables of the test's own
-    /// environment are removed and `environment` is added.
+    /// environment are removed and `environment` is added. A `launcher` (a program and its
+    /// arguments, such as `setpriv --reuid=…`) runs the product in its turn.
     public init(
-        product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil
+        product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
+        launcher: [String] = []
     ) throws {
-        process.executableURL = ServerProcess.product(product)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [ServerProcess.product(product).path] + arguments
+        } else {
+            process.executableURL = ServerProcess.product(product)
+            process.arguments = arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APPSHELL_") }
         merged.merge(environment) { _, new in new }
@@ -62,6 +69,19 @@ public final class ServerProcess: @unchecked Sendable {
     public func waitForExit() -> Int32 {
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// Waits at most `seconds` for the process to end and returns its exit status (or signal
+    /// number); `nil` when it was still running, after killing it (SIGKILL).
+    public func waitForExit(seconds: Double) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else {
+            kill()
+            process.waitUntilExit()
+            return nil
+        }
+        return waitForExit()
     }
 
     /// Everything written to standard error (waits for the process to close it).
