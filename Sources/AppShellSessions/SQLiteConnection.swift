@@ -20,6 +20,8 @@ final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Set by `close`: the handle is gone, and every use throws.
+    private var closed = false
 
     /// Opens (creating when missing) the database file at `path` for reading and writing.
     init(path: String) throws(StoreError) {
@@ -40,47 +42,21 @@ final class SQLiteConnection {
         handle = opened
     }
 
-    /// The 16 bytes every SQLite 3 database file begins with.
-    private static let header = Array("SQLite format 3\0".utf8)
+    deinit { close() }
 
-    /// Refuses, without writing to it, an existing file at `path` that this process cannot read
-    /// and write, or that is not empty and does not begin with SQLite's header. SQLite would open
-    /// a write-protected file read-only (leaving `-wal` and `-shm` files beside it) and takes a
-    /// file of one byte for an empty database, writing a new one over it. An empty file (0 bytes)
-    /// is an empty database, as SQLite says; a missing one is created by `init`.
-    static func checkFile(at path: String) throws(StoreError) {
-        let file = open(path, O_RDWR | O_CLOEXEC)
-        guard file >= 0 else {
-            let code = errno
-            guard code != ENOENT else { return }
-            let readOnly = code == EACCES && access(path, R_OK) == 0 ? "it is read-only for this user: " : ""
-            throw StoreError(
-                "store \(path): cannot open it for reading and writing: \(readOnly)\(String(cString: strerror(code))); "
-                    + "it was left as it is")
-        }
-        defer { close(file) }
-        var start = [UInt8](repeating: 0, count: header.count)
-        var count = 0
-        while count < start.count {
-            let got = start.withUnsafeMutableBytes { read(file, $0.baseAddress! + count, $0.count - count) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { break }
-            count += got
-        }
-        guard count > 0, start[..<count] != header[...] || count < header.count else { return }
-        let why =
-            count < header.count
-            ? "it holds \(count) byte\(count == 1 ? "" : "s"), fewer than SQLite's header"
-            : "it does not begin with SQLite's header"
-        throw StoreError(
-            "store \(path): file is not a database: \(why) (\(codeName(SQLITE_NOTADB)), \(SQLITE_NOTADB)); "
-                + "it is not a session store, or it is damaged, and was left as it is")
-    }
-
-    deinit {
+    /// Closes the file: the last connection to close checkpoints the write-ahead log into the
+    /// database and removes the `-wal` and `-shm` files, so a stopped server leaves one file.
+    /// Every later `execute` or `statement` throws.
+    func close() {
+        guard !closed else { return }
+        closed = true
         // Finalized before the close, or sqlite3_close_v2 would keep the handle alive as a zombie.
         statements.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    private func checkOpen() throws(StoreError) {
+        if closed { throw StoreError("store \(path): closed (the server is stopping)") }
     }
 
     /// Whether SQLite opened the file read-only.
@@ -95,6 +71,7 @@ final class SQLiteConnection {
     /// Runs SQL that binds no values (schema changes, pragmas, transaction control), one statement
     /// after the other.
     func execute(_ sql: String) throws(StoreError) {
+        try checkOpen()
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else {
             throw SQLiteConnection.error(handle, code, path: path, operation: "execute " + SQLiteConnection.quote(sql))
@@ -106,6 +83,7 @@ final class SQLiteConnection {
     /// Statements are kept by their SQL text and reused: preparing parses and plans the SQL, which
     /// costs more than most of the queries the store runs.
     func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        try checkOpen()
         if let cached = statements[sql] {
             cached.reset()
             return cached

@@ -110,6 +110,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Closes the file: checkpointed, its `-wal` and `-shm` files removed. Later calls throw.
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
     /// The number of records.
     public func count() throws(StoreError) -> Int {
         let counts = try connection.withLock { connection throws(StoreError) in
