@@ -202,6 +202,8 @@ import Testing
             verifier.release()
         }
         #expect(live.stop(timeoutSeconds: 10))
+        // The clients read their answers on their own threads.
+        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         for answer in answers {
             #expect(answer.withLock { $0?.status } == 200)
         }
@@ -220,6 +222,7 @@ import Testing
             verifier.release()
         }
         #expect(live.stop(timeoutSeconds: 10))
+        #expect(Self.eventually { answer.withLock { $0 } != nil })
         let login = try #require(answer.withLock { $0 })
         #expect(login.status == 200)
         #expect(login.json["screen"] == "main")
