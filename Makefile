@@ -16,19 +16,20 @@ CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
 CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test contract-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test contract-test flood-test flood deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
-## then the concurrency suites again under ThreadSanitizer, the whole suite under
-## AddressSanitizer, then the real-browser tests
+## the floods (smaller than make flood's), then the concurrency suites again under
+## ThreadSanitizer, the whole suite under AddressSanitizer, then the real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) contract-test
+	$(MAKE) flood-test
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
@@ -71,6 +72,28 @@ browser-test: $(BROWSER_VENV_READY) build
 ## run, CONTRACT_MAX_EXAMPLES (60) the cases per operation, CONTRACT_SEED (15) picks them.
 contract-test: $(CONTRACT_VENV_READY) build
 	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis
+
+## flood-test: tests/flood/run.py against the built (debug) appshell, on loopback: cookieless
+## requests across every route while logged-in users act (FLOOD_TEST_REQUESTS, 100000, with a
+## session cap of FLOOD_TEST_CAP, 10000, so the cap is reached and enforced), 500 slow-loris
+## connections, 1000 open event streams plus normal traffic. Asserts behaviour, prints figures,
+## writes tests/flood/out/latest.json. Installs Debian's wrk when missing. About a minute here.
+FLOOD_PACKAGES := wrk
+FLOOD_TEST_REQUESTS ?= 100000
+FLOOD_TEST_CAP ?= 10000
+flood-test: build
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(FLOOD_PACKAGES)"
+	FLOOD_REQUESTS=$(FLOOD_TEST_REQUESTS) FLOOD_CAP=$(FLOOD_TEST_CAP) \
+	  python3 tests/flood/run.py $$($(SWIFT) build --show-bin-path)/appshell
+
+## flood: the same with the issue's figures, on a release build: FLOOD_REQUESTS (1000000)
+## cookieless requests with the default session cap (FLOOD_CAP, 100000)
+FLOOD_REQUESTS ?= 1000000
+FLOOD_CAP ?= 100000
+flood: build-release
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(FLOOD_PACKAGES)"
+	FLOOD_REQUESTS=$(FLOOD_REQUESTS) FLOOD_CAP=$(FLOOD_CAP) \
+	  python3 tests/flood/run.py $$($(SWIFT) build -c release --show-bin-path)/appshell
 
 ## schemathesis, from PyPI into a git-ignored virtual environment
 $(CONTRACT_VENV_READY): $(CONTRACT_REQUIREMENTS) | test-deps

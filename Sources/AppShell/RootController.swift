@@ -63,12 +63,13 @@ public final class RootController: ContainerController {
     /// A root restored from a snapshot: the screens are in place, no lifecycle runs.
     public init(
         restoring child: any PageRenderer, presented: (any PageRenderer)?, log: LifecycleLog, version: Int,
-        defaults: DefaultsStore
+        lastTransition: LastTransition? = nil, defaults: DefaultsStore
     ) {
         self.child = child
         self.presented = presented
         self.log = log
         self.version = version
+        self.lastTransition = lastTransition.map { ($0.kind, $0.animated) }
         detachedDefaults = defaults
         child.context = context
         presented?.context = context

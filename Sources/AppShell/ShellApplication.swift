@@ -97,7 +97,8 @@ public final class ShellSession {
             lifecycle: root.log.records,
             version: root.version,
             extra: coordinator.extraSnapshot,
-            channel: channel)
+            channel: channel,
+            transition: root.lastTransition.map { LastTransition(kind: $0.kind, animated: $0.animated) })
     }
 
     /// Takes over the channel of the app it was rebuilt from, and the count of that channel's

@@ -21,11 +21,14 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The channel the session's pages listen on (`ShellSession.channel`); `nil` in snapshots
     /// stored before it was kept.
     public var channel: String?
+    /// The last transition (`RootController.lastTransition`), which the state shows: restored
+    /// with the version, so that one version names one state after a rebuild too.
+    public var transition: LastTransition?
 
     /// A snapshot with the given parts.
     public init(
         root: String, stack: [String], presented: String?, coordinators: JSON, lifecycle: [LifecycleRecord],
-        version: Int, extra: JSON, channel: String? = nil
+        version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
     ) {
         self.root = root
         self.stack = stack
@@ -35,6 +38,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.version = version
         self.extra = extra
         self.channel = channel
+        self.transition = transition
     }
 
     /// The stored form.
@@ -45,6 +49,9 @@ public struct ShellSnapshot: Sendable, Equatable {
             "lifecycle": .array(lifecycle.map(\.json)), "version": .integer(version), "extra": extra,
         ]
         if let channel { members["channel"] = .string(channel) }
+        if let transition {
+            members["transition"] = ["kind": .string(transition.kind.rawValue), "animated": .bool(transition.animated)]
+        }
         return .object(members)
     }
 
@@ -62,5 +69,22 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.version = version
         self.extra = json["extra"] ?? .null
         self.channel = json["channel"]?.stringValue
+        self.transition = json["transition"]?["kind"]?.stringValue.flatMap(TransitionKind.init(rawValue:)).map {
+            LastTransition(kind: $0, animated: json["transition"]?["animated"]?.boolValue ?? false)
+        }
+    }
+}
+
+/// A transition that ran: its kind and whether the browser animates it.
+public struct LastTransition: Sendable, Equatable {
+    /// What changed.
+    public var kind: TransitionKind
+    /// Whether the browser plays it.
+    public var animated: Bool
+
+    /// A transition of `kind`.
+    public init(kind: TransitionKind, animated: Bool) {
+        self.kind = kind
+        self.animated = animated
     }
 }

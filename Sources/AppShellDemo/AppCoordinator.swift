@@ -48,7 +48,7 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         guard snapshot.presented == nil || presented != nil else { return nil }
         root = RootController(
             restoring: child, presented: presented, log: LifecycleLog(records: snapshot.lifecycle),
-            version: snapshot.version, defaults: defaults)
+            version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
         super.init(name: "app")
         switch child {
         case let splash as SplashScreen:

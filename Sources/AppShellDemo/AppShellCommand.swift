@@ -107,6 +107,10 @@ public enum AppShellCommand {
         app.environment.passwordChecks.stop()
         app.shell.stopScheduler()
         app.sessions.stopSweeper()
+        // Closed here rather than left to the process's exit: the last close checkpoints the
+        // write-ahead log into the file and removes it (references still held elsewhere, by a
+        // stream or a connection the daemon dropped, would otherwise keep it open to the end).
+        app.sessions.backend.close()
         AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])
         return 0
     }

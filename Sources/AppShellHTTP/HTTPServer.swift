@@ -120,16 +120,16 @@ public final class HTTPServer: Sendable {
         // before the daemon stops: end them all now, and admit no new one (a client may ask for
         // one again on its open connection).
         streams.closeAll()
-        // A request waiting for a deferred answer whose work has not begun is answered now, and
-        // its work will do nothing; work that began is waited for, as any request is.
-        deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: false)
+        // Requests waiting for a deferred answer (a login's password check, queued or running)
+        // are in flight like any other: their work goes on and they are waited for.
         let deadline = Clock.monotonicMicros() + (timeoutSeconds ?? configuration.shutdownTimeoutSeconds) * 1_000_000
         while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < deadline {
             usleep(5_000)
         }
         let finished = statistics.inFlightCounter.load(ordering: .acquiring) == 0
         // No connection may still be suspended when libmicrohttpd stops (it aborts): those whose
-        // work outlived the timeout are answered 503 too, and given a moment to be sent.
+        // work outlived the timeout are answered 503, and given a moment to be sent; work that
+        // had not begun finds its request answered and does nothing.
         if deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true) > 0 {
             let grace = Clock.monotonicMicros() + 500_000
             while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < grace {

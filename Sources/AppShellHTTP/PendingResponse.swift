@@ -10,10 +10,10 @@ import CMicroHTTPD
 /// connection's thread. Header fields of the deferred response (a `Set-Cookie`) are added to the
 /// answer unless it carries a field of the same name.
 ///
-/// At shutdown the server answers, by itself, every request whose work has not `claim`ed it yet
-/// (503 with `Retry-After`): work should `claim` before it starts and skip itself when that fails,
-/// so that nothing is done for a request answered that way. Work that claimed is waited for, up
-/// to the shutdown timeout.
+/// At shutdown a waiting request is in flight like any other: it is waited for, up to the
+/// shutdown timeout; then the server answers, by itself, every one still waiting (503 with
+/// `Retry-After`). Work should `claim` before it starts and skip itself when that fails, so that
+/// nothing is done for a request answered that way.
 public final class PendingResponse: Sendable {
     private enum Phase {
         case waiting
@@ -117,8 +117,8 @@ extension Response {
     }
 }
 
-/// The server's requests waiting for a deferred answer: each is answered 503 at shutdown unless
-/// its work already claimed it, and none may still be suspended when libmicrohttpd stops.
+/// The server's requests waiting for a deferred answer: those still waiting when the shutdown
+/// timeout ends are answered 503, and none may still be suspended when libmicrohttpd stops.
 final class DeferredResponses: Sendable {
     private struct State {
         var waiting: [ObjectIdentifier: PendingResponse] = [:]

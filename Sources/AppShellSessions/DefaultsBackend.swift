@@ -62,9 +62,15 @@ public protocol DefaultsBackend: Sendable {
     func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int
     /// The number of records.
     func count() throws(StoreError) -> Int
+    /// Closes the store for good, once nothing will use it again (the process is stopping):
+    /// every later call throws. Backends with nothing to close need not implement it.
+    func close()
 }
 
 extension DefaultsBackend {
+    /// Nothing to close.
+    public func close() {}
+
     /// `rename` then `save`, renaming back when the save fails: for backends with no transaction.
     /// If the way back fails too, the record stays under `newID`, which the caller never adopts
     /// (the old id then loads nothing: the user is logged out, never let in).

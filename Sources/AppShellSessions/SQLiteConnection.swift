@@ -20,6 +20,8 @@ final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Set by `close`: the handle is gone, and every use throws.
+    private var closed = false
 
     /// Opens (creating when missing) the database file at `path` for reading and writing.
     init(path: String) throws(StoreError) {
@@ -40,10 +42,21 @@ final class SQLiteConnection {
         handle = opened
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Closes the file: the last connection to close checkpoints the write-ahead log into the
+    /// database and removes the `-wal` and `-shm` files, so a stopped server leaves one file.
+    /// Every later `execute` or `statement` throws.
+    func close() {
+        guard !closed else { return }
+        closed = true
         // Finalized before the close, or sqlite3_close_v2 would keep the handle alive as a zombie.
         statements.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    private func checkOpen() throws(StoreError) {
+        if closed { throw StoreError("store \(path): closed (the server is stopping)") }
     }
 
     /// Whether SQLite opened the file read-only.
@@ -58,6 +71,7 @@ final class SQLiteConnection {
     /// Runs SQL that binds no values (schema changes, pragmas, transaction control), one statement
     /// after the other.
     func execute(_ sql: String) throws(StoreError) {
+        try checkOpen()
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else {
             throw SQLiteConnection.error(handle, code, path: path, operation: "execute " + SQLiteConnection.quote(sql))
@@ -69,6 +83,7 @@ final class SQLiteConnection {
     /// Statements are kept by their SQL text and reused: preparing parses and plans the SQL, which
     /// costs more than most of the queries the store runs.
     func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        try checkOpen()
         if let cached = statements[sql] {
             cached.reset()
             return cached

@@ -30,6 +30,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Opens the store at `path`, creating the file and its parent directories when missing.
     public init(path: String) throws(StoreError) {
         try SQLiteDefaultsBackend.createParentDirectory(of: path)
+        try SQLiteConnection.checkFile(at: path)
         let connection = try SQLiteConnection(path: path)
         try SQLiteDefaultsBackend.prepare(connection)
         self.path = path
@@ -109,6 +110,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Closes the file: checkpointed, its `-wal` and `-shm` files removed. Later calls throw.
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
     /// The number of records.
     public func count() throws(StoreError) -> Int {
         let counts = try connection.withLock { connection throws(StoreError) in
@@ -161,10 +167,15 @@ extension SQLiteDefaultsBackend {
         try connection.execute("PRAGMA busy_timeout = 5000")
         // The first read of the file: a file that is not a database fails here, before anything is
         // written to it, and damage is found before we add to it.
-        let check = try connection.query("PRAGMA quick_check") { $0.string(at: 0) }
+        let check: [String]
+        do {
+            check = try connection.query("PRAGMA quick_check") { $0.string(at: 0) }
+        } catch {
+            throw StoreError(error.description + "; it is not a session store, or it is damaged, and was left as it is")
+        }
         guard check == ["ok"] else {
             let findings = check.prefix(3).joined(separator: "; ")
-            throw StoreError("store \(path): the database is damaged (quick_check: \(findings))")
+            throw StoreError("store \(path): the database is damaged (quick_check: \(findings)); it was left as it is")
         }
         guard !connection.isReadOnly else {
             throw StoreError("store \(path): the file can only be opened read-only; the store needs to write to it")

@@ -224,6 +224,7 @@ public final class SessionRegistry: Sendable {
         let saves =
             context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
         let touches = !saves && !rotated && touchDue
+        var touched = touches
 
         // The writes: all or nothing.
         if saves {
@@ -237,7 +238,14 @@ public final class SessionRegistry: Sendable {
         } else if rotated && state.persisted {
             try backend.rename(state.id, to: context.id)
         } else if touches {
-            try backend.touch(state.id, accessed: accessed)
+            // Only the stored access time is due: a read must not fail because it cannot be
+            // written (a full disk). It stays due, and is tried again by the next request.
+            do {
+                try backend.touch(state.id, accessed: accessed)
+            } catch {
+                StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
+                touched = false
+            }
         }
 
         // The backend has them: memory follows.
@@ -255,7 +263,7 @@ public final class SessionRegistry: Sendable {
         } else if snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
             state.snapshot = context.snapshot
-        } else if touches {
+        } else if touched {
             state.storedAccess = accessed
         }
     }

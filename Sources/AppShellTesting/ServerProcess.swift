@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellJSON
 import Foundation
 
@@ -11,6 +12,9 @@ public final class ServerProcess: @unchecked Sendable {
     private let output = Pipe()
     private let errors = Pipe()
     private var buffered = Data()
+    /// What `collectOutput` read, and whether it reached the end.
+    private let collected = Locked<(data: Data, ended: Bool)>((Data(), false))
+    private var collecting = false
 
     /// The path of the product `name` built beside the test bundle (`.build/<config>/name`).
     public static func product(_ name: String) -> URL {
@@ -18,12 +22,19 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts `product` with `arguments` in `directory`; `APPSHELL_*` variables of the test's own
-    /// environment are removed and `environment` is added.
+    /// environment are removed and `environment` is added. A `launcher` (a program and its
+    /// arguments, such as `setpriv --reuid=…`) runs the product in its turn.
     public init(
-        product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil
+        product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
+        launcher: [String] = []
     ) throws {
-        process.executableURL = ServerProcess.product(product)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [ServerProcess.product(product).path] + arguments
+        } else {
+            process.executableURL = ServerProcess.product(product)
+            process.arguments = arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APPSHELL_") }
         merged.merge(environment) { _, new in new }
@@ -64,13 +75,47 @@ public final class ServerProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Waits at most `seconds` for the process to end and returns its exit status (or signal
+    /// number); `nil` when it was still running, after killing it (SIGKILL).
+    public func waitForExit(seconds: Double) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else {
+            kill()
+            process.waitUntilExit()
+            return nil
+        }
+        return waitForExit()
+    }
+
     /// Everything written to standard error (waits for the process to close it).
     public var errorText: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+
+    /// Reads standard output on a thread of its own from now on, so that a process writing much
+    /// (an access log under load) never blocks on a full pipe; `outputText` returns it all.
+    public func collectOutput() {
+        collecting = true
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [collected] in
+            while true {
+                let chunk = handle.availableData
+                collected.withLock {
+                    $0.data.append(chunk)
+                    if chunk.isEmpty { $0.ended = true }
+                }
+                if chunk.isEmpty { return }
+            }
+        }
+    }
 
     /// Everything written to standard output after what `port()` read (waits for the process to
     /// close it).
     public var outputText: String {
-        String(decoding: buffered + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard collecting else {
+            return String(decoding: buffered + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        while !collected.withLock({ $0.ended }) { usleep(10_000) }
+        return String(decoding: buffered + collected.withLock { $0.data }, as: UTF8.self)
     }
 
     deinit {

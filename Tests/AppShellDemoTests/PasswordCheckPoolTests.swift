@@ -170,7 +170,8 @@ import Testing
             answers.append(Self.loginInBackground(client))
         }
         #expect(Self.eventually { verifier.began == 1 && app.environment.passwordChecks.queued == 2 })
-        // The running check is waited for up to the timeout; the queued ones are answered at once.
+        // The running check (held) and the queued ones are waited for up to the timeout, then
+        // answered 503.
         #expect(live.stop(timeoutSeconds: 1) == false)
         #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         for answer in answers {
@@ -181,6 +182,32 @@ import Testing
         #expect(Self.eventually { app.environment.passwordChecks.queued == 0 })
         #expect(Self.eventually { app.environment.passwordChecks.running == 0 })
         #expect(verifier.began == 1)
+    }
+
+    /// A login still queued for a check when the shutdown begins is in flight: it is checked
+    /// and answered as usual within the timeout (it was answered 503 at once).
+    @Test func aLoginQueuedWhenShutdownBeginsIsCheckedAndAnswered() throws {
+        let verifier = HeldVerifier()
+        defer { verifier.release() }
+        let (app, live) = try Self.start(verifier) { $0.passwordCheckThreads = 1 }
+        var answers: [Locked<TestResponse?>] = []
+        for _ in 0..<2 {
+            let client = live.client()
+            _ = try client.get("/api/state")
+            answers.append(Self.loginInBackground(client))
+        }
+        #expect(Self.eventually { verifier.began == 1 && app.environment.passwordChecks.queued == 1 })
+        Thread.detachNewThread {
+            usleep(200_000)
+            verifier.release()
+        }
+        #expect(live.stop(timeoutSeconds: 10))
+        // The clients read their answers on their own threads.
+        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        for answer in answers {
+            #expect(answer.withLock { $0?.status } == 200)
+        }
+        #expect(verifier.began == 2)
     }
 
     @Test func aLoginCheckedDuringShutdownIsAnsweredAsUsual() throws {
@@ -195,6 +222,7 @@ import Testing
             verifier.release()
         }
         #expect(live.stop(timeoutSeconds: 10))
+        #expect(Self.eventually { answer.withLock { $0 } != nil })
         let login = try #require(answer.withLock { $0 })
         #expect(login.status == 200)
         #expect(login.json["screen"] == "main")

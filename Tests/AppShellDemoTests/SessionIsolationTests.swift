@@ -182,13 +182,15 @@ import Testing
         }
     }
 
-    static func start(_ disk: SmallDisk, idleTimeout: Int64 = 1800) throws -> (DemoApp, LiveServer) {
+    static func start(
+        _ disk: SmallDisk, idleTimeout: Int64 = 1800, splashDelay: Int = 0
+    ) throws -> (DemoApp, LiveServer) {
         var configuration = try AppConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .sqlite
         configuration.storePath = disk.path + "/sessions.sqlite"
-        configuration.splashDelayMilliseconds = 0
+        configuration.splashDelayMilliseconds = splashDelay
         configuration.sessions.idleTimeoutSeconds = idleTimeout
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         let app = try DemoApp(configuration: configuration)
@@ -238,11 +240,12 @@ import Testing
             print("SKIPPED aStreamWhoseCommitFailsIsNotKept: cannot mount a tmpfs here (needs root)")
             return
         }
-        // Idle timeout 4 s: the row's access time is refreshed after 1 s.
-        let (app, live) = try Self.start(disk, idleTimeout: 4)
+        // A session stored while its splash runs (a launch sets a value): the stream that finds
+        // the splash done routes it, and that change cannot be committed.
+        let (app, live) = try Self.start(disk, splashDelay: 1000)
         let client = live.client()
-        _ = try client.get("/api/state")
-        #expect(try ShellAPITests.login(client).status == 200)
+        #expect(try client.get("/api/state").json["screen"] == "splash")
+        #expect(try ShellAPITests.act(client, "launch", #", "source": "notification""#).status == 200)
         disk.fill()
         Thread.sleep(forTimeInterval: 1.2)
         let (_, head) = try SessionIsolationTests.openStream(

@@ -61,6 +61,24 @@ import Testing
         }
     }
 
+    /// What a stopping server does: the log is checkpointed into the file and removed, and the
+    /// store refuses any later use.
+    @Test func closeLeavesOneFileAndRefusesLaterUse() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let id = SessionID.random()
+            let backend = try SQLiteDefaultsBackend(path: path)
+            try backend.save(id, Self.record)
+            #expect(Self.exists(path + "-wal"))
+            backend.close()
+            #expect(!Self.exists(path + "-wal"))
+            #expect(!Self.exists(path + "-shm"))
+            #expect(Self.storeError { () throws(StoreError) in try backend.save(id, Self.record) } != nil)
+            backend.close()
+            #expect(try SQLiteDefaultsBackend(path: path).load(id) == Self.record)
+        }
+    }
+
     @Test func missingParentDirectoriesAreCreated() throws {
         try BackendTestDirectory.with { directory throws in
             let path = directory.path + "/data/deeper/sessions.sqlite"

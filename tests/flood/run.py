@@ -1,0 +1,500 @@
+#!/usr/bin/env python3
+"""`make flood-test` / `make flood`: floods against the real `appshell` process, on loopback only.
+
+Three scenarios, each against a server of its own (SQLite store in a temporary folder, port 0):
+
+  cookieless  FLOOD_REQUESTS (default 1 000 000) cookieless requests across every route with wrk
+              (tests/flood/flood.lua), while logged-in users keep acting and reading. Asserts: no
+              5xx and no socket error, the sessions held in memory never exceed the cap, the RSS
+              stays under its start plus the cap times 1 KiB (README, Limits), and every request of
+              the logged-in users is answered 200 on their own, still logged-in session. Reports
+              the flood's rate and the users' p50/p99.
+  slowloris   FLOOD_SLOW (500) connections that send their request a byte a second (half in the
+              header block, half in a body), from ten loopback addresses, for FLOOD_HOLD seconds,
+              while others ask for pages. Asserts: every other request is answered 200, the slow
+              connections were held open all along, and once they fall silent the server closes
+              each within three idle timeouts. Reports the others' latency.
+  streams     FLOOD_STREAMS (1000) event streams held open (from twenty loopback addresses, one
+              session each) while logged-in users act with their own streams open. Asserts: every
+              stream opens and stays open, every action is answered 200, and its state event
+              reaches the user's stream. Reports the actions' latency and the events' delay.
+
+Usage: run.py APPSHELL_BINARY [scenario ...]. Environment: FLOOD_REQUESTS, FLOOD_CAP (the
+session cap for the cookieless flood, default 100 000), FLOOD_SLOW, FLOOD_HOLD (seconds, 10),
+FLOOD_STREAMS, FLOOD_WRK (wrk's path). Python 3 standard library and Debian's wrk. Every server
+it starts is stopped. Exits 1 when an assertion fails; figures go to standard output, and as JSON
+to tests/flood/out/latest.json.
+"""
+
+import asyncio
+import http.client
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+COOKIE = "appshell_session"
+FAILURES = []
+
+
+def env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+def check(condition, message):
+    print(("  ok    " if condition else "  FAIL  ") + message, flush=True)
+    if not condition:
+        FAILURES.append(message)
+
+
+def percentile(values, fraction):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class Server:
+    """The appshell binary on a free loopback port, with its store in a temporary folder."""
+
+    def __init__(self, binary, **settings):
+        self.folder = tempfile.mkdtemp(prefix="appshell-flood-")
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
+        environment.update({
+            "APPSHELL_HOST": "127.0.0.1", "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false",
+            "APPSHELL_STORE_PATH": os.path.join(self.folder, "store.sqlite"),
+            "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+        })
+        environment.update({"APPSHELL_" + k: str(v) for k, v in settings.items()})
+        self.errors = open(os.path.join(self.folder, "stderr"), "w+")
+        self.process = subprocess.Popen([binary], cwd=REPO, env=environment, stdout=subprocess.PIPE,
+                                        stderr=self.errors, text=True)
+        for line in self.process.stdout:
+            event = json.loads(line)
+            if event.get("event") == "listening":
+                self.port = event["port"]
+                break
+        else:
+            raise RuntimeError("the server exited before listening")
+        # Drain standard output so that the server never blocks on a full pipe.
+        threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()
+
+    def memory(self):
+        """(VmRSS, VmHWM) in KiB."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            fields = dict(line.split(":", 1) for line in status)
+        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+    def metric(self, name):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+        connection.close()
+        match = re.search(rf"^{name} (\d+)$", text, re.M)
+        return int(match.group(1)) if match else None
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            status = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            status = self.process.wait()
+        self.errors.seek(0)
+        errors = self.errors.read()
+        check(status == 0, f"the server exited 0 after SIGTERM (got {status})")
+        check("fatal" not in errors.lower(), "no fatal error on standard error")
+        return status
+
+
+class User:
+    """A logged-in session on a kept-alive connection."""
+
+    def __init__(self, port, source="127.0.0.1"):
+        self.port, self.source = port, source
+        self.connection = None
+        self.cookie = None
+        self.state("/api/state")
+        status, state = self.act("login", username="demo", password="appshell")
+        if status != 200:
+            raise RuntimeError(f"login failed: {status} {state}")
+
+    def send(self, method, path, body=None):
+        if self.connection is None:
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15,
+                                                         source_address=(self.source, 0))
+        headers = {"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            self.connection.request(method, path, body=body, headers=headers)
+            response = self.connection.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            self.connection = None
+            raise
+        cookie = response.getheader("Set-Cookie")
+        if cookie and cookie.startswith(COOKIE + "="):
+            self.cookie = cookie.split(";", 1)[0].split("=", 1)[1]
+        if response.getheader("Connection", "").lower() == "close":
+            self.connection.close()
+            self.connection = None
+        return response.status, data
+
+    def state(self, path="/api/state"):
+        status, data = self.send("GET", path)
+        return status, json.loads(data) if data.startswith(b"{") else None
+
+    def act(self, action, **parameters):
+        status, data = self.send("POST", "/api/actions", json.dumps({"action": action, **parameters}))
+        return status, json.loads(data) if data.startswith(b"{") else None
+
+
+def users_loop(users, stop, results):
+    """Each user reads its state and acts (showList / pop) until `stop`; records (ms, ok)."""
+
+    def run(user):
+        step = 0
+        while not stop.is_set():
+            step += 1
+            started = time.perf_counter()
+            try:
+                if step % 4 == 0:
+                    status, state = user.act("showList" if step % 8 == 4 else "pop")
+                else:
+                    status, state = user.state()
+                ok = status == 200 and state is not None and state.get("root") == "main"
+            except (OSError, http.client.HTTPException) as error:
+                ok, state = False, str(error)
+            problem = None if ok else (status, state.get("error") if isinstance(state, dict) else state)
+            results.append(((time.perf_counter() - started) * 1000, ok, problem))
+
+    threads = [threading.Thread(target=run, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def cookieless(binary, figures):
+    requests = env_int("FLOOD_REQUESTS", 1_000_000)
+    cap = env_int("FLOOD_CAP", 100_000)
+    print(f"cookieless: {requests} cookieless requests across every route, session cap {cap}", flush=True)
+    server = Server(binary, MAX_SESSIONS_IN_MEMORY=cap)
+    try:
+        users = [User(server.port) for _ in range(4)]
+        rss_start, _ = server.memory()
+        stop, results = threading.Event(), []
+        threads = users_loop(users, stop, results)
+        connections, wrk_threads = 32, 2
+        per_thread = -(-requests // wrk_threads)
+        marker = os.path.join(server.folder, "wrk-done")
+        started = time.time()
+        wrk = subprocess.Popen(
+            [os.environ.get("FLOOD_WRK", "wrk"), f"-t{wrk_threads}", f"-c{connections}", "-d3600s",
+             "--timeout", "10s", "-s", os.path.join(HERE, "flood.lua"), f"http://127.0.0.1:{server.port}/",
+             "--", str(per_thread), marker],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # wrk waits for its whole duration even when every thread stopped: interrupt it then.
+        # The RSS is sampled meanwhile (VmHWM would count the logins' 64 MiB password checks).
+        rss_samples = [rss_start]
+        while wrk.poll() is None and not all(os.path.exists(f"{marker}.{n}") for n in range(1, wrk_threads + 1)):
+            time.sleep(0.1)
+            rss_samples.append(server.memory()[0])
+        elapsed = time.time() - started
+        wrk.send_signal(signal.SIGINT)
+        output, errors = wrk.communicate(timeout=60)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        line = next((l for l in output.splitlines() if l.startswith("FLOOD ")), None)
+        check(line is not None, "wrk ran the flood and reported")
+        if line is None:
+            print(output, errors)
+            return
+        flood = json.loads(line[6:])
+        rss_end = server.memory()[0]
+        rss_peak = max(rss_samples + [rss_end])
+        in_memory = server.metric("appshell_sessions_in_memory")
+        created = server.metric("appshell_sessions_created_total")
+        bound = rss_start + cap + 16 * 1024  # KiB: start + cap x 1 KiB + 16 MiB of buffers
+        check(flood["responses"] >= requests, f"{flood['responses']} answers (asked for {requests})")
+        check(flood["s5xx"] == 0, f"no 5xx answer ({flood['s5xx']})")
+        socket_errors = sum(flood[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts"))
+        check(socket_errors == 0, f"no socket error or timeout ({socket_errors})")
+        check(in_memory is not None and in_memory <= cap, f"sessions in memory {in_memory} <= cap {cap}")
+        check(rss_peak <= bound,
+              f"RSS during the flood at most {rss_peak / 1024:.1f} MiB <= start {rss_start / 1024:.1f} MiB + cap x 1 KiB + 16 MiB "
+              f"= {bound / 1024:.1f} MiB")
+        failed = [r for r in results if not r[1]]
+        check(len(results) > 0 and not failed,
+              f"logged-in users: {len(results)} requests, all 200 on their logged-in session "
+              f"({len(failed)} failed{': ' + str(failed[:3]) if failed else ''})")
+        latencies = [r[0] for r in results]
+        figures["cookieless"] = {
+            "requests": flood["responses"], "seconds": round(elapsed, 1),
+            "rate": round(flood["responses"] / flood["seconds"]), "flood_p50_ms": flood["p50_ms"],
+            "flood_p99_ms": flood["p99_ms"], "status_classes": {k: flood[k] for k in ("s2xx", "s3xx", "s4xx")},
+            "sessions_created": created, "sessions_in_memory": in_memory, "cap": cap,
+            "rss_start_mib": round(rss_start / 1024, 1), "rss_end_mib": round(rss_end / 1024, 1),
+            "rss_peak_mib": round(rss_peak / 1024, 1), "users_requests": len(results),
+            "users_p50_ms": round(percentile(latencies, 0.50), 2),
+            "users_p99_ms": round(percentile(latencies, 0.99), 2),
+            "users_max_ms": round(max(latencies), 2) if latencies else None,
+        }
+        print(f"  figures {json.dumps(figures['cookieless'])}", flush=True)
+    finally:
+        server.stop()
+
+
+async def slow_client(port, source, in_body, hold, state):
+    """One slow-loris connection: its request a byte a second, for `hold` seconds."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    if in_body:
+        head = ("POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                "Content-Length: 100000\r\n\r\n")
+        writer.write(head.encode())
+        drip = b" "
+    else:
+        writer.write(b"GET /api/state HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        drip = b"a"
+    state["opened"] += 1
+    deadline = time.monotonic() + hold
+    try:
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1)
+            writer.write(drip)
+            await writer.drain()
+        # Still open? A closed connection reads its end at once.
+        try:
+            data = await asyncio.wait_for(reader.read(1), timeout=0.05)
+            if data == b"":
+                return "closed early"
+        except asyncio.TimeoutError:
+            pass
+        state["held"] += 1
+        # Silent from now on: the server must close it (idle timeout).
+        silent = time.monotonic()
+        try:
+            while await asyncio.wait_for(reader.read(4096), timeout=state["close_wait"]):
+                pass
+            state["close_seconds"].append(time.monotonic() - silent)
+            return "closed by the server"
+        except asyncio.TimeoutError:
+            return "never closed"
+    except (ConnectionError, OSError):
+        return "closed early"
+    finally:
+        writer.close()
+
+
+def slowloris(binary, figures):
+    count, hold, idle = env_int("FLOOD_SLOW", 500), env_int("FLOOD_HOLD", 10), 5
+    print(f"slowloris: {count} connections sending a byte a second for {hold} s (idle timeout {idle} s)",
+          flush=True)
+    server = Server(binary, IDLE_TIMEOUT_SECONDS=idle)
+    try:
+        user = User(server.port)
+        state = {"opened": 0, "held": 0, "close_seconds": [], "close_wait": 3 * idle}
+        others = []
+        stop = threading.Event()
+
+        def other_traffic():
+            while not stop.is_set():
+                started = time.perf_counter()
+                try:
+                    fresh = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+                    fresh.request("GET", "/healthz")
+                    healthy = fresh.getresponse()
+                    healthy.read()
+                    fresh.close()
+                    status, page = user.state("/api/state")
+                    ok = healthy.status == 200 and status == 200 and page.get("root") == "main"
+                except (OSError, http.client.HTTPException):
+                    ok = False
+                others.append(((time.perf_counter() - started) * 1000, ok))
+                time.sleep(0.05)
+
+        async def main():
+            sources = [f"127.0.0.{2 + i % 10}" for i in range(count)]
+            tasks = [asyncio.create_task(slow_client(server.port, sources[i], i % 2 == 1, hold, state))
+                     for i in range(count)]
+            while state["opened"] < count and not all(t.done() for t in tasks):
+                await asyncio.sleep(0.05)
+            traffic = threading.Thread(target=other_traffic)
+            traffic.start()
+            await asyncio.sleep(hold)
+            stop.set()
+            traffic.join()
+            return await asyncio.gather(*tasks, return_exceptions=True)
+
+        outcomes = asyncio.run(main())
+        tally = {}
+        for outcome in outcomes:
+            key = outcome if isinstance(outcome, str) else type(outcome).__name__
+            tally[key] = tally.get(key, 0) + 1
+        latencies = [o[0] for o in others]
+        check(state["opened"] == count, f"{state['opened']} slow connections opened")
+        check(state["held"] == count, f"{state['held']} held open for {hold} s while dripping")
+        check(tally.get("closed by the server", 0) == count,
+              f"each closed by the server once silent (within {3 * idle} s): {tally}")
+        failed = [o for o in others if not o[1]]
+        check(len(others) > 0 and not failed, f"other clients: {len(others)} rounds, all answered 200 "
+              f"({len(failed)} failed)")
+        figures["slowloris"] = {
+            "connections": count, "hold_seconds": hold, "outcomes": tally, "others_rounds": len(others),
+            "others_p50_ms": round(percentile(latencies, 0.50), 2),
+            "others_p99_ms": round(percentile(latencies, 0.99), 2),
+            "others_max_ms": round(max(latencies), 2) if latencies else None,
+            "closed_after_silence_s": round(max(state["close_seconds"]), 1) if state["close_seconds"] else None,
+        }
+        print(f"  figures {json.dumps(figures['slowloris'])}", flush=True)
+    finally:
+        server.stop()
+
+
+async def open_stream(port, source, cookie, record):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    writer.write(f"GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: {COOKIE}={cookie}\r\n\r\n".encode())
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
+    if not head.startswith(b"HTTP/1.1 200"):
+        writer.close()
+        return None
+    await asyncio.wait_for(reader.readuntil(b"\n\n"), timeout=30)
+    return reader, writer
+
+
+async def listen(reader, record):
+    """Reads a stream until it ends; records each state event's version and arrival time."""
+    buffer = b""
+    while True:
+        chunk = await reader.read(65536)
+        if not chunk:
+            record["ended"] = True
+            return
+        buffer += chunk
+        for match in re.finditer(rb'"version":(\d+)', buffer):
+            record["versions"].setdefault(int(match.group(1)), time.perf_counter())
+        buffer = buffer[-64:]
+
+
+def streams(binary, figures):
+    count = env_int("FLOOD_STREAMS", 1000)
+    print(f"streams: {count} open event streams plus normal traffic", flush=True)
+    server = Server(binary, MAX_EVENT_STREAMS=count + 8, MAX_CONNECTIONS=count + 400)
+    try:
+        # One new session per stream (a cookieless visit), as a thousand browsers would have.
+        cookies = []
+        visitor = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        for _ in range(count):
+            visitor.request("GET", "/api/state")
+            response = visitor.getresponse()
+            response.read()
+            cookies.append(response.getheader("Set-Cookie").split(";", 1)[0].split("=", 1)[1])
+        visitor.close()
+        users = [User(server.port) for _ in range(4)]
+        records = [{"versions": {}, "ended": False} for _ in users]
+        crowd = [{"versions": {}, "ended": False} for _ in range(count)]
+        actions = []
+
+        def act_loop():
+            for round_ in range(25):
+                for index, user in enumerate(users):
+                    action = "showList" if round_ % 2 == 0 else "pop"
+                    started = time.perf_counter()
+                    status, state = user.act(action)
+                    ended = time.perf_counter()
+                    actions.append((index, status, state.get("version") if state else None, started, ended))
+                    user.state("/api/state")
+                fresh = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+                fresh.request("GET", "/healthz")
+                actions.append((None, fresh.getresponse().status, None, 0, 0))
+                fresh.close()
+
+        async def main():
+            opened = await asyncio.gather(*[
+                open_stream(server.port, f"127.0.0.{2 + i % 20}", cookies[i], crowd[i]) for i in range(count)],
+                return_exceptions=True)
+            good = [o for o in opened if isinstance(o, tuple)]
+            mine = [await open_stream(server.port, "127.0.0.1", user.cookie, record)
+                    for user, record in zip(users, records)]
+            listeners = [asyncio.create_task(listen(o[0], r)) for o, r in zip(good, crowd)]
+            listeners += [asyncio.create_task(listen(m[0], r)) for m, r in zip(mine, records) if m]
+            await asyncio.to_thread(act_loop)
+            await asyncio.sleep(1)
+            still_open = sum(1 for r in crowd if not r["ended"])
+            for o in good + [m for m in mine if m]:
+                o[1].close()
+            for task in listeners:
+                task.cancel()
+            return len(good), sum(1 for m in mine if m), still_open
+
+        opened, mine, still_open = asyncio.run(main())
+        check(opened == count, f"{opened} of {count} streams opened")
+        check(still_open == count, f"{still_open} of {count} still open after the traffic")
+        check(mine == len(users), f"the {len(users)} users' own streams opened")
+        failed = [a for a in actions if a[1] != 200]
+        check(not failed, f"{len(actions)} actions and requests answered 200 ({len(failed)} failed)")
+        delays, missing = [], 0
+        for index, status, version, started, ended in actions:
+            if index is None or version is None:
+                continue
+            arrived = records[index]["versions"].get(version)
+            if arrived is None:
+                missing += 1
+            else:
+                delays.append((arrived - started) * 1000)
+        check(missing == 0, f"every action's state event reached its user's stream ({missing} missing)")
+        latencies = [(a[4] - a[3]) * 1000 for a in actions if a[0] is not None]
+        figures["streams"] = {
+            "streams": count, "opened": opened, "still_open": still_open, "actions": len(latencies),
+            "action_p50_ms": round(percentile(latencies, 0.50), 2),
+            "action_p99_ms": round(percentile(latencies, 0.99), 2),
+            "event_delay_p50_ms": round(percentile(delays, 0.50), 2),
+            "event_delay_p99_ms": round(percentile(delays, 0.99), 2),
+            "rss_mib": round(server.memory()[0] / 1024, 1),
+        }
+        print(f"  figures {json.dumps(figures['streams'])}", flush=True)
+    finally:
+        server.stop()
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    binary = os.path.abspath(sys.argv[1])
+    chosen = sys.argv[2:] or ["cookieless", "slowloris", "streams"]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    figures = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count()}
+    scenarios = {"cookieless": cookieless, "slowloris": slowloris, "streams": streams}
+    for name in chosen:
+        started = time.time()
+        try:
+            scenarios[name](binary, figures)
+        except Exception as error:  # a scenario that could not run is a failure, not a crash
+            check(False, f"{name} ran ({type(error).__name__}: {error})")
+        print(f"  {name} took {time.time() - started:.1f} s", flush=True)
+    os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
+    with open(os.path.join(HERE, "out", "latest.json"), "w") as out:
+        json.dump(figures, out, indent=2)
+    if FAILURES:
+        print(f"flood: {len(FAILURES)} failed: " + "; ".join(FAILURES))
+        return 1
+    print("flood: every assertion held")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
