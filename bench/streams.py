@@ -7,10 +7,11 @@ them: the ports of one address would not last, and the per-address limits stay o
 a fresh server:
 
   1. (a) without streams: wrk on `GET /api/state` of one logged-in session, as run.py measures (a);
-  2. RSS before, after the sessions are made (cookieless `GET /api/state`, one per stream), after
-     the first 5 000 streams and after all of them: RSS per open stream = (RSS with the streams -
-     RSS with their sessions made) / streams (the session's map entry is not counted; the app the
-     stream's session then keeps is: a page that listens has one);
+  2. RSS before, after the sessions are made (a cookieless `GET /api/state`, then one with the
+     cookie, as a page's first two requests: the session then keeps its app), after the first
+     5 000 streams and after all of them: RSS per open stream = (RSS with the streams - RSS with
+     their sessions made) / streams, what a page's stream adds to a live session; what a session
+     with its app costs is reported beside it;
   3. fan-out: PROBES logged-in sessions hold one stream each among the others; an action
      (showList, pop alternating) on one of them, and the time until its `state` event arrives on
      that session's stream (p50/p99 over every action of the round, PROBE_SECONDS at PROBE_RATE);
@@ -60,6 +61,10 @@ SERVER_ENV = {
 }
 
 SESSION_REQUEST = b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def session_request(cookie):
+    return f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {run.COOKIE}={cookie}\r\n\r\n".encode()
 
 
 def events_request(cookie):
@@ -113,7 +118,8 @@ class Holder:
         return self.loop.run_until_complete(coroutine)
 
     async def make_sessions(self, count, workers=16):
-        """`count` sessions, made by cookieless `GET /api/state` on `workers` keep-alive connections."""
+        """`count` sessions, each made by a cookieless `GET /api/state` and a second one with its
+        cookie (which keeps the session's app), on `workers` keep-alive connections."""
         per_worker = [count // workers + (1 if i < count % workers else 0) for i in range(workers)]
 
         async def worker(n):
@@ -129,6 +135,14 @@ class Holder:
                     cookie = cookie_of(head)
                     if not cookie:
                         raise run.BenchError("GET /api/state without a cookie set no cookie")
+                    # Back with the cookie, as a page's next request: the session keeps its app
+                    # now (a new visitor's is not kept between its first two requests).
+                    writer.write(session_request(cookie))
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))
+                    await reader.readexactly(length)
+                    if not head.startswith(b"HTTP/1.1 200"):
+                        raise run.BenchError(f"GET /api/state with a cookie answered {head[:40]!r}")
                     self.cookies.append(cookie)
             finally:
                 writer.close()
@@ -283,7 +297,7 @@ def run_round(bench, round_number, streams, log=run.log):
         started = time.monotonic()
         holder.run(holder.make_sessions(anonymous))
         rss_sessions = wait_rss_settled(server)
-        log(f"  {anonymous} sessions made in {time.monotonic() - started:.1f} s:"
+        log(f"  {anonymous} sessions made (each with its app) in {time.monotonic() - started:.1f} s:"
             f" RSS {run.mib(rss_start)} -> {run.mib(rss_sessions)} MiB")
         started = time.monotonic()
         first = min(CHECKPOINT, anonymous)
@@ -319,6 +333,7 @@ def run_round(bench, round_number, streams, log=run.log):
             "bytes_per_stream": round(per_stream), "bytes_per_stream_checkpoint": round(per_stream_5k),
             "bytes_per_stream_marginal": round(marginal) if marginal else None,
             "bytes_per_stream_with_session": round((rss_streams - rss_start) * 1024 / opened),
+            "bytes_per_session": round((rss_sessions - rss_start) * 1024 / anonymous),
             "opening_seconds": round(opening_seconds, 1), "fanout": fanout,
             "fanout_rounds_ms": [round(t, 3) for t in times],
             "a_alone": {k: alone[k] for k in ("rps", "p50_ms", "p99_ms", "status_errors", "socket_errors")},
@@ -350,6 +365,7 @@ def measure(bench, log=run.log):
         "bytes_per_stream_checkpoint": round(med(r["bytes_per_stream_checkpoint"] for r in rounds)),
         "checkpoint_streams": rounds[0]["checkpoint_streams"],
         "bytes_per_stream_with_session": round(med(r["bytes_per_stream_with_session"] for r in rounds)),
+        "bytes_per_session": round(med(r["bytes_per_session"] for r in rounds)),
         "fanout_p50_ms": round(med(r["fanout"]["p50_ms"] for r in rounds), 3),
         "fanout_p99_ms": round(med(r["fanout"]["p99_ms"] for r in rounds), 3),
         "fanout_actions": sum(r["fanout"]["actions"] for r in rounds),
@@ -370,10 +386,11 @@ def render(g):
     per, p99, ratio = g["bytes_per_stream"], g["fanout_p99_ms"], g["a_ratio"]
     return "\n".join([
         f"(g) {g['streams']} live event streams, each on its own session (memory store, medians of {g['rounds']} round(s)):",
-        f"  RSS per open stream: {per / 1024:.1f} KiB ((RSS with the streams - with their sessions made) / streams;"
+        f"  RSS per open stream: {per / 1024:.1f} KiB ((RSS with the streams - with their sessions live) / streams;"
         f" {g['bytes_per_stream_checkpoint'] / 1024:.1f} KiB at {g['checkpoint_streams']};"
-        f" with the session's entry {g['bytes_per_stream_with_session'] / 1024:.1f} KiB;"
         f" target <= {TARGETS['bytes_per_stream'] // 1024} KiB: {met(per <= TARGETS['bytes_per_stream'])})",
+        f"    a session with its app {g['bytes_per_session'] / 1024:.1f} KiB more; session and stream together"
+        f" {g['bytes_per_stream_with_session'] / 1024:.1f} KiB",
         f"  action -> its session's stream: p50 {g['fanout_p50_ms']:.2f} ms, p99 {p99:.2f} ms"
         f" ({g['fanout_actions']} actions; target p99 <= {TARGETS['fanout_p99_ms']:.0f} ms: {met(p99 <= TARGETS['fanout_p99_ms'])})",
         f"  (a) with the streams open: {g['a_with_streams_rps']:.0f} req/s (p99 {g['a_with_streams_p99_ms']:.2f} ms)"
