@@ -71,6 +71,28 @@ import Testing
         #expect(live.server.openEventStreams == 0)
     }
 
+    /// The heartbeats of many streams are sent in rounds spread over the interval
+    /// (`EventStreamRegistry.heartbeatRounds`), and every stream still gets one each interval,
+    /// whichever round its token falls in.
+    @Test func everyStreamGetsItsHeartbeatsWhenTheyAreSpreadOverRounds() throws {
+        let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
+        var connections: [RawConnection] = []
+        for _ in 0..<(EventStreamRegistry.heartbeatRounds + 3) {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            _ = try connection.read(through: "\r\n\r\n")
+            connections.append(connection)
+        }
+        #expect(Self.waitFor { opened.withLock { $0.count } == connections.count })
+        for connection in connections {
+            // Two in a row: the stream stays in its round after its first.
+            #expect(try connection.read(through: ": heartbeat\n\n").hasSuffix(": heartbeat\n\n"))
+            let second = try connection.read(through: ": heartbeat\n\n")
+            #expect(second.hasSuffix(": heartbeat\n\n") && second.utf8.count < 24, "\(second.debugDescription)")
+        }
+        #expect(live.server.openEventStreams == connections.count)
+    }
+
     /// An open stream lets its buffer go once everything queued was sent (thousands of idle
     /// streams would each keep the room of their largest event), and events larger than the
     /// first, and heartbeats, still arrive afterwards.
