@@ -10,6 +10,8 @@ server and wrk pinned to different cores:
   (c) GET /main (HTML) for a logged-in session
   (d) GET /app.css (a static file)
   (e) POST /api/actions, showList and pop alternating per logged-in session (64 sessions)
+  (g) 15 000 open event streams: RSS per stream, action-to-stream delivery, (a) beside them
+      (bench/streams.py)
 
 with the memory store and the SQLite store, and the C reference on (a) and (b), interleaved round
 by round (medians). Then the memory per idle session, the RSS after 100k and 1M cookieless requests
@@ -40,6 +42,10 @@ import sys
 import tempfile
 import threading
 import time
+
+if __name__ == "__main__":
+    sys.modules.setdefault("run", sys.modules[__name__])  # bench/streams.py imports this file as `run`
+import streams  # noqa: E402  (scenario (g), bench/streams.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -929,12 +935,15 @@ def main():
             f" server on CPU {bench.machine.server_cpus}, wrk on CPU {bench.machine.load_cpus}"
             + (f" ({bench.machine.note})" if bench.machine.note else ""))
         bench.throughput()
+        log("(g) live event streams (bench/streams.py)")
+        live = streams.measure(bench)
         log("memory per session and under 1M cookieless requests")
         memory = bench.memory()
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
-        text = bench.render(report)
+        report["streams"] = live
+        text = bench.render(report) + "\n\n" + streams.render(live)
         with open(os.path.join(OUT, "latest.json"), "w") as f:
             json.dump(report, f, indent=2)
             f.write("\n")

@@ -30,6 +30,7 @@ after (a)-(f). Python 3 standard library only.
 
 import asyncio
 import json
+import math
 import os
 import re
 import resource
@@ -41,7 +42,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run  # noqa: E402  (the helpers of make bench: servers, wrk, login)
+if __name__ == "__main__":
+    sys.modules.setdefault("streams", sys.modules[__name__])  # run.py imports this file as `streams`
+import run  # noqa: E402  (the helpers of make bench: servers, wrk, login; read at call time only)
 
 STREAMS = 15_000
 ADDRESSES = 64  # 127.0.0.2 … 127.0.0.65: about 235 streams each
@@ -85,7 +88,7 @@ def percentile(values, fraction):
     ordered = sorted(values)
     if not ordered:
         return None
-    rank = max(1, int(round(fraction * len(ordered) + 0.5)))
+    rank = max(1, math.ceil(fraction * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
 
 
@@ -280,7 +283,7 @@ def wait_rss_settled(server, seconds=1.0):
     return server.rss_kib()
 
 
-def run_round(bench, round_number, streams, log=run.log):
+def run_round(bench, round_number, streams, log):
     """One round of (g) on a fresh server: figures as a dict."""
     server = bench.appshell_server("memory", "AppShell (memory, streams)", extra=SERVER_ENV).start().wait_ready()
     holder = None
@@ -348,8 +351,9 @@ def run_round(bench, round_number, streams, log=run.log):
         server.stop()
 
 
-def measure(bench, log=run.log):
+def measure(bench, log=None):
     """Scenario (g), `bench.rounds` rounds: the summary with every round's figures."""
+    log = log or run.log
     limit = raise_open_files()
     streams = int(run.env_number("BENCH_STREAMS", STREAMS, int))
     if streams + 200 > limit:
@@ -428,5 +432,24 @@ def main():
             server.stop()
 
 
+def self_test():
+    """The parsers on fixed input: run by `make bench-check`, starts nothing."""
+    assert percentile([5, 1, 4, 2, 3], 0.5) == 3 and percentile(list(range(1, 101)), 0.99) == 99
+    assert percentile([], 0.99) is None
+    head = b"HTTP/1.1 200 OK\r\nSet-Cookie: " + run.COOKIE.encode() + b"=ab_-1; Path=/; HttpOnly\r\n\r\n"
+    assert cookie_of(head) == "ab_-1" and cookie_of(b"HTTP/1.1 200 OK\r\n\r\n") is None
+    body = b"4f\r\nevent: state\nid: c.3\ndata: {}\n\n\r\n"
+    assert first_event_end(body) == body.index(b"\n\n") + 2 and first_event_end(b"d\r\n: heartbeat\n\n") == -1
+    g = {"streams": 10, "rounds": 1, "bytes_per_stream": 15000, "bytes_per_stream_checkpoint": 15100,
+         "checkpoint_streams": 5, "bytes_per_session": 6000, "bytes_per_stream_with_session": 21000,
+         "fanout_p50_ms": 1.0, "fanout_p99_ms": 5.0, "fanout_actions": 100, "a_with_streams_rps": 90.0,
+         "a_with_streams_p99_ms": 1.0, "a_alone_rps": 100.0, "a_ratio": 0.9}
+    assert render(g).count("NOT MET") == 0 and "14.6 KiB" in render(g)
+    print("streams self-test: 4 passed, 0 failed")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        sys.exit(0)
     sys.exit(main())
