@@ -158,29 +158,36 @@ class Holder:
 
         async def one(index, cookie):
             async with gate:
-                source = f"127.0.0.{2 + (offset + index) % ADDRESSES}"
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(source, 0))
-                writer.write(events_request(cookie))
-                buffer = b""
-                while True:
-                    chunk = await reader.read(65536)
-                    if not chunk:
-                        status = buffer.split(b"\r\n", 1)[0].decode(errors="replace") or "closed"
-                        self.refused[status] = self.refused.get(status, 0) + 1
-                        writer.close()
-                        return
-                    buffer += chunk
-                    head_end = buffer.find(b"\r\n\r\n")
-                    if head_end >= 0 and not buffer.startswith(b"HTTP/1.1 200"):
-                        status = buffer.split(b"\r\n", 1)[0].decode(errors="replace")
-                        self.refused[status] = self.refused.get(status, 0) + 1
-                        writer.close()
-                        return
-                    if head_end >= 0 and first_event_end(buffer[head_end:]) >= 0:
-                        break
-                # Not read any more: what the server sends waits in the kernel's buffers.
-                writer.transport.pause_reading()
-                self.streams.append((reader, writer))
+                try:
+                    await open_one(index, cookie)
+                except OSError as error:  # counted: the round then fails with the tally
+                    name = type(error).__name__
+                    self.refused[name] = self.refused.get(name, 0) + 1
+
+        async def open_one(index, cookie):
+            source = f"127.0.0.{2 + (offset + index) % ADDRESSES}"
+            reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(source, 0))
+            writer.write(events_request(cookie))
+            buffer = b""
+            while True:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    status = buffer.split(b"\r\n", 1)[0].decode(errors="replace") or "closed"
+                    self.refused[status] = self.refused.get(status, 0) + 1
+                    writer.close()
+                    return
+                buffer += chunk
+                head_end = buffer.find(b"\r\n\r\n")
+                if head_end >= 0 and not buffer.startswith(b"HTTP/1.1 200"):
+                    status = buffer.split(b"\r\n", 1)[0].decode(errors="replace")
+                    self.refused[status] = self.refused.get(status, 0) + 1
+                    writer.close()
+                    return
+                if head_end >= 0 and first_event_end(buffer[head_end:]) >= 0:
+                    break
+            # Not read any more: what the server sends waits in the kernel's buffers.
+            writer.transport.pause_reading()
+            self.streams.append((reader, writer))
 
         await asyncio.gather(*(one(i, c) for i, c in enumerate(cookies)))
 
