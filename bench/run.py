@@ -20,7 +20,8 @@ JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C
 
 Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 5),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
-BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), BENCH_SHARED (the shared folder,
+BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
+the Swift build), BENCH_SHARED (the shared folder,
 default: the repository's sibling `shared`), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers without
