@@ -147,6 +147,15 @@ final class EventStreamRegistry: Sendable {
     /// sixtieth of the streams.
     static let heartbeatRounds = 60
 
+    /// The open streams whose heartbeat is due in `round` (of `heartbeatRounds`): those whose
+    /// token falls in it, so that every stream is in exactly one round.
+    func streams(inHeartbeatRound round: UInt64) -> [EventStream] {
+        let rounds = UInt64(Self.heartbeatRounds)
+        return state.withLock { state in
+            state.entries.compactMap { $0.key % rounds == round % rounds ? $0.value.stream : nil }
+        }
+    }
+
     private func watch(heartbeatSeconds: Int) {
         let rounds = UInt64(Self.heartbeatRounds)
         let step = heartbeatSeconds * 1_000_000 / Self.heartbeatRounds
@@ -156,10 +165,7 @@ final class EventStreamRegistry: Sendable {
         while true {
             let now = Clock.monotonicMicros()
             if now >= nextHeartbeat {
-                let due = state.withLock { state in
-                    state.entries.compactMap { $0.key % rounds == round ? $0.value.stream : nil }
-                }
-                for stream in due { stream.comment("heartbeat") }
+                for stream in streams(inHeartbeatRound: round) { stream.comment("heartbeat") }
                 round = (round + 1) % rounds
                 nextHeartbeat = max(nextHeartbeat + step, now)
             }

@@ -93,6 +93,23 @@ import Testing
         #expect(live.server.openEventStreams == connections.count)
     }
 
+    /// The heartbeat rounds split the open streams: each stream is in exactly one round, and no
+    /// round holds more than its share (a burst of all of them at once held the server's thread).
+    @Test func heartbeatRoundsSplitTheStreams() {
+        let registry = EventStreamRegistry(limit: 1000, limitPerAddress: 0)
+        let streams = (0..<(3 * EventStreamRegistry.heartbeatRounds)).map { _ in EventStream() }
+        for stream in streams { #expect(registry.admit(stream, address: "127.0.0.1", socket: -1) == .admitted) }
+        var seen: [ObjectIdentifier: Int] = [:]
+        for round in 0..<EventStreamRegistry.heartbeatRounds {
+            let due = registry.streams(inHeartbeatRound: UInt64(round))
+            #expect(due.count == 3)
+            for stream in due { seen[ObjectIdentifier(stream), default: 0] += 1 }
+        }
+        #expect(seen.count == streams.count && seen.values.allSatisfy { $0 == 1 })
+        for stream in streams { stream.discard() }
+        #expect(registry.count == 0)
+    }
+
     /// An open stream lets its buffer go once everything queued was sent (thousands of idle
     /// streams would each keep the room of their largest event), and events larger than the
     /// first, and heartbeats, still arrive afterwards.
