@@ -10,6 +10,8 @@ server and wrk pinned to different cores:
   (c) GET /main (HTML) for a logged-in session
   (d) GET /app.css (a static file)
   (e) POST /api/actions, showList and pop alternating per logged-in session (64 sessions)
+  (g) 15 000 open event streams: RSS per stream, action-to-stream delivery, (a) beside them
+      (bench/streams.py)
 
 with the memory store and the SQLite store, and the C reference on (a) and (b), interleaved round
 by round (medians). Then the memory per idle session, the RSS after 100k and 1M cookieless requests
@@ -18,7 +20,8 @@ JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C
 
 Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 5),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
-BENCH_APPSHELL_BINARY (use this binary, skip the Swift build), BENCH_SHARED (the shared folder,
+BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
+the Swift build), BENCH_SHARED (the shared folder,
 default: the repository's sibling `shared`), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers without
@@ -40,6 +43,10 @@ import sys
 import tempfile
 import threading
 import time
+
+if __name__ == "__main__":
+    sys.modules.setdefault("run", sys.modules[__name__])  # bench/streams.py imports this file as `run`
+import streams  # noqa: E402  (scenario (g), bench/streams.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -929,12 +936,15 @@ def main():
             f" server on CPU {bench.machine.server_cpus}, wrk on CPU {bench.machine.load_cpus}"
             + (f" ({bench.machine.note})" if bench.machine.note else ""))
         bench.throughput()
+        log("(g) live event streams (bench/streams.py)")
+        live = streams.measure(bench)
         log("memory per session and under 1M cookieless requests")
         memory = bench.memory()
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
-        text = bench.render(report)
+        report["streams"] = live
+        text = bench.render(report) + "\n\n" + streams.render(live)
         with open(os.path.join(OUT, "latest.json"), "w") as f:
             json.dump(report, f, indent=2)
             f.write("\n")

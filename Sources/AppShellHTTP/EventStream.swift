@@ -62,6 +62,9 @@ public final class EventStream: Sendable {
     /// The bytes queued and not yet handed to the connection; never more than the backlog limit.
     public var queuedBytes: Int { state.withLock { $0.queued } }
 
+    /// The bytes the stream's queue holds room for (what it costs in memory besides itself).
+    var bufferCapacity: Int { state.withLock { $0.pending.capacity } }
+
     /// Queues one event: optional `event:` name and `id:`, and `data` (split into `data:` lines).
     public func send(event: String? = nil, id: String? = nil, data: String) {
         var text = ""
@@ -182,8 +185,11 @@ public final class EventStream: Sendable {
             state.sent += count
             // Sent bytes are dropped when all are sent, or when they are at least half: each
             // byte is moved at most once, so a read costs what it copies (no `removeFirst` per read).
+            // All sent, the buffer itself goes: an open stream is idle almost all of its life, and
+            // thousands of them each keeping the capacity of their largest event would hold
+            // kilobytes apiece for nothing (the next event allocates again).
             if state.sent == state.pending.count {
-                state.pending.removeAll(keepingCapacity: state.pending.capacity <= 16_384)
+                state.pending = []
                 state.sent = 0
             } else if state.sent >= 16_384 && state.sent * 2 >= state.pending.count {
                 state.pending.removeFirst(state.sent)

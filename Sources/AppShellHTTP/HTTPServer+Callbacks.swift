@@ -274,9 +274,13 @@ extension HTTPServer {
             } else if let refusal = admit(stream, on: connection) {
                 return send(refusal, on: connection, pending)
             } else {
+                // The stream's request never completes: the buffer its header fields were read into
+                // is let go now rather than held for as long as the stream stays open.
+                pending.headers = HTTPHeaders()
                 let retained = Unmanaged.passRetained(stream)
                 made = MHD_create_response_from_callback(
-                    appshell_mhd_size_unknown, 4096, streamReader, retained.toOpaque(), streamReleased)
+                    appshell_mhd_size_unknown, HTTPServer.streamBlockBytes, streamReader, retained.toOpaque(),
+                    streamReleased)
                 if let made {
                     HTTPServer.addHeaders(response.headers, to: made)
                 } else {

@@ -11,6 +11,13 @@ private let readNoBody: MHD_ContentReaderCallback = { _, _, _, _ in
 }
 
 extension HTTPServer {
+    /// The buffer libmicrohttpd allocates with each event stream's response (and keeps while the
+    /// stream is open). A chunked body — any HTTP/1.1 client's — is read straight into the
+    /// connection's own memory and never uses it; only an HTTP/1.0 client's body, sent as it is
+    /// and ended by closing, goes out through it, in pieces of this size. 4 096 bytes here were a
+    /// fifth of what an open stream held.
+    static let streamBlockBytes = 256
+
     /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
     /// subscribed it lets it go) and returns the answer to send instead.
     func admit(_ stream: EventStream, on connection: OpaquePointer) -> Response? {

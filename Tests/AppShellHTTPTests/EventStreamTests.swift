@@ -1,9 +1,10 @@
 import AppShellConcurrency
-import AppShellHTTP
 import AppShellTesting
 import Foundation
 import Glibc
 import Testing
+
+@testable import AppShellHTTP
 
 /// Server-sent events on suspended connections.
 @Suite struct EventStreamTests {
@@ -68,6 +69,90 @@ import Testing
         #expect(Self.waitFor { closed.withLock { $0 } })
         #expect(!stream.isOpen)
         #expect(live.server.openEventStreams == 0)
+    }
+
+    /// The heartbeats of many streams are sent in rounds spread over the interval
+    /// (`EventStreamRegistry.heartbeatRounds`), and every stream still gets one each interval,
+    /// whichever round its token falls in.
+    @Test func everyStreamGetsItsHeartbeatsWhenTheyAreSpreadOverRounds() throws {
+        let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
+        var connections: [RawConnection] = []
+        for _ in 0..<(EventStreamRegistry.heartbeatRounds + 3) {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            _ = try connection.read(through: "\r\n\r\n")
+            connections.append(connection)
+        }
+        #expect(Self.waitFor { opened.withLock { $0.count } == connections.count })
+        for connection in connections {
+            // Two in a row: the stream stays in its round after its first.
+            #expect(try connection.read(through: ": heartbeat\n\n").hasSuffix(": heartbeat\n\n"))
+            let second = try connection.read(through: ": heartbeat\n\n")
+            #expect(second.hasSuffix(": heartbeat\n\n") && second.utf8.count < 24, "\(second.debugDescription)")
+        }
+        #expect(live.server.openEventStreams == connections.count)
+    }
+
+    /// The heartbeat rounds split the open streams: each stream is in exactly one round, and no
+    /// round holds more than its share (a burst of all of them at once held the server's thread).
+    @Test func heartbeatRoundsSplitTheStreams() {
+        let registry = EventStreamRegistry(limit: 1000, limitPerAddress: 0)
+        let streams = (0..<120).map { _ in EventStream() }
+        for stream in streams { #expect(registry.admit(stream, address: "127.0.0.1", socket: -1) == .admitted) }
+        var seen: [ObjectIdentifier: Int] = [:]
+        for round in 0..<EventStreamRegistry.heartbeatRounds {
+            let due = registry.streams(inHeartbeatRound: UInt64(round))
+            // A share of them, never all at once (120 is a multiple of the 60 rounds).
+            #expect(due.count == streams.count / EventStreamRegistry.heartbeatRounds && due.count < streams.count)
+            for stream in due { seen[ObjectIdentifier(stream), default: 0] += 1 }
+        }
+        #expect(seen.count == streams.count && seen.values.allSatisfy { $0 == 1 })
+        for stream in streams { stream.discard() }
+        #expect(registry.count == 0)
+    }
+
+    /// An open stream lets its buffer go once everything queued was sent (thousands of idle
+    /// streams would each keep the room of their largest event), and events larger than the
+    /// first, and heartbeats, still arrive afterwards.
+    @Test func aStreamHoldsNoBufferOnceAllIsSent() throws {
+        let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
+        let connection = try RawConnection(port: live.port)
+        try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        _ = try connection.read(through: "\r\n\r\n")
+        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        let stream = try #require(opened.withLock { $0.first })
+        stream.send(event: "state", id: "1", data: String(repeating: "a", count: 1500) + "end1")
+        #expect(try connection.read(through: "end1\n\n").contains("event: state\nid: 1\ndata: aaaa"))
+        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        stream.send(event: "state", id: "2", data: String(repeating: "b", count: 3000) + "end2")
+        #expect(try connection.read(through: "end2\n\n").contains("event: state\nid: 2\ndata: bbbb"))
+        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        #expect(try connection.read(through: ": heartbeat\n\n").hasSuffix(": heartbeat\n\n"))
+        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        #expect(stream.isOpen && live.server.openEventStreams == 1)
+    }
+
+    /// An HTTP/1.0 client's stream is sent as it is (no chunks: it ends by closing), through the
+    /// response's own buffer of `HTTPServer.streamBlockBytes`: an event many times that size
+    /// arrives whole and in order.
+    @Test func anHTTP10StreamGetsEventsLargerThanItsBuffer() throws {
+        let (live, opened) = try Self.start()
+        let connection = try RawConnection(port: live.port)
+        try connection.send("GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        let head = try connection.read(through: "\r\n\r\n")
+        #expect(head.contains(" 200 OK\r\n") && !head.contains("chunked"))
+        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        let stream = try #require(opened.withLock { $0.first })
+        let lines = (0..<40).map { "line \($0) " + String(repeating: "x", count: 60) }
+        #expect(lines.joined(separator: "\n").utf8.count > 8 * HTTPServer.streamBlockBytes)
+        stream.send(event: "state", id: "9", data: lines.joined(separator: "\n"))
+        stream.send(data: "after")
+        let expected =
+            "event: state\nid: 9\n" + lines.map { "data: \($0)\n" }.joined() + "\ndata: after\n\n"
+        #expect(try connection.read(through: "data: after\n\n") == expected)
+        stream.close()
+        #expect(try connection.readToEnd() == "")
+        #expect(Self.waitFor { live.server.openEventStreams == 0 })
     }
 
     @Test func shutdownEndsOpenStreams() throws {
