@@ -94,6 +94,42 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Makes `writes` in order in one transaction (a group commit's batch: one commit, one WAL
+    /// append, for the writes of many requests); when it throws, none of them holds.
+    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        // Encoded before the lock: the lock is the store's one writer's, keep it short.
+        let encoded = writes.map { write -> (StoreWrite, [UInt8]?) in
+            switch write {
+            case .save(_, let record), .renameReplacing(_, _, let record):
+                return (write, DefaultsValue.encode(record.values))
+            case .touch, .rename: return (write, nil)
+            }
+        }
+        try connection.withLock { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                for (write, data) in encoded { try SQLiteDefaultsBackend.run(write, data: data ?? [], on: connection) }
+            }
+        }
+    }
+
+    private static func run(_ write: StoreWrite, data: [UInt8], on connection: SQLiteConnection) throws(StoreError) {
+        switch write {
+        case .save(let id, let record):
+            _ = try connection.run(
+                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                record.snapshot.map { .blob($0) } ?? .null)
+        case .touch(let id, let accessed):
+            _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
+        case .rename(let id, let newID):
+            _ = try connection.run(SQL.rename, .blob(id.bytes), .blob(newID.bytes))
+        case .renameReplacing(let id, let newID, let record):
+            _ = try connection.run(SQL.remove, .blob(id.bytes))
+            _ = try connection.run(
+                SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                record.snapshot.map { .blob($0) } ?? .null)
+        }
+    }
+
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
