@@ -96,7 +96,9 @@ extension SessionRegistry {
         var write: StoreWrite?
         if saves {
             let record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: context.snapshot)
-            write = rotated && state.persisted ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)
+            write =
+                rotated && state.persisted
+                ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)
         } else if rotated && state.persisted {
             write = .rename(state.id, to: context.id)
         } else if touches {

@@ -50,7 +50,8 @@ public final class StoreStatistics: Sendable {
                 text += "\(prefix)_\(name)_sum \(sum)\n\(prefix)_\(name)_count \(cumulative)\n"
             }
             histogram(
-                "batch_writes", "Requests' writes per store transaction.", StoreStatistics.batchSizeBounds.map(String.init),
+                "batch_writes", "Requests' writes per store transaction.",
+                StoreStatistics.batchSizeBounds.map(String.init),
                 batchSizes, sum: String(commits + failedWrites))
             histogram(
                 "commit_seconds", "How long store transactions took.",
@@ -77,8 +78,11 @@ public final class StoreStatistics: Sendable {
                 counters.batches += 1
                 counters.commits += writes
             }
-            counters.batchSizes[StoreStatistics.batchSizeBounds.firstIndex { writes <= $0 } ?? StoreStatistics.batchSizeBounds.count] += 1
-            counters.latencies[StoreStatistics.latencyBounds.firstIndex { seconds <= $0 } ?? StoreStatistics.latencyBounds.count] += 1
+            counters.batchSizes[
+                StoreStatistics.batchSizeBounds.firstIndex { writes <= $0 } ?? StoreStatistics.batchSizeBounds.count] +=
+                1
+            counters.latencies[
+                StoreStatistics.latencyBounds.firstIndex { seconds <= $0 } ?? StoreStatistics.latencyBounds.count] += 1
             counters.latencySum += seconds
             counters.largestBatch = max(counters.largestBatch, writes)
         }
