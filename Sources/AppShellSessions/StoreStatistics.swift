@@ -30,6 +30,9 @@ public final class StoreStatistics: Sendable {
         /// The largest batch so far.
         public var largestBatch = 0
 
+        /// All counters at zero.
+        public init() {}
+
         /// The counters in the Prometheus text format, each name starting with `prefix`.
         public func prometheusText(prefix: String = "appshell_store") -> String {
             var text = ""
