@@ -41,7 +41,7 @@ public struct SessionResponder: HTTPResponder {
             return answer(response, after: commit, request, claimed: nil)
         case .busy(let busy):
             let pending = PendingResponse()
-            busy.whenFree { retry(request, presented, pending) }
+            busy.whenFree { retry(request, presented, pending, claimed: false) }
             return .deferred(pending)
         }
     }
@@ -100,10 +100,9 @@ public struct SessionResponder: HTTPResponder {
     }
 
     /// Runs the request again once its session is free (on the writer's thread), answering it
-    /// through `pending` — unless the server answered it meanwhile (shutdown).
-    private func retry(_ request: Request, _ presented: SessionID?, _ pending: PendingResponse) {
-        guard pending.isAnswered == false else { return }
-        _ = pending.claim()
+    /// through `pending` — unless the server answered it meanwhile (shutdown: then nothing runs).
+    private func retry(_ request: Request, _ presented: SessionID?, _ pending: PendingResponse, claimed: Bool) {
+        guard claimed || pending.claim() else { return }
         do {
             switch try attempt(request, presented) {
             case .answered(let response):
@@ -113,7 +112,7 @@ public struct SessionResponder: HTTPResponder {
                     pending.fulfil(response)
                 }
             case .committing(let response, let commit): _ = answer(response, after: commit, request, claimed: pending)
-            case .busy(let busy): busy.whenFree { retry(request, presented, pending) }
+            case .busy(let busy): busy.whenFree { retry(request, presented, pending, claimed: true) }
             }
         } catch let error as HTTPError {
             pending.fulfil(.error(error, for: request))

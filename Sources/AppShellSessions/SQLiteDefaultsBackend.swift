@@ -23,22 +23,28 @@ import AppShellConcurrency
 public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// The database file, as given to `init(path:)`.
     public let path: String
-    // One connection for the process: SQLite serialises writers to a file anyway, and one
+    // One connection writes for the process: SQLite serialises writers to a file anyway, and one
     // connection used under one lock keeps to its rule of one thread per connection at a time.
     private let connection: Locked<SQLiteConnection>
+    // Loads use a second one: in WAL mode a reader never waits for the writer, so a request that
+    // loads a session is not held up by a group commit in progress.
+    private let reader: Locked<SQLiteConnection>
 
     /// Opens the store at `path`, creating the file and its parent directories when missing.
     public init(path: String) throws(StoreError) {
         try SQLiteDefaultsBackend.createParentDirectory(of: path)
         let connection = try SQLiteConnection(path: path)
         try SQLiteDefaultsBackend.prepare(connection)
+        let reader = try SQLiteConnection(path: path)
+        try reader.execute("PRAGMA busy_timeout = 5000")
         self.path = path
         self.connection = Locked(connection)
+        self.reader = Locked(reader)
     }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
-        let rows = try connection.withLock { connection throws(StoreError) in
+        let rows = try reader.withLock { connection throws(StoreError) in
             try connection.query(SQL.load, .blob(id.bytes)) { row in
                 (
                     created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
