@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import Glibc
 import AppShellSessions
 import Synchronization
 import Testing
@@ -142,6 +143,8 @@ final class GatedBackend: DefaultsBackend, @unchecked Sendable {
         backend.release()
         try commit.wait()
         #expect(committed.withLock { $0 })
+        // The waiting request is let go right after the answer (on the writer's thread).
+        for _ in 0..<5000 where !freed.withLock({ $0 }) { usleep(1000) }
         #expect(freed.withLock { $0 })
         #expect(try registry.withSession(presentedID: id.text) { $0.defaults.integer(forKey: "x") }.result == 2)
     }
@@ -225,6 +228,59 @@ final class GatedBackend: DefaultsBackend, @unchecked Sendable {
         #expect(try backend.load(new)?.values["x"] == .integer(2))
         #expect(try registry.withSession(presentedID: old.text) { _ in }.context.isRetired)
         #expect(try registry.withSession(presentedID: new.text) { $0.defaults.integer(forKey: "x") }.result == 2)
+    }
+
+    @Test func concurrentIncrementsOverSQLiteAreNeverLost() throws {
+        try BackendTestDirectory.with { directory throws in try incrementConcurrently(directory.path) }
+    }
+
+    /// Eight threads increment counters of four sessions over SQLite through the writer (the
+    /// requests of a session wait for each other's commits): no increment is lost.
+    func incrementConcurrently(_ directory: String) throws {
+        let backend = try SQLiteDefaultsBackend(path: directory + "/sessions.sqlite")
+        let registry = SessionRegistry(configuration: SessionConfiguration(), backend: backend, groupCommitQueue: 16)
+        defer { registry.stopWriter() }
+        let ids = try (0..<4).map { _ in try Self.stored(registry, "n", 0) }
+        let threads = 8
+        let increments = 40
+        let failures = Locked(0)
+        let done = Condition()
+        let finished = Locked(0)
+        for thread in 0..<threads {
+            let worker = BackgroundThread {
+                for step in 0..<increments {
+                    let id = ids[(thread + step) % ids.count]
+                    do {
+                        _ = try registry.withSession(presentedID: id.text) { session in
+                            session.defaults.set(session.defaults.integer(forKey: "n") + 1, forKey: "n")
+                        }
+                    } catch {
+                        // A full queue refuses at once: the increment did not happen; try again.
+                        failures.withLock { $0 += 1 }
+                    }
+                }
+                done.lock()
+                finished.withLock { $0 += 1 }
+                done.broadcast()
+                done.unlock()
+            }
+            worker.start()
+        }
+        done.lock()
+        while finished.withLock({ $0 }) < threads { done.wait() }
+        done.unlock()
+        var total = 0
+        for id in ids {
+            guard case .integer(let count) = try backend.load(id)?.values["n"] else {
+                Issue.record("session \(id) lost its count")
+                continue
+            }
+            total += count
+        }
+        #expect(total == threads * increments - failures.withLock { $0 })
+        let statistics = try #require(registry.writer).statistics.snapshot
+        #expect(statistics.commits == ids.count + threads * increments - failures.withLock { $0 })
+        #expect(statistics.commitErrors == 0)
     }
 
     @Test func withoutAWriterEveryRequestCommitsAtOnce() throws {
