@@ -1,6 +1,6 @@
 import AppShellConcurrency
-import Glibc
 import AppShellSessions
+import Glibc
 import Synchronization
 import Testing
 
