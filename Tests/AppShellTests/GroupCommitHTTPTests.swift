@@ -66,6 +66,18 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
                 session.defaults.set(session.defaults.integer(forKey: "visits") + 1, forKey: "visits")
                 return .text("\(session.defaults.integer(forKey: "visits"))")
             })
+        // Answers later, from another thread, once its change (when `write`) is committed.
+        for (path, write) in [("/later-writing", true), ("/later", false)] {
+            router.post(
+                path,
+                SessionResponder(registry: registry, cookie: cookie) { _, session in
+                    if write { session.defaults.set(session.defaults.integer(forKey: "visits") + 1, forKey: "visits") }
+                    let seen = session.defaults.integer(forKey: "visits")
+                    let pending = PendingResponse()
+                    session.afterCommit { Thread.detachNewThread { pending.fulfil(.text("later \(seen)")) } }
+                    return .deferred(pending)
+                })
+        }
         router.get("/healthz") { _ in .text("ok") }
         var configuration = LiveServer.testConfiguration
         configuration.threads = 1
@@ -73,12 +85,14 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
     }
 
     /// Sends `POST /visit` with `cookies` on a thread of its own; the answer goes to `answers`.
-    static func visit(_ port: Int, _ cookies: [String: String], _ answers: Answers, as name: String) {
+    static func visit(
+        _ port: Int, _ cookies: [String: String], _ answers: Answers, as name: String, path: String = "/visit"
+    ) {
         answers.expect()
         Thread.detachNewThread {
             let client = TestClient(port: port)
             client.cookies = cookies
-            let response = try? client.send("POST", "/visit")
+            let response = try? client.send("POST", path)
             answers.add(name, response)
         }
     }
@@ -150,5 +164,28 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
         #expect(all["a"]??.status == 200)
         #expect(all["b"]??.status == 200)
         #expect(try backend.count() == 2)
+    }
+
+    @Test func aDeferredAnswerOfAWaitingRequestReachesItsClient() throws {
+        let (live, backend, _) = try Self.start(queue: 64)
+        defer { _ = live.stop() }
+        let client = live.client()
+        #expect(try client.send("POST", "/visit").text == "1")
+        let session = client.cookies
+        backend.hold()
+        let answers = Answers()
+        Self.visit(live.port, session, answers, as: "a")
+        backend.waitUntilEntered(2)
+        // Both wait for "a"; then each hands its answer to another thread, one after its own commit.
+        Self.visit(live.port, session, answers, as: "writing", path: "/later-writing")
+        Self.visit(live.port, session, answers, as: "reading", path: "/later")
+        usleep(20_000)
+        backend.release()
+        let all = answers.waitForAll()
+        #expect(all["a"]??.text == "2")
+        let later = [all["writing"]??.text, all["reading"]??.text]
+        // Whichever ran first, each saw every write committed before it.
+        #expect(later == ["later 3", "later 3"] || later == ["later 3", "later 2"], "\(later)")
+        #expect(try client.send("POST", "/visit").text == "4")
     }
 }
