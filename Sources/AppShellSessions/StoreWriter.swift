@@ -33,6 +33,7 @@ public final class StoreWriter: Sendable {
         var started = false
         var stopping = false
         var running = false
+        var thread: pthread_t?
     }
 
     private let state = State()
@@ -80,16 +81,22 @@ public final class StoreWriter: Sendable {
     }
 
     /// Takes no more writes, commits those waiting and returns once the thread is done with them
-    /// (at shutdown, after the server stopped: every answered write is then in the store).
+    /// (at shutdown, after the server stopped: every answered write is then in the store). Called
+    /// on the writer's own thread (the last reference to its registry dropped there), it does not
+    /// wait: the thread ends once it returns to its loop.
     public func stop() {
         condition.lock()
         state.stopping = true
         condition.broadcast()
-        while state.running { condition.wait() }
+        let onWriter = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        while state.running && !onWriter { condition.wait() }
         condition.unlock()
     }
 
     private func run() {
+        condition.lock()
+        state.thread = pthread_self()
+        condition.unlock()
         while true {
             condition.lock()
             while state.jobs.isEmpty && !state.stopping { condition.wait() }

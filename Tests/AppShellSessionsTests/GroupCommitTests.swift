@@ -283,6 +283,39 @@ final class GatedBackend: DefaultsBackend, @unchecked Sendable {
         #expect(statistics.commitErrors == 0)
     }
 
+    @Test func aRegistryReleasedOnTheWritersThreadLetsItEnd() throws {
+        let backend = GatedBackend()
+        var registry: SessionRegistry? = SessionRegistry(
+            configuration: SessionConfiguration(), backend: backend, groupCommitQueue: 4)
+        let writer = try #require(registry?.writer)
+        backend.hold()
+        let entry = try Self.enterSetting(registry.unsafelyUnwrapped, nil, "x", 1)
+        let (_, commit) = try #require(Self.commit(of: entry))
+        // The commit's completion now holds the last reference: the registry ends on the writer's
+        // thread, which stops its own writer.
+        registry = nil
+        backend.release()
+        try commit.wait()
+        let stopped = Condition()
+        let done = Locked(false)
+        let stopper = BackgroundThread {
+            writer.stop()
+            stopped.lock()
+            done.withLock { $0 = true }
+            stopped.broadcast()
+            stopped.unlock()
+        }
+        stopper.start()
+        stopped.lock()
+        var waited = 0
+        while !done.withLock({ $0 }) && waited < 50 {
+            _ = stopped.wait(milliseconds: 100)
+            waited += 1
+        }
+        stopped.unlock()
+        #expect(done.withLock { $0 }, "the writer's thread waits for itself")
+    }
+
     @Test func withoutAWriterEveryRequestCommitsAtOnce() throws {
         let registry = SessionRegistry(configuration: SessionConfiguration(), backend: MemoryDefaultsBackend())
         #expect(registry.writer == nil)
