@@ -25,6 +25,7 @@ import Testing
             _ = live.stop()
             app.sessions.stopWriter()
         }
+        #expect(app.sessions.writer?.queueLimit == app.configuration.storeWriteQueue)
         let client = live.client()
         _ = try client.get("/api/state")
         #expect(try ShellAPITests.login(client).status == 200)
