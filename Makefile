@@ -48,7 +48,7 @@ test-container:
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
 ## rotation-race, deferred-response and password-check-pool suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'

@@ -5,6 +5,12 @@ import AppShellSessions
 /// the cookie, runs the handler under the session's lock, stores what changed, and sends
 /// `Set-Cookie` only when the session is new or its id changed.
 ///
+/// It never waits on a server thread. When the session's registry has a store writer and the
+/// request changed something, the answer is deferred until the change is durable (a response
+/// means committed; 503 when the commit failed). When an earlier request's change of the same
+/// session is still being committed, the handler runs once it is (on the writer's thread), so
+/// it never sees state that is not durable.
+///
 /// Routes that do not use a `SessionResponder` (static files, `/healthz`, `/metrics`) never
 /// create a session and never send a cookie.
 public struct SessionResponder: HTTPResponder {
@@ -24,22 +30,107 @@ public struct SessionResponder: HTTPResponder {
 
     /// Runs the handler with the session; a store failure is a 503 and nothing is changed.
     public func respond(to request: Request) throws -> Response {
+        // The id is read from the cookie's bytes: no string is made of it.
+        var parsed: SessionID?
+        request.withCookie(named: cookie.name) { parsed = SessionID(utf8: $0) }
+        let presented = parsed
+        switch try attempt(request, presented) {
+        case .answered(let response):
+            return response
+        case .committing(let response, let commit):
+            return answer(response, after: commit, request, claimed: nil)
+        case .busy(let busy):
+            let pending = PendingResponse()
+            busy.whenFree { retry(request, presented, pending, claimed: false) }
+            return .deferred(pending)
+        }
+    }
+
+    private enum Attempt {
+        case answered(Response)
+        case committing(Response, PendingCommit)
+        case busy(BusySession)
+    }
+
+    /// Runs the handler once, if the session is free; the response carries its cookie.
+    private func attempt(_ request: Request, _ presented: SessionID?) throws -> Attempt {
         var response = Response()
-        let context: SessionContext
+        let entry: SessionRegistry.Entry
         do {
-            // The id is read from the cookie's bytes: no string is made of it.
-            var presented: SessionID?
-            request.withCookie(named: cookie.name) { presented = SessionID(utf8: $0) }
-            context = try registry.enterSession(presented: presented) { session in
+            entry = try registry.enter(presented: presented) { session in
                 response = try handler(request, session)
             }
         } catch let error as StoreError {
-            AccessLog.error("session store: \(error)")
-            throw HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
+            throw SessionResponder.unavailable(error)
+        }
+        let context: SessionContext
+        switch entry {
+        case .committed(let committed): context = committed
+        case .committing(let committing, _): context = committing
+        case .busy(let busy): return .busy(busy)
         }
         if context.needsCookie {
             response.headers.add(name: "Set-Cookie", value: cookie.header(for: context.id))
         }
-        return response
+        if case .committing(_, let commit) = entry { return .committing(response, commit) }
+        return .answered(response)
+    }
+
+    /// The answer to a request whose changes wait for the store writer: `response` once they are
+    /// durable, 503 when they failed. `claimed` is the request's deferred answer when it has one.
+    private func answer(
+        _ response: Response, after commit: PendingCommit, _ request: Request, claimed: PendingResponse?
+    ) -> Response {
+        if case .deferred(let inner) = response.body {
+            // The handler answers later itself (work handed off after the commit): only a failed
+            // commit is answered here (a new session's cookie then names nothing: harmless).
+            commit.whenDone { error in
+                if let error { inner.fulfil(.error(SessionResponder.unavailable(error), for: request)) }
+            }
+            if let claimed { inner.forward(to: claimed, adding: response.headers) }
+            return response
+        }
+        let pending = claimed ?? PendingResponse()
+        // The work for this answer has begun: the server waits for it at shutdown.
+        if claimed == nil { _ = pending.claim() }
+        commit.whenDone { error in
+            pending.fulfil(error.map { .error(SessionResponder.unavailable($0), for: request) } ?? response)
+        }
+        return .deferred(pending)
+    }
+
+    /// Runs the request again once its session is free (on the writer's thread), answering it
+    /// through `pending` — unless the server answered it meanwhile (shutdown: then nothing runs).
+    private func retry(_ request: Request, _ presented: SessionID?, _ pending: PendingResponse, claimed: Bool) {
+        guard claimed || pending.claim() else { return }
+        do {
+            switch try attempt(request, presented) {
+            case .answered(let response):
+                if case .deferred(let inner) = response.body {
+                    inner.forward(to: pending, adding: response.headers)
+                } else {
+                    pending.fulfil(response)
+                }
+            case .committing(let response, let commit): _ = answer(response, after: commit, request, claimed: pending)
+            case .busy(let busy): busy.whenFree { retry(request, presented, pending, claimed: true) }
+            }
+        } catch let error as HTTPError {
+            pending.fulfil(.error(error, for: request))
+
+        } catch {
+            AccessLog.error("\(request.method) \(request.path) failed: \(error)")
+            pending.fulfil(.error(HTTPError(.internalServerError, "internal server error"), for: request))
+        }
+    }
+
+    /// The error a store failure answers: 503, with `Retry-After` when the store is only busy.
+    static func unavailable(_ error: StoreError) -> HTTPError {
+        if let seconds = error.retryAfterSeconds {
+            return HTTPError(
+                .serviceUnavailable, "the server is busy writing other changes; nothing was changed, try again",
+                headers: ["Retry-After": String(seconds)])
+        }
+        AccessLog.error("session store: \(error)")
+        return HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
     }
 }

@@ -33,6 +33,11 @@ public struct AppConfiguration: Sendable, Equatable {
     public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
     /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
     public var passwordCheckQueue = DemoEnvironment.defaultPasswordCheckQueue
+    /// Requests' writes that may wait for the SQLite store's writer (group commit); one more gets
+    /// 503 with `Retry-After` and changes nothing.
+    public var storeWriteQueue = AppConfiguration.defaultStoreWriteQueue
+    /// The default of `storeWriteQueue`.
+    public static let defaultStoreWriteQueue = 1024
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

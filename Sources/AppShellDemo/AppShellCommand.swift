@@ -105,6 +105,8 @@ public enum AppShellCommand {
         let finished = server.shutdown()
         // Logins still queued were answered 503 by the shutdown: their checks are skipped.
         app.environment.passwordChecks.stop()
+        // The writes of every answered request are committed; the writer commits what is left.
+        app.sessions.stopWriter()
         app.shell.stopScheduler()
         app.sessions.stopSweeper()
         // Closed here rather than left to the process's exit: the last close checkpoints the

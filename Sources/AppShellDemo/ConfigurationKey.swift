@@ -243,5 +243,8 @@ extension AppConfiguration {
         ConfigurationKey("passwordCheckQueue", .integer(1...65_536), "logins waiting for a password check at most") {
             $1.passwordCheckQueue = $0.integerValue!
         },
+        ConfigurationKey(
+            "storeWriteQueue", .integer(1...1_000_000), "writes waiting for the SQLite store's writer at most"
+        ) { $1.storeWriteQueue = $0.integerValue! },
     ]
 }

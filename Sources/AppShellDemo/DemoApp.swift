@@ -37,7 +37,11 @@ public final class DemoApp: Sendable {
         case .memory: backend = MemoryDefaultsBackend()
         case .sqlite: backend = try SQLiteDefaultsBackend(path: configuration.storePath)
         }
-        sessions = SessionRegistry(configuration: configuration.sessions, backend: backend)
+        // SQLite's commits go through one writer thread, many requests' writes per transaction;
+        // the memory store writes on the request's thread (it never waits).
+        sessions = SessionRegistry(
+            configuration: configuration.sessions, backend: backend,
+            groupCommitQueue: configuration.store == .sqlite ? configuration.storeWriteQueue : nil)
         cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
         environment = DemoEnvironment(
             users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
@@ -101,11 +105,21 @@ public final class DemoApp: Sendable {
                 # TYPE appshell_sessions_created_total counter
                 appshell_sessions_created_total \(sessions.createdCount.load(ordering: .relaxed))
 
-                """)
+                """
+                    + storeMetrics(sessions))
             response.headers.replaceOrAdd(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
             response.headers.add(name: "Cache-Control", value: "no-store")
             return response
         }
         return router
     }
+}
+
+/// The store writer's counters for `/metrics` (commits, batches, writes per batch, errors,
+/// commit latency, writes queued); nothing for a store without a writer (memory).
+private func storeMetrics(_ sessions: SessionRegistry) -> String {
+    guard let writer = sessions.writer else { return "" }
+    return writer.statistics.snapshot.prometheusText()
+        + "# HELP appshell_store_writes_queued Writes waiting for the store writer.\n"
+        + "# TYPE appshell_store_writes_queued gauge\nappshell_store_writes_queued \(writer.queued)\n"
 }

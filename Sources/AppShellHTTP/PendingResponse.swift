@@ -26,6 +26,7 @@ public final class PendingResponse: Sendable {
         var phase = Phase.waiting
         var connection: Connection?
         var suspended = false
+        var forward: (to: PendingResponse, headers: HTTPHeaders)?
     }
 
     /// A connection pointer; libmicrohttpd's resume may be called from any thread.
@@ -69,19 +70,33 @@ public final class PendingResponse: Sendable {
     /// complete meanwhile.
     @discardableResult
     func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
-        state.withLock { state in
+        let (answered, forward) = state.withLock { state -> (Bool, (to: PendingResponse, headers: HTTPHeaders)?) in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return false }
-            case .answered, .taken: return false
+            case .claimed: if unlessClaimed { return (false, nil) }
+            case .answered, .taken: return (false, nil)
             }
             state.phase = .answered(response)
             if state.suspended, let connection = state.connection {
                 state.suspended = false
                 MHD_resume_connection(connection.pointer)
             }
-            return true
+            return (true, state.forward)
         }
+        if let forward { forward.to.fulfil(response.adding(forward.headers)) }
+        return answered
+    }
+
+    /// Answers `outer` with this answer (with the fields of `headers` it does not carry added)
+    /// once it is given — at once when it was: for a handler's deferred response that another
+    /// deferred answer must wait for (the handler ran while that one was waiting already).
+    public func forward(to outer: PendingResponse, adding headers: HTTPHeaders) {
+        let given = state.withLock { state -> Response? in
+            if case .answered(let response) = state.phase { return response }
+            state.forward = (outer, headers)
+            return nil
+        }
+        if let given { outer.fulfil(given.adding(headers)) }
     }
 
     /// Called by the server in the access handler: the answer if it is there already, else `nil`

@@ -23,8 +23,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// One line for the operator, naming the store and the cause.
     public let description: String
 
-    /// An error saying `description`.
-    public init(_ description: String) { self.description = description }
+    /// Set when the store is only busy — the store writer's queue is full — rather than failing:
+    /// the client may try again after this many seconds (`Retry-After`).
+    public let retryAfterSeconds: Int?
+
+    /// An error saying `description`; `retryAfterSeconds` when it is only busy.
+    public init(_ description: String, retryAfterSeconds: Int? = nil) {
+        self.description = description
+        self.retryAfterSeconds = retryAfterSeconds
+    }
 }
 
 /// Where session records live: the handler behind `DefaultsStore` (swift-log's front + handler
@@ -42,6 +49,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 /// - `remove` deletes a record; removing an unknown id does nothing.
 /// - `removeExpired` deletes every record with `accessed < accessedBefore` or
 ///   `created < createdBefore` and returns how many it deleted.
+/// - `applyAll` makes every write of the list, in order, all or nothing when the backend has
+///   transactions (`isTransactional`): a group commit's batch.
 /// - Every method may be called from many threads at once.
 public protocol DefaultsBackend: Sendable {
     /// The record of `id`, or `nil` when there is none.
@@ -65,11 +74,20 @@ public protocol DefaultsBackend: Sendable {
     /// Closes the store for good, once nothing will use it again (the process is stopping):
     /// every later call throws. Backends with nothing to close need not implement it.
     func close()
+    /// Makes `writes` in order, in one transaction when the backend has them: afterwards either
+    /// all of them hold or (it threw) none does.
+    func applyAll(_ writes: [StoreWrite]) throws(StoreError)
 }
 
 extension DefaultsBackend {
     /// Nothing to close.
     public func close() {}
+
+    /// Makes the writes one after the other: for backends with no transaction (a failure part-way
+    /// leaves the earlier ones made).
+    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        for write in writes { try apply(write) }
+    }
 
     /// `rename` then `save`, renaming back when the save fails: for backends with no transaction.
     /// If the way back fails too, the record stays under `newID`, which the caller never adopts

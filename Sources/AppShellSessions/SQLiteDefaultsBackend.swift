@@ -23,9 +23,12 @@ import AppShellConcurrency
 public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// The database file, as given to `init(path:)`.
     public let path: String
-    // One connection for the process: SQLite serialises writers to a file anyway, and one
+    // One connection writes for the process: SQLite serialises writers to a file anyway, and one
     // connection used under one lock keeps to its rule of one thread per connection at a time.
     private let connection: Locked<SQLiteConnection>
+    // Loads use a second one: in WAL mode a reader never waits for the writer, so a request that
+    // loads a session is not held up by a group commit in progress.
+    private let reader: Locked<SQLiteConnection>
 
     /// Opens the store at `path`, creating the file and its parent directories when missing.
     public init(path: String) throws(StoreError) {
@@ -33,13 +36,16 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         try SQLiteConnection.checkFile(at: path)
         let connection = try SQLiteConnection(path: path)
         try SQLiteDefaultsBackend.prepare(connection)
+        let reader = try SQLiteConnection(path: path)
+        try reader.execute("PRAGMA busy_timeout = 5000")
         self.path = path
         self.connection = Locked(connection)
+        self.reader = Locked(reader)
     }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
-        let rows = try connection.withLock { connection throws(StoreError) in
+        let rows = try reader.withLock { connection throws(StoreError) in
             try connection.query(SQL.load, .blob(id.bytes)) { row in
                 (
                     created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
@@ -92,6 +98,42 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
                     SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
                     record.snapshot.map { .blob($0) } ?? .null)
             }
+        }
+    }
+
+    /// Makes `writes` in order in one transaction (a group commit's batch: one commit, one WAL
+    /// append, for the writes of many requests); when it throws, none of them holds.
+    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        // Encoded before the lock: the lock is the store's one writer's, keep it short.
+        let encoded = writes.map { write -> (StoreWrite, [UInt8]?) in
+            switch write {
+            case .save(_, let record), .renameReplacing(_, _, let record):
+                return (write, DefaultsValue.encode(record.values))
+            case .touch, .rename: return (write, nil)
+            }
+        }
+        try connection.withLock { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                for (write, data) in encoded { try SQLiteDefaultsBackend.run(write, data: data ?? [], on: connection) }
+            }
+        }
+    }
+
+    private static func run(_ write: StoreWrite, data: [UInt8], on connection: SQLiteConnection) throws(StoreError) {
+        switch write {
+        case .save(let id, let record):
+            _ = try connection.run(
+                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                record.snapshot.map { .blob($0) } ?? .null)
+        case .touch(let id, let accessed):
+            _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
+        case .rename(let id, let newID):
+            _ = try connection.run(SQL.rename, .blob(id.bytes), .blob(newID.bytes))
+        case .renameReplacing(let id, let newID, let record):
+            _ = try connection.run(SQL.remove, .blob(id.bytes))
+            _ = try connection.run(
+                SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                record.snapshot.map { .blob($0) } ?? .null)
         }
     }
 

@@ -32,6 +32,11 @@ final class Session: Sendable {
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.
         var retired = false
+        /// Set while the session's changes wait for the store writer: requests wait until the
+        /// commit is done (see `SessionRegistry.commit`).
+        var committing = false
+        /// What to call when the commit is done: the requests that found the session committing.
+        var waiters: [@Sendable () -> Void] = []
     }
 
     init(

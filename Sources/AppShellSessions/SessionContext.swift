@@ -4,6 +4,8 @@
 /// so the requests of one session run one after another. Changes (values and a new id) reach the
 /// store when the closure returns, before the response is sent, and only then does the session in
 /// memory take them; if the closure throws or the store refuses them, none do (see `afterCommit`).
+/// With a store writer (group commit) they reach the store a moment later, with other requests'
+/// writes; the session's next request waits until then (see `SessionRegistry.commit`).
 public final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).
     @inlinable
@@ -76,7 +78,9 @@ public final class SessionContext {
     }
 
     /// Runs `work` once this request's changes are committed (in the store and adopted in memory),
-    /// still under the session's lock, so that what it sends goes out in the order of the commits.
+    /// still under the session's lock, so that what it sends goes out in the order of the commits —
+    /// on the request's thread, or with a store writer on the writer's thread once the write is
+    /// durable (so `work` must not wait for the session's registry).
     /// It never runs when the commit fails: use it for everything others may see (events,
     /// notifications, subscriptions).
     public func afterCommit(_ work: @escaping () -> Void) { commitWork.append(work) }

@@ -13,29 +13,42 @@ public final class SessionRegistry: Sendable {
     public let configuration: SessionConfiguration
     /// Where sessions with values are kept.
     public let backend: any DefaultsBackend
-    private let shards: [Shard]
-    private let shardCapacity: Int
+    /// The thread that commits the requests' writes in groups, when the registry has one (see
+    /// `StoreWriter`); without one, each request commits its own write on its own thread.
+    public let writer: StoreWriter?
+    let shards: [Shard]
+    let shardCapacity: Int
     private let registration = RegistrationDomain()
-    private let clock: @Sendable () -> Int64
-    private let sweeper = Locked<SessionSweeper?>(nil)
+    let clock: @Sendable () -> Int64
+    let sweeper = Locked<SessionSweeper?>(nil)
     /// Sessions created since start.
     public let createdCount = Atomic<Int>(0)
 
     /// The current Unix time in seconds.
     public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
 
-    /// A registry over `backend`; `clock` gives the time in Unix seconds (tests move it).
+    /// A registry over `backend`; `clock` gives the time in Unix seconds (tests move it). With
+    /// `groupCommitQueue`, requests' writes go to a `StoreWriter` with room for that many waiting
+    /// writes (for a backend whose commits are slow: SQLite); without, each request writes its
+    /// own changes at once (the memory backend).
     public init(
-        configuration: SessionConfiguration, backend: any DefaultsBackend,
+        configuration: SessionConfiguration, backend: any DefaultsBackend, groupCommitQueue: Int? = nil,
         clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
     ) {
         self.configuration = configuration
         self.backend = backend
+        self.writer = groupCommitQueue.map { StoreWriter(backend: backend, queueLimit: $0) }
         self.clock = clock
         let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
         shards = (0..<shardCount).map { _ in Shard() }
         shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
     }
+
+    deinit { writer?.stop() }
+
+    /// Stops the store writer, if there is one, once it committed every write waiting (at
+    /// shutdown, after the server stopped); a request's changes are refused (503) afterwards.
+    public func stopWriter() { writer?.stop() }
 
     /// Sessions held in memory.
     public var count: Int { shards.reduce(0) { $0 + $1.count } }
@@ -63,7 +76,9 @@ public final class SessionRegistry: Sendable {
     /// never adopted. An id retired by a rotation moments ago gets neither (see
     /// `SessionContext.isRetired`). Returns the body's result and the context, whose
     /// `needsCookie` and `id` say what cookie to send. The values set in `body` are in the
-    /// backend when this returns.
+    /// backend when this returns: with a store writer it blocks until they are durable, so call
+    /// it from threads that may wait (tests, tools), never from a server thread — the server
+    /// calls `enter(presented:_:)`.
     @inlinable
     public func withSession<Result>(
         presentedID: String?, _ body: (SessionContext) throws -> Result
@@ -74,26 +89,60 @@ public final class SessionRegistry: Sendable {
         return (result.unsafelyUnwrapped, context)
     }
 
-    /// `withSession` without a result: the one the server calls on every request (not generic,
-    /// so nothing is looked up at run time across the module boundary).
+    /// `withSession` without a result (blocks until the changes are durable, as it does).
     public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
         try enterSession(presented: presentedID.flatMap { SessionID($0) }, body)
     }
 
     /// `enterSession(presentedID:)` with the id already parsed (`nil` when none was presented or
-    /// it did not parse).
+    /// it did not parse); blocks while the session's earlier changes or its own are committed.
     public func enterSession(
         presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
     ) throws
         -> SessionContext
     {
+        let free = Signal()
+        while true {
+            switch try enter(presented: presentedID, body) {
+            case .committed(let context): return context
+            case .committing(let context, let commit):
+                try commit.wait()
+                return context
+            case .busy(let busy):
+                busy.whenFree { free.raise() }
+                free.wait()
+            }
+        }
+    }
+
+    /// What `enter(presented:_:)` did with a request.
+    public enum Entry {
+        /// The body ran and its changes are committed (or it made none): answer now.
+        case committed(SessionContext)
+        /// The body ran and its changes wait for the store writer: answer once the commit is
+        /// done (`PendingCommit.whenDone`) — with 503 when it failed.
+        case committing(SessionContext, PendingCommit)
+        /// The body did not run: the session's changes of an earlier request are being committed,
+        /// and what the body would see is not durable yet. Enter again once they are
+        /// (`BusySession.whenFree`).
+        case busy(BusySession)
+    }
+
+    /// Runs `body` with the session `presentedID` names (or a new one), as `enterSession` does,
+    /// without ever waiting: the request's thread (a server thread) is free again when this
+    /// returns, and the request is answered as the entry says. Throws when the body throws or
+    /// the store refuses the changes (a `StoreError` with `retryAfterSeconds` when the writer's
+    /// queue is full), with nothing changed.
+    public func enter(
+        presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
+    ) throws -> Entry {
         let now = clock()
         guard let presentedID else { return try runNew(body, now: now) }
         switch try acquire(presentedID, now: now) {
         case .found(let session):
             defer { session.users.subtract(1, ordering: .relaxed) }
             var rotatedAway = false
-            let context = try session.state.withLock { state -> SessionContext? in
+            let entry = try session.state.withLock { state -> Entry? in
                 // While this request waited for the lock, another may have rotated the id (the
                 // presented one no longer names the session: it is retired) or the session may
                 // have expired and left the registry (then a new session is made).
@@ -102,12 +151,13 @@ public final class SessionRegistry: Sendable {
                     rotatedAway = true
                     return nil
                 }
+                if state.committing { return .busy(BusySession(session: session)) }
                 return try run(body, session, &state, isNew: false, now: now)
             }
-            if let context { return context }
-            if rotatedAway { return try runRetired(body, id: presentedID) }
+            if let entry { return entry }
+            if rotatedAway { return .committed(try runRetired(body, id: presentedID)) }
         case .retired:
-            return try runRetired(body, id: presentedID)
+            return .committed(try runRetired(body, id: presentedID))
         case .none:
             break
         }
@@ -128,7 +178,7 @@ public final class SessionRegistry: Sendable {
     /// Runs `body` with a new session. Nobody knows its id before the response carries it, so it
     /// needs no lock, and it enters the registry only when `body` returned and its values are
     /// stored: as a `Session` when it holds something, else as a bare map entry.
-    private func runNew(_ body: (SessionContext) throws -> Void, now: Int64) throws -> SessionContext {
+    private func runNew(_ body: (SessionContext) throws -> Void, now: Int64) throws -> Entry {
         let id = SessionID.random()
         createdCount.add(1, ordering: .relaxed)
         let context = SessionContext(
@@ -145,46 +195,58 @@ public final class SessionRegistry: Sendable {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
             context.committed()
-            return context
+            return .committed(context)
         }
         let session = Session(
             id: context.id, values: [:], snapshot: nil, created: now, accessed: now, persisted: false)
-        do {
-            try session.state.withLock { try commit(context, in: session, &$0, now: now, accessed: now) }
-        } catch {
-            context.rolledBack()
-            throw error
+        return try session.state.withLock { state in
+            try commit(context, in: session, &state, now: now, accessed: now, isNew: true)
         }
-        shard(for: context.id).insert(session, id: context.id, capacity: shardCapacity)
-        context.committed()
-        return context
     }
 
     /// Runs `body` with the live session `id` names, if there is one; never creates a session
     /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
+    /// Blocks while the session's changes are committed, as `enterSession` does: never call it
+    /// from a server thread nor from work run after a commit.
     ///
     /// It is not a use of the session: its last access (in memory and stored) stays that of the
     /// user's last request, so server work never keeps an idle session from expiring.
     public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
-        let now = clock()
-        guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
-        defer { session.users.subtract(1, ordering: .relaxed) }
-        var result: Result?
-        try session.state.withLock { state in
-            guard !state.retired, state.id == id else { return }
-            _ = try run({ result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
+        let free = Signal()
+        while true {
+            let now = clock()
+            guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
+            var result: Result?
+            let entry = try { () throws -> Entry? in
+                defer { session.users.subtract(1, ordering: .relaxed) }
+                return try session.state.withLock { state -> Entry? in
+                    guard !state.retired, state.id == id else { return nil }
+                    if state.committing { return .busy(BusySession(session: session)) }
+                    return try run(
+                        { result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
+                }
+            }()
+            switch entry {
+            case nil: return nil
+            case .committed: return result
+            case .committing(_, let commit):
+                try commit.wait()
+                return result
+            case .busy(let busy):
+                busy.whenFree { free.raise() }
+                free.wait()
+            }
         }
-        return result
     }
 
-    /// Runs `body` with the session under its lock, commits what it changed, then runs the
-    /// context's work for after the commit — or, when the body or the commit failed, its rollback
-    /// work, leaving the session as it was. A request `countsAsUse` (its time becomes the last
-    /// access); the server's own work does not.
+    /// Runs `body` with the session under its lock, then commits what it changed (see `commit`)
+    /// — or, when the body failed, runs the context's rollback work, leaving the session as it
+    /// was. A request `countsAsUse` (its time becomes the last access); the server's own work
+    /// does not.
     private func run(
         _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
         now: Int64, countsAsUse: Bool = true
-    ) throws -> SessionContext {
+    ) throws -> Entry {
         let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
         if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let context = SessionContext(
@@ -192,7 +254,6 @@ public final class SessionRegistry: Sendable {
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
         do {
             try body(context)
-            try commit(context, in: session, &state, now: now, accessed: accessed)
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
             // last committed snapshot, as if this request had never run. Nothing else was adopted.
@@ -200,72 +261,7 @@ public final class SessionRegistry: Sendable {
             context.rolledBack()
             throw error
         }
-        context.committed()
-        return context
-    }
-
-    /// Commits what `body` left in `context`: first the writes (its new id, its values and
-    /// snapshot when they are worth storing, stamped with the session's last access `accessed`),
-    /// then — only once the backend took them — the session in memory adopts the context's
-    /// attachment, memo, id, values and snapshot. When a write throws, the session in memory is
-    /// unchanged.
-    private func commit(
-        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64, accessed: Int64
-    )
-        throws
-    {
-        let rotated = context.id != state.id
-        // Defaults nobody asked for did not change.
-        let values = context.defaultsIfMade?.storedValues ?? state.values
-        let snapshotChanged = context.snapshot != state.snapshot
-        let worthStoring = state.persisted || !values.isEmpty
-        let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
-        // A rotation that is due a touch too saves the record under the new id: one write, not two.
-        let saves =
-            context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
-        let touches = !saves && !rotated && touchDue
-        var touched = touches
-
-        // The writes: all or nothing.
-        if saves {
-            let record = SessionRecord(
-                values: values, created: session.created, accessed: accessed, snapshot: context.snapshot)
-            if rotated && state.persisted {
-                try backend.rename(state.id, to: context.id, replacingWith: record)
-            } else {
-                try backend.save(context.id, record)
-            }
-        } else if rotated && state.persisted {
-            try backend.rename(state.id, to: context.id)
-        } else if touches {
-            // Only the stored access time is due: a read must not fail because it cannot be
-            // written (a full disk). It stays due, and is tried again by the next request.
-            do {
-                try backend.touch(state.id, accessed: accessed)
-            } catch {
-                StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
-                touched = false
-            }
-        }
-
-        // The backend has them: memory follows.
-        state.attachment = context.attachment
-        state.memo = context.memo
-        if rotated {
-            retire(state.id, movingTo: context.id, session, now: now)
-            state.id = context.id
-        }
-        if saves {
-            state.values = values
-            state.snapshot = context.snapshot
-            state.persisted = true
-            state.storedAccess = accessed
-        } else if snapshotChanged {
-            // Not worth a write yet (no values): kept in memory until the session holds some.
-            state.snapshot = context.snapshot
-        } else if touched {
-            state.storedAccess = accessed
-        }
+        return try commit(context, in: session, &state, now: now, accessed: accessed, isNew: isNew)
     }
 
     /// What an id presented to the registry names.
@@ -318,52 +314,10 @@ public final class SessionRegistry: Sendable {
     }
 
     /// Moves `session` from its retired id to `new` in memory, leaving a tombstone for `old`.
-    private func retire(_ old: SessionID, movingTo new: SessionID, _ session: Session, now: Int64) {
+    func retire(_ old: SessionID, movingTo new: SessionID, _ session: Session, now: Int64) {
         shard(for: old).retire(old, now: now)
         shard(for: new).insert(session, id: new, capacity: shardCapacity)
     }
 
-    private func shard(for id: SessionID) -> Shard { shards[Int(id.shardKey % UInt64(shards.count))] }
-
-    /// Whether `id` names a session that has not expired, in memory or in the backend. Unlike a
-    /// request it changes nothing: it neither loads the session into memory nor counts as a use
-    /// (for the server's own checks, such as whether an open event stream's session still exists).
-    public func names(_ id: SessionID) throws -> Bool {
-        let now = clock()
-        if let inMemory = shard(for: id).names(id, now: now, configuration) { return inMemory }
-        guard let record = try backend.load(id) else { return false }
-        return now - record.accessed <= configuration.idleTimeoutSeconds
-            && now - record.created <= configuration.absoluteTimeoutSeconds
-    }
-
-    /// Removes expired sessions from memory and from the backend; returns how many left memory.
-    @discardableResult
-    public func sweep() throws -> Int {
-        let now = clock()
-        let removed = shards.reduce(0) { $0 + $1.removeExpired(now: now, configuration) }
-        // The backend's `accessed` of a session live in memory lags its last use by less than the
-        // touch interval: a row is idle only when it is older than both together (a load still
-        // checks the exact idle timeout).
-        _ = try backend.removeExpired(
-            accessedBefore: now - configuration.idleTimeoutSeconds - configuration.touchIntervalSeconds,
-            createdBefore: now - configuration.absoluteTimeoutSeconds)
-        return removed
-    }
-
-    /// Starts a background thread that sweeps every `sweepIntervalSeconds`.
-    public func startSweeper() {
-        sweeper.withLock { current in
-            guard current == nil else { return }
-            current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds)
-        }
-    }
-
-    /// Stops the sweeper thread, if it runs.
-    public func stopSweeper() {
-        let running = sweeper.withLock { current -> SessionSweeper? in
-            defer { current = nil }
-            return current
-        }
-        running?.stop()
-    }
+    func shard(for id: SessionID) -> Shard { shards[Int(id.shardKey % UInt64(shards.count))] }
 }

@@ -1,0 +1,61 @@
+import AppShellConcurrency
+
+/// A request's changes on their way to the store: handed to the `StoreWriter`, not durable yet.
+///
+/// Whoever answers the request waits for it — `whenDone` from a server thread (the answer is
+/// deferred, the connection suspended), `wait` from a thread that may block — and answers only
+/// once it is done: with the request's response when the error is `nil` (the changes are
+/// durable, the session in memory took them and the work registered with
+/// `SessionContext.afterCommit` ran), else with 503 (nothing was changed: the session is as it
+/// was before the request, its `afterRollback` work ran).
+public final class PendingCommit: Sendable {
+    private struct State {
+        var done = false
+        var error: StoreError?
+        var callbacks: [@Sendable (StoreError?) -> Void] = []
+    }
+
+    private let state = Locked(State())
+    private let condition = Condition()
+
+    init() {}
+
+    /// Calls `callback` with the outcome once the commit is done — at once, on this thread, when
+    /// it is done already, else on the writer's thread.
+    public func whenDone(_ callback: @escaping @Sendable (StoreError?) -> Void) {
+        let outcome = state.withLock { state -> StoreError?? in
+            guard state.done else {
+                state.callbacks.append(callback)
+                return .none
+            }
+            return .some(state.error)
+        }
+        if let outcome { callback(outcome) }
+    }
+
+    /// Blocks until the commit is done; throws its error. Never call it on a server thread, nor on
+    /// the writer's (from work run after a commit): that thread would wait for itself.
+    public func wait() throws(StoreError) {
+        condition.lock()
+        while !state.withLock({ $0.done }) { condition.wait() }
+        condition.unlock()
+        if let error = state.withLock({ $0.error }) { throw error }
+    }
+
+    /// Whether the commit is done.
+    public var isDone: Bool { state.withLock { $0.done } }
+
+    /// Ends the commit with `error` (`nil`: durable) and runs the callbacks.
+    func finish(_ error: StoreError?) {
+        let callbacks = state.withLock { state in
+            state.done = true
+            state.error = error
+            defer { state.callbacks = [] }
+            return state.callbacks
+        }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+        for callback in callbacks { callback(error) }
+    }
+}

@@ -1,0 +1,215 @@
+import AppShellConcurrency
+
+/// DESIGN: how a request's changes reach the store.
+///
+/// A request's body runs under its session's lock; what it changed becomes at most one write
+/// (`plan`). Without a store writer the write is made there and then, and the session in memory
+/// adopts the changes (`adopt`) once the backend took them. With one, the write is queued for the
+/// writer, which commits it with those of other requests in one transaction, and the session is
+/// `committing` meanwhile: it adopts the changes, and runs the work registered for after the
+/// commit, only when the write is durable; when the batch fails it adopts nothing, drops its live
+/// object (half-changed) and runs the rollback work, so it is as it was last durable. Every
+/// request of a committing session waits (its body does not run: `Entry.busy`) until the commit
+/// is done, so no request is ever answered with state that is not durable, nor builds on changes
+/// that may yet fail; requests of other sessions go on meanwhile. The request itself is answered
+/// when its commit is done (the server defers its answer): a response still means committed.
+extension SessionRegistry {
+    /// What a request's changes come to: the write to make, if any, and how memory follows.
+    struct CommitPlan: Sendable {
+        var write: StoreWrite?
+        var rotated: Bool
+        var saves: Bool
+        var touches: Bool
+        var snapshotChanged: Bool
+        var values: [String: DefaultsValue]
+        var accessed: Int64
+    }
+
+    /// Commits what the body left in `context` — the writes, then memory — now, or hands the
+    /// write to the store writer (then the session is `committing` until it is durable). When the
+    /// write is refused the session in memory is unchanged and the error is thrown.
+    func commit(
+        _ context: SessionContext, in session: Session, _ state: inout Session.State, now: Int64, accessed: Int64,
+        isNew: Bool
+    ) throws -> Entry {
+        var planned = plan(context, state, created: session.created, accessed: accessed)
+        if planned.touches, let write = planned.write {
+            // Only the stored access time is due: a read neither waits for it nor fails because it
+            // cannot be written (a full disk). It stays due, and the next request tries again.
+            touch(write, session, &state, accessed: accessed)
+            planned.touches = false
+            planned.write = nil
+        }
+        let plan = planned
+        guard let writer, let write = plan.write else {
+            do {
+                if let write = plan.write { try backend.apply(write) }
+            } catch {
+                state.attachment = nil
+                context.rolledBack()
+                throw error
+            }
+            adopt(plan, context, session, &state, now: now, isNew: isNew)
+            context.committed()
+            return .committed(context)
+        }
+        let pending = PendingCommit()
+        state.committing = true
+        // In use until the commit is done: neither evicted nor swept meanwhile.
+        session.users.add(1, ordering: .relaxed)
+        let request = UncheckedContext(context: context)
+        let queued = writer.submit([write]) { [self] error in
+            let context = request.context
+            let waiters = session.state.withLock { state in
+                if error == nil {
+                    adopt(plan, context, session, &state, now: now, isNew: isNew)
+                    context.committed()
+                } else {
+                    state.attachment = nil
+                    context.rolledBack()
+                }
+                state.committing = false
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            session.users.subtract(1, ordering: .relaxed)
+            pending.finish(error)
+            for waiter in waiters { waiter() }
+        }
+        guard queued else {
+            state.committing = false
+            session.users.subtract(1, ordering: .relaxed)
+            state.attachment = nil
+            context.rolledBack()
+            throw StoreError(
+                "the store writer's queue is full (\(writer.queueLimit) writes wait)", retryAfterSeconds: 1)
+        }
+        return .committing(context, pending)
+    }
+
+    /// Stores the session's last access: at once without a writer, else queued behind the other
+    /// writes without waiting for it. The time counts as stored from now on and is put back when
+    /// the write fails, so that a later request tries again.
+    private func touch(_ write: StoreWrite, _ session: Session, _ state: inout Session.State, accessed: Int64) {
+        let previous = state.storedAccess
+        guard let writer else {
+            do {
+                try backend.apply(write)
+                state.storedAccess = accessed
+            } catch {
+                StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
+            }
+            return
+        }
+        state.storedAccess = accessed
+        let queued = writer.submit([write]) { error in
+            guard let error else { return }
+            StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
+            session.state.withLock { state in
+                if state.storedAccess == accessed { state.storedAccess = previous }
+            }
+        }
+        if !queued { state.storedAccess = previous }
+    }
+
+    /// The write the changes in `context` need: its new id, its values and snapshot when they are
+    /// worth storing, stamped with the session's last access `accessed` — or a touch when that is
+    /// due, or nothing.
+    func plan(_ context: SessionContext, _ state: Session.State, created: Int64, accessed: Int64) -> CommitPlan {
+        let rotated = context.id != state.id
+        // Defaults nobody asked for did not change.
+        let values = context.defaultsIfMade?.storedValues ?? state.values
+        let snapshotChanged = context.snapshot != state.snapshot
+        let worthStoring = state.persisted || !values.isEmpty
+        let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
+        // A rotation that is due a touch too saves the record under the new id: one write, not two.
+        let saves =
+            context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
+        let touches = !saves && !rotated && touchDue
+        var write: StoreWrite?
+        if saves {
+            let record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: context.snapshot)
+            write =
+                rotated && state.persisted
+                ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)
+        } else if rotated && state.persisted {
+            write = .rename(state.id, to: context.id)
+        } else if touches {
+            write = .touch(state.id, accessed: accessed)
+        }
+        return CommitPlan(
+            write: write, rotated: rotated, saves: saves, touches: touches, snapshotChanged: snapshotChanged,
+            values: values, accessed: accessed)
+    }
+
+    /// The backend has the write: the session in memory adopts the context's attachment, memo, id,
+    /// values and snapshot (a new session enters the registry).
+    func adopt(
+        _ plan: CommitPlan, _ context: SessionContext, _ session: Session, _ state: inout Session.State, now: Int64,
+        isNew: Bool
+    ) {
+        state.attachment = context.attachment
+        state.memo = context.memo
+        if plan.rotated {
+            retire(state.id, movingTo: context.id, session, now: now)
+            state.id = context.id
+        }
+        if plan.saves {
+            state.values = plan.values
+            state.snapshot = context.snapshot
+            state.persisted = true
+            state.storedAccess = plan.accessed
+        } else if plan.snapshotChanged {
+            // Not worth a write yet (no values): kept in memory until the session holds some.
+            state.snapshot = context.snapshot
+        } else if plan.touches {
+            state.storedAccess = plan.accessed
+        }
+        // Lock order: a session's lock, then a shard's.
+        if isNew { shard(for: context.id).insert(session, id: context.id, capacity: shardCapacity) }
+    }
+}
+
+/// A request's context handed to the writer's thread: only that thread touches it until the
+/// commit is done, and the request's own thread no longer does.
+private struct UncheckedContext: @unchecked Sendable {
+    let context: SessionContext
+}
+
+/// A flag one thread waits for and another raises (a session no longer committing).
+final class Signal: Sendable {
+    private let raised = Locked(false)
+    private let condition = Condition()
+
+    /// Sets the flag and wakes the waiter.
+    func raise() {
+        condition.lock()
+        raised.withLock { $0 = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the flag is set, then clears it.
+    func wait() {
+        condition.lock()
+        while !raised.withLock({ $0 }) { condition.wait() }
+        raised.withLock { $0 = false }
+        condition.unlock()
+    }
+}
+
+/// A session whose changes are being committed, as `SessionRegistry.enter` found it.
+public struct BusySession: Sendable {
+    let session: Session
+
+    /// Calls `work` once the session's commit is done — at once, on this thread, when it is done
+    /// already, else on the store writer's thread: enter the session again then.
+    public func whenFree(_ work: @escaping @Sendable () -> Void) {
+        let now = session.state.withLock { state -> Bool in
+            guard state.committing else { return true }
+            state.waiters.append(work)
+            return false
+        }
+        if now { work() }
+    }
+}

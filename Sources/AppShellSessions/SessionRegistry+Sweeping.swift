@@ -1,0 +1,45 @@
+import AppShellConcurrency
+
+extension SessionRegistry {
+    /// Whether `id` names a session that has not expired, in memory or in the backend. Unlike a
+    /// request it changes nothing: it neither loads the session into memory nor counts as a use
+    /// (for the server's own checks, such as whether an open event stream's session still exists).
+    public func names(_ id: SessionID) throws -> Bool {
+        let now = clock()
+        if let inMemory = shard(for: id).names(id, now: now, configuration) { return inMemory }
+        guard let record = try backend.load(id) else { return false }
+        return now - record.accessed <= configuration.idleTimeoutSeconds
+            && now - record.created <= configuration.absoluteTimeoutSeconds
+    }
+
+    /// Removes expired sessions from memory and from the backend; returns how many left memory.
+    @discardableResult
+    public func sweep() throws -> Int {
+        let now = clock()
+        let removed = shards.reduce(0) { $0 + $1.removeExpired(now: now, configuration) }
+        // The backend's `accessed` of a session live in memory lags its last use by less than the
+        // touch interval: a row is idle only when it is older than both together (a load still
+        // checks the exact idle timeout).
+        _ = try backend.removeExpired(
+            accessedBefore: now - configuration.idleTimeoutSeconds - configuration.touchIntervalSeconds,
+            createdBefore: now - configuration.absoluteTimeoutSeconds)
+        return removed
+    }
+
+    /// Starts a background thread that sweeps every `sweepIntervalSeconds`.
+    public func startSweeper() {
+        sweeper.withLock { current in
+            guard current == nil else { return }
+            current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds)
+        }
+    }
+
+    /// Stops the sweeper thread, if it runs.
+    public func stopSweeper() {
+        let running = sweeper.withLock { current -> SessionSweeper? in
+            defer { current = nil }
+            return current
+        }
+        running?.stop()
+    }
+}

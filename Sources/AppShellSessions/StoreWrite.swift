@@ -1,0 +1,25 @@
+/// One change a request makes to the store: what `SessionRegistry` hands a backend, alone or —
+/// with a `StoreWriter` — together with the changes of other requests in one transaction.
+public enum StoreWrite: Sendable, Equatable {
+    /// Inserts or replaces the record of the id (`DefaultsBackend.save`).
+    case save(SessionID, SessionRecord)
+    /// Sets the `accessed` time of the id's record (`DefaultsBackend.touch`).
+    case touch(SessionID, accessed: Int64)
+    /// Moves the record of the first id to the second (`DefaultsBackend.rename(_:to:)`).
+    case rename(SessionID, to: SessionID)
+    /// Moves the record of the first id to the second with a new content
+    /// (`DefaultsBackend.rename(_:to:replacingWith:)`).
+    case renameReplacing(SessionID, to: SessionID, SessionRecord)
+}
+
+extension DefaultsBackend {
+    /// Makes one write with the backend's single-record methods.
+    public func apply(_ write: StoreWrite) throws(StoreError) {
+        switch write {
+        case .save(let id, let record): try save(id, record)
+        case .touch(let id, let accessed): try touch(id, accessed: accessed)
+        case .rename(let id, let newID): try rename(id, to: newID)
+        case .renameReplacing(let id, let newID, let record): try rename(id, to: newID, replacingWith: record)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import AppShellConcurrency
+import Glibc
+
+/// The one thread that writes requests' changes to a backend, many at a time: group commit.
+///
+/// DESIGN: requests run on the server's threads and hand their writes here (`submit`) instead of
+/// committing them there; their answers wait, their connections suspended. The writer takes every
+/// write waiting, makes them in ONE transaction (`DefaultsBackend.applyAll`: one commit, one
+/// append to SQLite's write-ahead log for the writes of many requests and sessions), then calls
+/// each write's completion, in the order they were submitted, with `nil` (the write is durable)
+/// or the error (none of the batch's writes holds). While it commits, the next writes gather for
+/// the next batch, so the busier the store, the larger the batches and the fewer the commits per
+/// request — the way PostgreSQL commits the WAL of many transactions with one flush.
+///
+/// The queue is bounded (`queueLimit` writes waiting): `submit` refuses at once when it is full,
+/// so that the request can be refused (503 with `Retry-After`) with nothing changed.
+public final class StoreWriter: Sendable {
+    /// Where the writes go.
+    public let backend: any DefaultsBackend
+    /// Writes that may wait for the writer at most (each request's changes count as one).
+    public let queueLimit: Int
+    /// Commits, batches, errors and latencies.
+    public let statistics = StoreStatistics()
+
+    private struct Job {
+        let writes: [StoreWrite]
+        let done: @Sendable (StoreError?) -> Void
+    }
+
+    /// The queue, guarded by `condition`.
+    private final class State: @unchecked Sendable {
+        var jobs: [Job] = []
+        var started = false
+        var stopping = false
+        var running = false
+        var thread: pthread_t?
+    }
+
+    private let state = State()
+    private let condition = Condition()
+    private let name: String
+
+    /// A writer to `backend` with room for `queueLimit` waiting writes (at least 1); its thread,
+    /// named `name`, starts with the first write.
+    public init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
+        self.backend = backend
+        self.queueLimit = max(1, queueLimit)
+        self.name = name
+    }
+
+    deinit { stop() }
+
+    /// Queues `writes` (one request's changes, made all or nothing with the rest of their batch);
+    /// `done` is called on the writer's thread once they are durable (`nil`) or refused (the
+    /// error). Returns false, and queues nothing, when the queue is full or the writer stopped.
+    public func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+        condition.lock()
+        guard !state.stopping, state.jobs.count < queueLimit else {
+            condition.unlock()
+            return false
+        }
+        state.jobs.append(Job(writes: writes, done: done))
+        let start = !state.started
+        state.started = true
+        if start { state.running = true }
+        condition.signal()
+        condition.unlock()
+        if start {
+            let thread = BackgroundThread { [self] in run() }
+            thread.name = name
+            thread.start()
+        }
+        return true
+    }
+
+    /// Writes waiting now (not counting the batch being committed).
+    public var queued: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.jobs.count
+    }
+
+    /// Takes no more writes, commits those waiting and returns once the thread is done with them
+    /// (at shutdown, after the server stopped: every answered write is then in the store). Called
+    /// on the writer's own thread (the last reference to its registry dropped there), it does not
+    /// wait: the thread ends once it returns to its loop.
+    public func stop() {
+        condition.lock()
+        state.stopping = true
+        condition.broadcast()
+        let onWriter = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        while state.running && !onWriter { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        condition.lock()
+        state.thread = pthread_self()
+        condition.unlock()
+        while true {
+            condition.lock()
+            while state.jobs.isEmpty && !state.stopping { condition.wait() }
+            if state.jobs.isEmpty {
+                state.running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = state.jobs
+            state.jobs.removeAll(keepingCapacity: true)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        let started = StoreWriter.seconds()
+        var failure: StoreError?
+        do {
+            try backend.applyAll(batch.flatMap(\.writes))
+        } catch {
+            failure = error
+        }
+        statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
+        for job in batch { job.done(failure) }
+    }
+
+    private static func seconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
