@@ -34,7 +34,7 @@ public struct SessionResponder: HTTPResponder {
                 response = try handler(request, session)
             }
         } catch let error as StoreError {
-            AccessLog.error("session store: \(error)")
+            AccessLog.error("session store: \(error)", requestID: request.requestID)
             throw HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
         }
         if context.needsCookie {

@@ -59,7 +59,7 @@ extension Shell {
                 }
             }
         } catch {
-            AccessLog.error("session store: \(error)")
+            AccessLog.error("session store: \(error)", requestID: request.requestID)
             return .error(
                 HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed"), for: request)
         }

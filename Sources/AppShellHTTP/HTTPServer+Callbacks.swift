@@ -37,19 +37,19 @@ let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connecti
     Unmanaged<HTTPServer>.fromOpaque(cls!)._withUnsafeGuaranteedRef { server in
         server.statistics.inFlightCounter.add(1, ordering: .relaxed)
         let target = uri.map { String(cString: $0) } ?? ""
-        // The clock is read only for the access log's duration.
-        let startMicros = server.log.enabled ? Clock.monotonicMicros() : 0
+        // For the latency histogram and the access log's duration.
+        let startMicros = Clock.monotonicMicros()
         guard let raw = connection.flatMap(appshell_mhd_socket_context) else {
             // Not expected (every connection is reported started): one for this request alone,
             // released when it completes.
             let pending = PendingRequest()
-            pending.begin(target: target, startMicros: startMicros)
+            pending.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
             _ = pending.close()
             server.statistics.connectionCounter.add(1, ordering: .relaxed)
             return Unmanaged.passRetained(pending).toOpaque()
         }
         Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-            $0.begin(target: target, startMicros: startMicros)
+            $0.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
         }
         return raw
     }
@@ -74,11 +74,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
     Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
         let last = pending._withUnsafeGuaranteedRef { pending in
-            if pending.status != 0 && server.log.enabled {
-                server.log.request(
-                    method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
-                    micros: Clock.monotonicMicros() - pending.startMicros)
-            }
+            if pending.status != 0 { server.count(pending) }
             if let deferred = pending.deferred {
                 // Completed while waiting (the connection failed): its answer has nowhere to go.
                 deferred.pending.detach()
@@ -141,6 +137,7 @@ extension HTTPServer {
             // the connection, so only a request whose body must not be read is answered.
             pending.headersSeen = true
             pending.method = method.map { String(cString: $0) } ?? ""
+            pending.requestID = HTTPServer.requestID(of: connection)
             let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
             if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil {
                 if let refusal = refuseFraming(connection, withContentLength: length != nil) {
@@ -200,6 +197,7 @@ extension HTTPServer {
     ) -> MHD_Result {
         guard deferredResponses.admit(promise) else {
             promise.answer(HTTPServer.shuttingDown, unlessClaimed: false)
+            pending.errorCause = .shuttingDown
             return send(HTTPServer.shuttingDown, on: connection, pending)
         }
         if let answer = promise.answerOrSuspend(connection) {
@@ -233,19 +231,23 @@ extension HTTPServer {
         return answer(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
-                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers)))
+                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers),
+                requestID: pending.requestID), pending)
     }
 
-    /// The responder's answer to `request`, or the error it threw as a response. A request for a
-    /// host the server does not serve never reaches the responder.
-    private func answer(_ request: Request) -> Response {
+    /// The responder's answer to `request`, or the error it threw as a response; the route it went
+    /// to is noted in `pending` for the metrics. A request for a host the server does not serve
+    /// never reaches the responder.
+    private func answer(_ request: Request, _ pending: PendingRequest) -> Response {
         if let refusal = configuration.allowedHosts.refusal(for: request) { return .error(refusal, for: request) }
         do {
+            if let router { return try router.respond(to: request, label: &pending.route) }
             return try responder.respond(to: request)
         } catch let error as HTTPError {
             return .error(error, for: request)
         } catch {
-            AccessLog.error("\(request.method) \(request.path) failed: \(error)")
+            AccessLog.error("\(request.method) \(request.path) failed: \(error)", requestID: request.requestID)
+            pending.errorCause = .unhandled
             return .error(HTTPError(.internalServerError, "internal server error"), for: request)
         }
     }
@@ -256,11 +258,15 @@ extension HTTPServer {
         }
         pending.status = response.status.rawValue
         pending.bytes = response.body.count
+        pending.answeredMicros = Clock.monotonicMicros()
         let draining = draining.load(ordering: .relaxed)
+        if draining && response.status == .serviceUnavailable && pending.errorCause == nil {
+            pending.errorCause = .shuttingDown
+        }
         let made: OpaquePointer?
-        // A shared response cannot take `Connection: close`: while draining, a new one is made.
-        if let prepared = response.prepared, let (handle, shared) = prepared.handle(for: response, sharing: !draining) {
-            if shared { return MHD_queue_response(connection, UInt32(response.status.rawValue), handle) }
+        // Never shared as it is: every answer carries its own `X-Request-ID` (the prepared bytes
+        // are still borrowed, not copied).
+        if let prepared = response.prepared, let (handle, _) = prepared.handle(for: response, sharing: false) {
             made = handle
         } else if case .stream(let stream) = response.body {
             if pending.method == "HEAD" {
@@ -271,7 +277,7 @@ extension HTTPServer {
                 stream.discard()
                 made = HTTPServer.headersOnlyResponse(length: nil)
                 if let made { HTTPServer.addHeaders(response.headers, to: made) }
-            } else if let refusal = admit(stream, on: connection) {
+            } else if let refusal = admit(stream, on: connection, pending) {
                 return send(refusal, on: connection, pending)
             } else {
                 let retained = Unmanaged.passRetained(stream)
@@ -289,9 +295,15 @@ extension HTTPServer {
         } else {
             made = HTTPServer.makeResponse(response)
         }
-        guard let made else { return .NO }
+        guard let made else {
+            statistics.count(.responseFailed)
+            return .NO
+        }
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
-        return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+        pending.requestID.withCString { _ = MHD_add_response_header(made, RequestID.headerName, $0) }
+        let queued = MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+        if queued == .NO { statistics.count(.responseFailed) }
+        return queued
     }
 }

@@ -16,7 +16,7 @@ extension HTTPServer {
         return responder.acceptsBody(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
-                address: ClientAddress(appshell_mhd_client_address(connection))))
+                address: ClientAddress(appshell_mhd_client_address(connection)), requestID: pending.requestID))
     }
 
     /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112

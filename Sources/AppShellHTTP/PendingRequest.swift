@@ -29,6 +29,14 @@ final class PendingRequest: @unchecked Sendable {
     /// The answer the responder deferred, while the connection is suspended for it, and the
     /// header fields to add to it.
     var deferred: (pending: PendingResponse, headers: HTTPHeaders)?
+    /// The request's id (see `RequestID`), set when its header fields have arrived.
+    var requestID = ""
+    /// The index of the label the request is counted under in `RequestMetrics`.
+    var route = 0
+    /// When the answer was queued, in monotonic microseconds.
+    var answeredMicros = 0
+    /// Why a 5xx was answered, when the server knows better than "the handler said so".
+    var errorCause: ErrorCause?
     /// The received header fields, collected again for each request into the same buffer.
     var headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
 
@@ -42,9 +50,13 @@ final class PendingRequest: @unchecked Sendable {
     private static let headerBytes = 512
 
     /// Starts the next request on the connection, forgetting everything about the last one.
-    func begin(target: String, startMicros: Int) {
+    func begin(target: String, startMicros: Int, route: Int) {
         self.target = target
         self.startMicros = startMicros
+        self.route = route
+        requestID = ""
+        answeredMicros = startMicros
+        errorCause = nil
         headersSeen = false
         method = ""
         body = []
