@@ -6,7 +6,7 @@ import Synchronization
 /// An incoming `X-Request-ID` is kept when it is a short token: 1 to 64 characters of
 /// `A-Z a-z 0-9 . _ -` (what a proxy or client generates, and nothing a log line or header could be
 /// split with). Any other value, or none, is replaced by a generated id: 15 characters of
-/// `A-Z a-z 0-9`, six random per process followed by nine from a per-process counter, so ids are
+/// `A-Z a-z 0-9`: six random per process, then nine hex digits of a per-process counter, so ids are
 /// unique within a run and, with overwhelming odds, between runs. A generated id fits in a Swift
 /// small string: making one allocates nothing.
 public enum RequestID {
@@ -43,25 +43,29 @@ public enum RequestID {
         return generate()
     }
 
-    /// A new id, unique in this process.
+    /// A new id, unique in this process (until 2^36 ids were made).
     public static func generate() -> String {
-        let number = counter.wrappingAdd(1, ordering: .relaxed).oldValue
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { buffer in
-            var prefix = processPrefix
-            for index in 0..<6 {
-                buffer[index] = alphabet[Int(prefix % 62)]
-                prefix /= 62
-            }
-            var rest = UInt64(truncatingIfNeeded: number)
+        var value = UInt64(truncatingIfNeeded: counter.wrappingAdd(1, ordering: .relaxed).oldValue)
+        // The six prefix characters, then nine hex digits of the counter.
+        var words: (UInt64, UInt64) = (processPrefix, 0)
+        return withUnsafeMutableBytes(of: &words) { raw in
             for index in stride(from: 14, through: 6, by: -1) {
-                buffer[index] = alphabet[Int(rest % 62)]
-                rest /= 62
+                let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                raw[index] = digit < 10 ? 48 + digit : 87 + digit
+                value >>= 4
             }
-            return String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 15),
+                as: UTF8.self)
         }
     }
 
     private static let counter = Atomic<Int>(0)
-    private static let processPrefix: UInt64 = UInt64.random(in: 0..<56_800_235_584)  // 62^6
-    private static let alphabet: [UInt8] = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+    /// Six random characters of `A-Z a-z 0-9`, as the low six bytes of a little-endian word.
+    private static let processPrefix: UInt64 = {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        var prefix: UInt64 = 0
+        for index in 0..<6 { prefix |= UInt64(alphabet.randomElement()!) << UInt64(8 * index) }
+        return prefix
+    }()
 }
