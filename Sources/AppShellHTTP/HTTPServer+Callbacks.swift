@@ -241,7 +241,7 @@ extension HTTPServer {
     private func answer(_ request: Request, _ pending: PendingRequest) -> Response {
         if let refusal = configuration.allowedHosts.refusal(for: request) { return .error(refusal, for: request) }
         do {
-            if let router { return try router.respond(to: request, label: &pending.route) }
+            if let router { return try router.router.respond(to: request, label: &pending.route) }
             return try responder.respond(to: request)
         } catch let error as HTTPError {
             return .error(error, for: request)
@@ -264,9 +264,16 @@ extension HTTPServer {
             pending.errorCause = .shuttingDown
         }
         let made: OpaquePointer?
-        // Never shared as it is: every answer carries its own `X-Request-ID` (the prepared bytes
-        // are still borrowed, not copied).
-        if let prepared = response.prepared, let (handle, _) = prepared.handle(for: response, sharing: false) {
+        // Every answer carries its own `X-Request-ID`, so a prepared response is not shared between
+        // connections: each connection keeps its own (see `reusableHandle`), and a changed one, or
+        // one that must say `Connection: close`, is made anew (the prepared bytes are borrowed).
+        if let prepared = response.prepared, !draining, prepared.isUnchanged(response),
+            let handle = pending.reusableHandle(for: prepared, response)
+        {
+            let queued = MHD_queue_response(connection, UInt32(response.status.rawValue), handle)
+            if queued == .NO { statistics.count(.responseFailed) }
+            return queued
+        } else if let prepared = response.prepared, let (handle, _) = prepared.handle(for: response, sharing: false) {
             made = handle
         } else if case .stream(let stream) = response.body {
             if pending.method == "HEAD" {
@@ -301,7 +308,7 @@ extension HTTPServer {
         }
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
-        pending.requestID.withCString { _ = MHD_add_response_header(made, RequestID.headerName, $0) }
+        pending.requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
         let queued = MHD_queue_response(connection, UInt32(response.status.rawValue), made)
         if queued == .NO { statistics.count(.responseFailed) }
         return queued

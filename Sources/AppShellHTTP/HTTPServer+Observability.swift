@@ -6,16 +6,14 @@ import CMicroHTTPD
 extension HTTPServer {
     /// The id of the request whose header fields just arrived on `connection`: its
     /// `X-Request-ID` when that is a short token (see `RequestID`), else a new one.
-    static func requestID(of connection: OpaquePointer) -> String {
+    static func requestID(of connection: OpaquePointer) -> RequestID.Value {
         var value: UnsafePointer<CChar>?
         var size = 0
-        let found = RequestID.headerName.withCString {
-            MHD_lookup_connection_value_n(connection, .HEADER_KIND, $0, 12, &value, &size)
-        }
-        guard found == .YES, let value, size <= RequestID.maxLength else { return RequestID.generate() }
+        let found = MHD_lookup_connection_value_n(connection, .HEADER_KIND, RequestID.cHeaderName, 12, &value, &size)
+        guard found == .YES, let value, size <= RequestID.maxLength else { return .next() }
         return value.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
             let buffer = UnsafeBufferPointer(start: bytes, count: size)
-            return RequestID.isAcceptable(buffer) ? String(decoding: buffer, as: UTF8.self) : RequestID.generate()
+            return RequestID.isAcceptable(buffer) ? .given(String(decoding: buffer, as: UTF8.self)) : .next()
         }
     }
 
@@ -29,6 +27,6 @@ extension HTTPServer {
         guard log.enabled else { return }
         log.request(
             method: pending.method, path: pending.logPath, status: status, bytes: pending.bytes,
-            micros: Clock.monotonicMicros() - pending.startMicros, requestID: pending.requestID)
+            micros: Clock.monotonicMicros() - pending.startMicros, requestID: pending.requestID.text)
     }
 }

@@ -50,15 +50,28 @@ public final class PreparedResponse: @unchecked Sendable {
         if let handle { MHD_destroy_response(handle) }
     }
 
+    /// Whether `response`, which began as this one, is still this one: same status, header fields
+    /// and bytes.
+    func isUnchanged(_ response: Response) -> Bool {
+        handle != nil && hasPreparedBytes(response) && response.status == self.response.status
+            && response.headers.hasSameFields(as: self.response.headers)
+    }
+
+    /// Whether the body of `response` is still the prepared bytes.
+    private func hasPreparedBytes(_ response: Response) -> Bool {
+        guard case .bytes(let bytes) = response.body, case .bytes(let preparedBytes) = self.response.body else {
+            return false
+        }
+        return bytes.withUnsafeBufferPointer { mine in
+            preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+        }
+    }
+
     /// The libmicrohttpd response to send for `response`, which began as this one: this one
     /// itself when nothing changed and `sharing` (the caller must not change it), else a new one
     /// with the same bytes (the caller destroys it). `nil` when the body is no longer the prepared one.
     func handle(for response: Response, sharing: Bool) -> (handle: OpaquePointer, shared: Bool)? {
-        guard let handle, case .bytes(let bytes) = response.body, case .bytes(let preparedBytes) = self.response.body,
-            bytes.withUnsafeBufferPointer({ mine in
-                preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
-            })
-        else { return nil }
+        guard let handle, hasPreparedBytes(response) else { return nil }
         if sharing && response.status == self.response.status
             && response.headers.hasSameFields(as: self.response.headers)
         {

@@ -7,14 +7,21 @@ import Synchronization
 /// `A-Z a-z 0-9 . _ -` (what a proxy or client generates, and nothing a log line or header could be
 /// split with). Any other value, or none, is replaced by a generated id: 15 characters of
 /// `A-Z a-z 0-9`: six random per process, then nine hex digits of a per-process counter, so ids are
-/// unique within a run and, with overwhelming odds, between runs. A generated id fits in a Swift
-/// small string: making one allocates nothing.
+/// unique within a run and most likely between runs. A generated id is held as its number until its
+/// text is asked for: sending it back allocates nothing.
 public enum RequestID {
     /// The longest incoming id that is kept.
     public static let maxLength = 64
 
     /// The name of the header field that carries the id, both ways.
     public static let headerName = "X-Request-ID"
+
+    /// `headerName` as a C string for libmicrohttpd (a `String` passed there would be copied
+    /// into a new array at every call).
+    static var cHeaderName: UnsafePointer<CChar> {
+        UnsafeRawPointer(cHeaderNameLiteral.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+    private static let cHeaderNameLiteral: StaticString = "X-Request-ID"
 
     /// Whether `bytes` is an id to keep as it is.
     public static func isAcceptable(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -38,25 +45,56 @@ public enum RequestID {
     }
 
     /// `incoming` when it is acceptable, else a new id.
-    public static func resolve(_ incoming: String?) -> String {
-        if let incoming, isAcceptable(incoming) { return incoming }
-        return generate()
-    }
+    public static func resolve(_ incoming: String?) -> String { Value(incoming).text }
 
     /// A new id, unique in this process (until 2^36 ids were made).
-    public static func generate() -> String {
-        var value = UInt64(truncatingIfNeeded: counter.wrappingAdd(1, ordering: .relaxed).oldValue)
-        // The six prefix characters, then nine hex digits of the counter.
-        var words: (UInt64, UInt64) = (processPrefix, 0)
-        return withUnsafeMutableBytes(of: &words) { raw in
-            for index in stride(from: 14, through: 6, by: -1) {
-                let digit = UInt8(truncatingIfNeeded: value & 0xF)
-                raw[index] = digit < 10 ? 48 + digit : 87 + digit
-                value >>= 4
+    public static func generate() -> String { Value.next().text }
+
+    /// A request's id as the server holds it: the number of a generated one (its text is made
+    /// only when asked for: most requests only send it, and that needs no `String`), or the text
+    /// the client sent.
+    enum Value: Sendable {
+        /// Generated: the counter's value.
+        case generated(UInt64)
+        /// Sent by the client and acceptable.
+        case given(String)
+
+        /// The next generated id.
+        static func next() -> Value {
+            .generated(UInt64(truncatingIfNeeded: counter.wrappingAdd(1, ordering: .relaxed).oldValue))
+        }
+
+        /// `incoming` when it is acceptable, else the next generated id.
+        init(_ incoming: String?) {
+            self = if let incoming, RequestID.isAcceptable(incoming) { .given(incoming) } else { .next() }
+        }
+
+        /// The id as text.
+        var text: String {
+            switch self {
+            case .given(let text): return text
+            case .generated:
+                return withCString { id, _ in String(cString: id) }
             }
-            return String(
-                decoding: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 15),
-                as: UTF8.self)
+        }
+
+        /// Calls `body` with the id as a NUL-terminated string and its length (a generated one is
+        /// written on the stack: six prefix characters, then nine hex digits of its number).
+        func withCString<Result>(_ body: (UnsafePointer<CChar>, Int) -> Result) -> Result {
+            switch self {
+            case .given(let text):
+                return text.withCString { body($0, text.utf8.count) }
+            case .generated(var number):
+                var words: (UInt64, UInt64) = (processPrefix, 0)
+                return withUnsafeMutableBytes(of: &words) { raw in
+                    for index in stride(from: 14, through: 6, by: -1) {
+                        let digit = UInt8(truncatingIfNeeded: number & 0xF)
+                        raw[index] = digit < 10 ? 48 + digit : 87 + digit
+                        number >>= 4
+                    }
+                    return body(raw.baseAddress!.assumingMemoryBound(to: CChar.self), 15)
+                }
+            }
         }
     }
 

@@ -61,11 +61,13 @@ import Testing
         _ = try client.get("/app.css")
         _ = try client.get("/no/such/file")
         let state = #"appshell_http_requests_total{route="GET /api/state",status="200"}"#
-        let samples = try Self.scrape(live) { $0[state] == 3 }
-        #expect(samples[state] == 3)
-        #expect(samples[#"appshell_http_requests_total{route="POST /api/actions",status="400"}"#] == 1)
-        #expect(samples[#"appshell_http_requests_total{route="static",status="200"}"#] == 1)
-        #expect(samples[#"appshell_http_requests_total{route="static",status="404"}"#] == 1)
+        let expected = [
+            state: 3.0, #"appshell_http_requests_total{route="POST /api/actions",status="400"}"#: 1,
+            #"appshell_http_requests_total{route="static",status="200"}"#: 1,
+            #"appshell_http_requests_total{route="static",status="404"}"#: 1,
+        ]
+        let samples = try Self.scrape(live) { samples in expected.allSatisfy { samples[$0.key] == $0.value } }
+        for (series, value) in expected { #expect(samples[series] == value, "\(series)") }
         #expect(!samples.keys.contains { $0.contains("/no/such/file") })
         #expect(samples["appshell_sessions_in_memory"] == 1)
         #expect(samples["appshell_sessions_created_total"] == 1)

@@ -70,6 +70,30 @@ import Testing
         #expect(seen.count == 207)
     }
 
+    /// A connection sends a prepared answer again with the id of each request, whatever its
+    /// length; the body and other fields stay as prepared.
+    @Test func aPreparedAnswerSentAgainOnOneConnectionCarriesEachRequestsID() throws {
+        let live = try Self.start()
+        let client = live.client()
+        let incoming: [String?] = [nil, "a", nil, "abcdefghijklmnopq", "fifteen-chars-x", nil, "a", "a", nil]
+        var sent: [String] = []
+        for id in incoming {
+            let answer = try client.get("/prepared", headers: id.map { [("X-Request-ID", $0)] } ?? [])
+            #expect(answer.status == 200)
+            #expect(answer.text == #"{"same":true}"#)
+            #expect(answer.headers["Content-Type"] == "application/json; charset=utf-8")
+            #expect(answer.headers.values(for: "X-Request-ID").count == 1)
+            let got = try #require(answer.headers["X-Request-ID"])
+            if let id { #expect(got == id) } else { #expect(Self.isGenerated(got)) }
+            sent.append(got)
+        }
+        #expect(Set(sent.enumerated().filter { incoming[$0.offset] == nil }.map(\.element)).count == 4)
+        // Another connection at the same time has its own.
+        let other = try live.client().get("/prepared", headers: [("X-Request-ID", "other")])
+        #expect(other.headers["X-Request-ID"] == "other")
+        #expect(try client.get("/prepared").headers["X-Request-ID"] != "other")
+    }
+
     @Test func aMalformedRequestTargetIsAnsweredWithAnID() throws {
         let live = try Self.start()
         let connection = try RawConnection(port: live.port)
