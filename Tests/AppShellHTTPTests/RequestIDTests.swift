@@ -102,6 +102,52 @@ import Testing
         #expect(head.contains("X-Request-ID: bad-target-1\r\n"))
     }
 
+    /// An error logged while handling a request names it with the id its answer carries.
+    @Test func anErrorLoggedWhileHandlingARequestNamesIt() throws {
+        let live = try Self.start()
+        let client = live.client()
+        let (answers, log) = try Self.capturingStandardError {
+            [try client.get("/fail"), try client.get("/fail", headers: [("X-Request-ID", "trace-me.7")])]
+        }
+        #expect(answers.map(\.status) == [500, 500])
+        let generated = try #require(answers[0].headers["X-Request-ID"])
+        #expect(answers[1].headers["X-Request-ID"] == "trace-me.7")
+        let lines = log.split(separator: "\n")
+        #expect(lines.contains("appshell: [request \(generated)] GET /fail failed: Failure()"))
+        #expect(lines.contains("appshell: [request trace-me.7] GET /fail failed: Failure()"))
+    }
+
+    /// Runs `body` with standard error going to a pipe; returns its result and what was written
+    /// (other tests' lines may be among them).
+    static func capturingStandardError<Result>(_ body: () throws -> Result) throws -> (Result, String) {
+        // Close-on-exec, so that no process another test starts meanwhile holds it; read without
+        // waiting: each line was written before its request was answered.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        let saved = dup(2)
+        _ = dup2(ends[1], 2)
+        close(ends[1])
+        let result: Result
+        do {
+            defer {
+                _ = dup2(saved, 2)
+                close(saved)
+            }
+            result = try body()
+        }
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(ends[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            text += buffer[0..<count]
+        }
+        close(ends[0])
+        return (result, String(decoding: text, as: UTF8.self))
+    }
+
     @Test func acceptableIDs() {
         #expect(RequestID.isAcceptable("a"))
         #expect(RequestID.isAcceptable("A-z_0.9"))
