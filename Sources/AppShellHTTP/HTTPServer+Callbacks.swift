@@ -102,25 +102,6 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
-/// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
-let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
-    guard let cls, let key else { return .YES }
-    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-    key.withMemoryRebound(to: UInt8.self, capacity: keySize) { name in
-        guard let value else {
-            headers.pointee.receive(
-                name: UnsafeBufferPointer(start: name, count: keySize), value: .init(start: nil, count: 0))
-            return
-        }
-        value.withMemoryRebound(to: UInt8.self, capacity: valueSize) {
-            headers.pointee.receive(
-                name: UnsafeBufferPointer(start: name, count: keySize),
-                value: UnsafeBufferPointer(start: $0, count: valueSize))
-        }
-    }
-    return .YES
-}
-
 extension HTTPServer {
     /// Releases a connection's state for the last time.
     fileprivate func release(_ pending: Unmanaged<PendingRequest>) {
@@ -270,10 +251,8 @@ extension HTTPServer {
         if let prepared = response.prepared, !draining, prepared.isUnchanged(response),
             let handle = pending.reusableHandle(for: prepared, response)
         {
-            let queued = MHD_queue_response(connection, UInt32(response.status.rawValue), handle)
-            if queued == .NO { statistics.count(.responseFailed) }
-            return queued
-        } else if let prepared = response.prepared, let (handle, _) = prepared.handle(for: response, sharing: false) {
+            return queue(handle, response.status, on: connection)
+        } else if let prepared = response.prepared, let handle = prepared.newHandle(for: response) {
             made = handle
         } else if case .stream(let stream) = response.body {
             if pending.method == "HEAD" {
@@ -309,7 +288,12 @@ extension HTTPServer {
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
         pending.requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
-        let queued = MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+        return queue(made, response.status, on: connection)
+    }
+
+    /// Queues `made` (the caller keeps its own reference); a failure is counted.
+    private func queue(_ made: OpaquePointer, _ status: HTTPStatus, on connection: OpaquePointer) -> MHD_Result {
+        let queued = MHD_queue_response(connection, UInt32(status.rawValue), made)
         if queued == .NO { statistics.count(.responseFailed) }
         return queued
     }

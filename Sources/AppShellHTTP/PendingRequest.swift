@@ -113,7 +113,7 @@ final class PendingRequest: @unchecked Sendable {
             self.reusable?.id = id
             return reusable.handle
         }
-        guard let (made, _) = prepared.handle(for: response, sharing: false) else { return nil }
+        guard let made = prepared.newHandle(for: response) else { return nil }
         requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
         if let reusable { MHD_destroy_response(reusable.handle) }
         reusable = (prepared, made, MHD_get_response_header(made, RequestID.cHeaderName))
