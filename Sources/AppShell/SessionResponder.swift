@@ -61,7 +61,7 @@ public struct SessionResponder: HTTPResponder {
                 response = try handler(request, session)
             }
         } catch let error as StoreError {
-            throw SessionResponder.unavailable(error)
+            throw SessionResponder.unavailable(error, requestID: request.requestID)
         }
         let context: SessionContext
         switch entry {
@@ -85,7 +85,10 @@ public struct SessionResponder: HTTPResponder {
             // The handler answers later itself (work handed off after the commit): only a failed
             // commit is answered here (a new session's cookie then names nothing: harmless).
             commit.whenDone { error in
-                if let error { inner.fulfil(.error(SessionResponder.unavailable(error), for: request)) }
+                if let error {
+                    inner.fulfil(
+                        .error(SessionResponder.unavailable(error, requestID: request.requestID), for: request))
+                }
             }
             if let claimed { inner.forward(to: claimed, adding: response.headers) }
             return response
@@ -94,7 +97,9 @@ public struct SessionResponder: HTTPResponder {
         // The work for this answer has begun: the server waits for it at shutdown.
         if claimed == nil { _ = pending.claim() }
         commit.whenDone { error in
-            pending.fulfil(error.map { .error(SessionResponder.unavailable($0), for: request) } ?? response)
+            pending.fulfil(
+                error.map { .error(SessionResponder.unavailable($0, requestID: request.requestID), for: request) }
+                    ?? response)
         }
         return .deferred(pending)
     }
@@ -123,14 +128,15 @@ public struct SessionResponder: HTTPResponder {
         }
     }
 
-    /// The error a store failure answers: 503, with `Retry-After` when the store is only busy.
-    static func unavailable(_ error: StoreError) -> HTTPError {
+    /// The error a store failure answers: 503, with `Retry-After` when the store is only busy. A
+    /// failure (not a busy store) is logged with the request's id.
+    static func unavailable(_ error: StoreError, requestID: String) -> HTTPError {
         if let seconds = error.retryAfterSeconds {
             return HTTPError(
                 .serviceUnavailable, "the server is busy writing other changes; nothing was changed, try again",
                 headers: ["Retry-After": String(seconds)])
         }
-        AccessLog.error("session store: \(error)")
+        AccessLog.error("session store: \(error)", requestID: requestID)
         return HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
     }
 }

@@ -58,8 +58,10 @@ extension Shell {
                     return response
                 }
             }
+        } catch let error as StoreError {
+            return .error(SessionResponder.unavailable(error, requestID: request.requestID), for: request)
         } catch {
-            AccessLog.error("session store: \(error)")
+            AccessLog.error("session store: \(error)", requestID: request.requestID)
             return .error(
                 HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed"), for: request)
         }

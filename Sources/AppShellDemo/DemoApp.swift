@@ -86,40 +86,24 @@ public final class DemoApp: Sendable {
             return .json(bytes: Array(description))
         }
         shell.install(into: &router, pagePaths: DemoShell.pagePaths)
-        router.get("/metrics") { [sessions, statistics] _ in
-            var response = Response.text(
-                """
-                # HELP appshell_http_requests_completed_total Requests completed since start.
-                # TYPE appshell_http_requests_completed_total counter
-                appshell_http_requests_completed_total \(statistics.completed)
-                # HELP appshell_http_requests_in_flight Requests being processed.
-                # TYPE appshell_http_requests_in_flight gauge
-                appshell_http_requests_in_flight \(statistics.inFlight)
-                # HELP appshell_http_connections_open Open client connections.
-                # TYPE appshell_http_connections_open gauge
-                appshell_http_connections_open \(statistics.openConnections)
-                # HELP appshell_sessions_in_memory Sessions held in memory.
-                # TYPE appshell_sessions_in_memory gauge
-                appshell_sessions_in_memory \(sessions.count)
-                # HELP appshell_sessions_created_total Sessions created since start.
-                # TYPE appshell_sessions_created_total counter
-                appshell_sessions_created_total \(sessions.createdCount.load(ordering: .relaxed))
-
-                """
-                    + storeMetrics(sessions))
-            response.headers.replaceOrAdd(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
-            response.headers.add(name: "Cache-Control", value: "no-store")
-            return response
-        }
+        let metrics = DemoMetrics(sources: [
+            statistics, SessionMetrics(sessions: sessions), PasswordCheckMetrics(pool: environment.passwordChecks),
+            StoreMetrics(sessions: sessions),
+        ])
+        router.get("/metrics") { _ in metrics.response() }
         return router
     }
 }
 
 /// The store writer's counters for `/metrics` (commits, batches, writes per batch, errors,
 /// commit latency, writes queued); nothing for a store without a writer (memory).
-private func storeMetrics(_ sessions: SessionRegistry) -> String {
-    guard let writer = sessions.writer else { return "" }
-    return writer.statistics.snapshot.prometheusText()
-        + "# HELP appshell_store_writes_queued Writes waiting for the store writer.\n"
-        + "# TYPE appshell_store_writes_queued gauge\nappshell_store_writes_queued \(writer.queued)\n"
+struct StoreMetrics: MetricsSource {
+    let sessions: SessionRegistry
+
+    func writeMetrics(into text: inout PrometheusText) {
+        guard let writer = sessions.writer else { return }
+        text.append(writer.statistics.snapshot.prometheusText())
+        text.single(
+            "appshell_store_writes_queued", .gauge, "Writes waiting for the store writer.", writer.queued)
+    }
 }

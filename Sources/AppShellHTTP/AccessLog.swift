@@ -13,14 +13,17 @@ public struct AccessLog: Sendable {
     /// A log that writes request lines when `enabled`.
     public init(enabled: Bool) { self.enabled = enabled }
 
-    /// `{"time","method","path","status","bytes","micros"}` for one finished request.
-    func request(method: String, path: String, status: Int, bytes: Int, micros: Int) {
+    /// `{"time","requestID","method","path","status","bytes","micros"}` for one finished request
+    /// (`requestID` as in its `X-Request-ID` answer).
+    func request(method: String, path: String, status: Int, bytes: Int, micros: Int, requestID: String) {
         guard enabled else { return }
         var line: [UInt8] = []
         line.reserveCapacity(160)
         line.append(contentsOf: "{\"time\":\"".utf8)
         line.append(contentsOf: Clock.wallTimestamp().utf8)
-        line.append(contentsOf: "\",\"method\":".utf8)
+        line.append(contentsOf: "\",\"requestID\":".utf8)
+        JSON.writeString(requestID, into: &line)
+        line.append(contentsOf: ",\"method\":".utf8)
         JSON.writeString(method, into: &line)
         line.append(contentsOf: ",\"path\":".utf8)
         JSON.writeString(path, into: &line)
@@ -41,6 +44,12 @@ public struct AccessLog: Sendable {
     /// Writes `message` as one line to standard error.
     public static func error(_ message: String) {
         write(Array("appshell: \(message)\n".utf8), to: 2)
+    }
+
+    /// Writes `message`, logged while handling the request `requestID` (see `Request.requestID`),
+    /// as one line to standard error: `appshell: [request <id>] <message>`.
+    public static func error(_ message: String, requestID: String) {
+        write(Array("appshell: [request \(requestID)] \(message)\n".utf8), to: 2)
     }
 
     private static func write(_ bytes: [UInt8], to descriptor: Int32) {

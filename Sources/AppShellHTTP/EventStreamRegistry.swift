@@ -51,8 +51,13 @@ final class EventStreamRegistry: Sendable {
     private let wakeDescriptor: Int32
     private let stopped = DispatchSemaphore(value: 0)
 
-    /// A registry that admits `limit` streams in all and `limitPerAddress` from one address.
-    init(limit: Int, limitPerAddress: Int) {
+    /// Where the number of open streams is kept for `/metrics`.
+    private let statistics: ServerStatistics
+
+    /// A registry that admits `limit` streams in all and `limitPerAddress` from one address, and
+    /// keeps their number in `statistics`.
+    init(limit: Int, limitPerAddress: Int, statistics: ServerStatistics = ServerStatistics()) {
+        self.statistics = statistics
         self.limit = limit
         self.limitPerAddress = limitPerAddress
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -82,6 +87,7 @@ final class EventStreamRegistry: Sendable {
             let token = state.nextToken
             state.nextToken += 1
             state.entries[token] = Entry(stream: stream, address: address, socket: socket)
+            statistics.streamCounter.add(1, ordering: .relaxed)
             state.perAddress[address] = fromAddress + 1
             if socket >= 0 {
                 var event = epoll_event()
@@ -106,6 +112,7 @@ final class EventStreamRegistry: Sendable {
     private func remove(_ token: UInt64) {
         state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: token) else { return }
+            statistics.streamCounter.subtract(1, ordering: .relaxed)
             let left = state.perAddress[entry.address, default: 1] - 1
             state.perAddress[entry.address] = left > 0 ? left : nil
             Self.unwatch(&state, token: token, socket: entry.socket, epoll: epollDescriptor)

@@ -37,19 +37,19 @@ let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connecti
     Unmanaged<HTTPServer>.fromOpaque(cls!)._withUnsafeGuaranteedRef { server in
         server.statistics.inFlightCounter.add(1, ordering: .relaxed)
         let target = uri.map { String(cString: $0) } ?? ""
-        // The clock is read only for the access log's duration.
-        let startMicros = server.log.enabled ? Clock.monotonicMicros() : 0
+        // For the latency histogram and the access log's duration.
+        let startMicros = Clock.monotonicMicros()
         guard let raw = connection.flatMap(appshell_mhd_socket_context) else {
             // Not expected (every connection is reported started): one for this request alone,
             // released when it completes.
             let pending = PendingRequest()
-            pending.begin(target: target, startMicros: startMicros)
+            pending.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
             _ = pending.close()
             server.statistics.connectionCounter.add(1, ordering: .relaxed)
             return Unmanaged.passRetained(pending).toOpaque()
         }
         Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-            $0.begin(target: target, startMicros: startMicros)
+            $0.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
         }
         return raw
     }
@@ -74,11 +74,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
     Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
         let last = pending._withUnsafeGuaranteedRef { pending in
-            if pending.status != 0 && server.log.enabled {
-                server.log.request(
-                    method: pending.method, path: pending.logPath, status: pending.status, bytes: pending.bytes,
-                    micros: Clock.monotonicMicros() - pending.startMicros)
-            }
+            if pending.status != 0 { server.count(pending) }
             if let deferred = pending.deferred {
                 // Completed while waiting (the connection failed): its answer has nowhere to go.
                 deferred.pending.detach()
@@ -106,25 +102,6 @@ private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
     stream.finish()
 }
 
-/// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
-let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
-    guard let cls, let key else { return .YES }
-    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-    key.withMemoryRebound(to: UInt8.self, capacity: keySize) { name in
-        guard let value else {
-            headers.pointee.receive(
-                name: UnsafeBufferPointer(start: name, count: keySize), value: .init(start: nil, count: 0))
-            return
-        }
-        value.withMemoryRebound(to: UInt8.self, capacity: valueSize) {
-            headers.pointee.receive(
-                name: UnsafeBufferPointer(start: name, count: keySize),
-                value: UnsafeBufferPointer(start: $0, count: valueSize))
-        }
-    }
-    return .YES
-}
-
 extension HTTPServer {
     /// Releases a connection's state for the last time.
     fileprivate func release(_ pending: Unmanaged<PendingRequest>) {
@@ -141,6 +118,7 @@ extension HTTPServer {
             // the connection, so only a request whose body must not be read is answered.
             pending.headersSeen = true
             pending.method = method.map { String(cString: $0) } ?? ""
+            pending.requestID = HTTPServer.requestID(of: connection)
             let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
             if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil {
                 if let refusal = refuseFraming(connection, withContentLength: length != nil) {
@@ -200,6 +178,7 @@ extension HTTPServer {
     ) -> MHD_Result {
         guard deferredResponses.admit(promise) else {
             promise.answer(HTTPServer.shuttingDown, unlessClaimed: false)
+            pending.errorCause = .shuttingDown
             return send(HTTPServer.shuttingDown, on: connection, pending)
         }
         if let answer = promise.answerOrSuspend(connection) {
@@ -233,19 +212,23 @@ extension HTTPServer {
         return answer(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
-                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers)))
+                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers),
+                requestID: pending.requestID), pending)
     }
 
-    /// The responder's answer to `request`, or the error it threw as a response. A request for a
-    /// host the server does not serve never reaches the responder.
-    private func answer(_ request: Request) -> Response {
+    /// The responder's answer to `request`, or the error it threw as a response; the route it went
+    /// to is noted in `pending` for the metrics. A request for a host the server does not serve
+    /// never reaches the responder.
+    private func answer(_ request: Request, _ pending: PendingRequest) -> Response {
         if let refusal = configuration.allowedHosts.refusal(for: request) { return .error(refusal, for: request) }
         do {
+            if let router { return try router.router.respond(to: request, label: &pending.route) }
             return try responder.respond(to: request)
         } catch let error as HTTPError {
             return .error(error, for: request)
         } catch {
-            AccessLog.error("\(request.method) \(request.path) failed: \(error)")
+            AccessLog.error("\(request.method) \(request.path) failed: \(error)", requestID: request.requestID)
+            pending.errorCause = .unhandled
             return .error(HTTPError(.internalServerError, "internal server error"), for: request)
         }
     }
@@ -256,11 +239,20 @@ extension HTTPServer {
         }
         pending.status = response.status.rawValue
         pending.bytes = response.body.count
+        pending.answeredMicros = Clock.monotonicMicros()
         let draining = draining.load(ordering: .relaxed)
+        if draining && response.status == .serviceUnavailable && pending.errorCause == nil {
+            pending.errorCause = .shuttingDown
+        }
         let made: OpaquePointer?
-        // A shared response cannot take `Connection: close`: while draining, a new one is made.
-        if let prepared = response.prepared, let (handle, shared) = prepared.handle(for: response, sharing: !draining) {
-            if shared { return MHD_queue_response(connection, UInt32(response.status.rawValue), handle) }
+        // Every answer carries its own `X-Request-ID`, so a prepared response is not shared between
+        // connections: each connection keeps its own (see `reusableHandle`), and a changed one, or
+        // one that must say `Connection: close`, is made anew (the prepared bytes are borrowed).
+        if let prepared = response.prepared, !draining, prepared.isUnchanged(response),
+            let handle = pending.reusableHandle(for: prepared, response)
+        {
+            return queue(handle, response.status, on: connection)
+        } else if let prepared = response.prepared, let handle = prepared.newHandle(for: response) {
             made = handle
         } else if case .stream(let stream) = response.body {
             if pending.method == "HEAD" {
@@ -271,7 +263,7 @@ extension HTTPServer {
                 stream.discard()
                 made = HTTPServer.headersOnlyResponse(length: nil)
                 if let made { HTTPServer.addHeaders(response.headers, to: made) }
-            } else if let refusal = admit(stream, on: connection) {
+            } else if let refusal = admit(stream, on: connection, pending) {
                 return send(refusal, on: connection, pending)
             } else {
                 // The stream's request never completes: the buffer its header fields were read into
@@ -293,9 +285,20 @@ extension HTTPServer {
         } else {
             made = HTTPServer.makeResponse(response)
         }
-        guard let made else { return .NO }
+        guard let made else {
+            statistics.count(.responseFailed)
+            return .NO
+        }
         defer { MHD_destroy_response(made) }
         if draining { MHD_add_response_header(made, "Connection", "close") }
-        return MHD_queue_response(connection, UInt32(response.status.rawValue), made)
+        pending.requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
+        return queue(made, response.status, on: connection)
+    }
+
+    /// Queues `made` (the caller keeps its own reference); a failure is counted.
+    private func queue(_ made: OpaquePointer, _ status: HTTPStatus, on connection: OpaquePointer) -> MHD_Result {
+        let queued = MHD_queue_response(connection, UInt32(status.rawValue), made)
+        if queued == .NO { statistics.count(.responseFailed) }
+        return queued
     }
 }

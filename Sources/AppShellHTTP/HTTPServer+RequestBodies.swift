@@ -1,7 +1,27 @@
 import CMicroHTTPD
 
-// What the server does with a request's body before the responder sees it: whether it is read at
-// all, whether its framing can be trusted, and the answer when it is too large.
+// What the server does with a request's header fields and body before the responder sees them: how
+// the fields are collected, whether the body is read at all, whether its framing can be trusted,
+// and the answer when it is too large.
+
+/// Collects header fields into the `HTTPHeaders` that `cls` points to (sizes given: no strlen).
+let headerCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+    guard let cls, let key else { return .YES }
+    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+    key.withMemoryRebound(to: UInt8.self, capacity: keySize) { name in
+        guard let value else {
+            headers.pointee.receive(
+                name: UnsafeBufferPointer(start: name, count: keySize), value: .init(start: nil, count: 0))
+            return
+        }
+        value.withMemoryRebound(to: UInt8.self, capacity: valueSize) {
+            headers.pointee.receive(
+                name: UnsafeBufferPointer(start: name, count: keySize),
+                value: UnsafeBufferPointer(start: $0, count: valueSize))
+        }
+    }
+    return .YES
+}
 
 extension HTTPServer {
     /// Whether the responder reads the body of the request whose header fields just arrived.
@@ -16,7 +36,7 @@ extension HTTPServer {
         return responder.acceptsBody(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: [],
-                address: ClientAddress(appshell_mhd_client_address(connection))))
+                address: ClientAddress(appshell_mhd_client_address(connection)), requestID: pending.requestID))
     }
 
     /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112

@@ -20,7 +20,7 @@ extension HTTPServer {
 
     /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
     /// subscribed it lets it go) and returns the answer to send instead.
-    func admit(_ stream: EventStream, on connection: OpaquePointer) -> Response? {
+    func admit(_ stream: EventStream, on connection: OpaquePointer, _ pending: PendingRequest) -> Response? {
         let address = ClientAddress(appshell_mhd_client_address(connection)).text
         let refusal: HTTPError
         let socket = appshell_mhd_connection_fd(connection)
@@ -29,6 +29,7 @@ extension HTTPServer {
             stream.attach(connection, socket: socket, backlogLimit: configuration.eventStreamBacklogBytes)
             return nil
         case .refusedInAll:
+            pending.errorCause = .streamLimit
             refusal = HTTPError(
                 .serviceUnavailable, "too many open event streams (\(streams.limit)); try again later",
                 headers: ["Retry-After": "10"])
@@ -38,6 +39,7 @@ extension HTTPServer {
                 "too many open event streams from \(address) (\(streams.limitPerAddress)); close some or try again later",
                 headers: ["Retry-After": "10"])
         case .refusedShuttingDown:
+            pending.errorCause = .shuttingDown
             refusal = HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"])
         }
         stream.discard()

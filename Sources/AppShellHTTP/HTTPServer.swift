@@ -25,6 +25,13 @@ public final class HTTPServer: Sendable {
     let deferredResponses = DeferredResponses()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
+    /// The responder when it is a router: then requests are counted by route. Held by reference:
+    /// an optional `Router` bound per request was copied each time (a dozen reference counts).
+    let router: RouterReference?
+    /// Requests by route, status and latency (also in `statistics.requests`).
+    let requestMetrics: RequestMetrics
+    /// The label index of requests answered before any route: the last one.
+    let unroutedLabel: Int
 
     /// The daemon pointer; libmicrohttpd's daemon functions are thread-safe.
     private struct Daemon: @unchecked Sendable {
@@ -48,7 +55,11 @@ public final class HTTPServer: Sendable {
         self.responder = responder
         self.log = AccessLog(enabled: configuration.accessLog)
         self.streams = EventStreamRegistry(
-            limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP)
+            limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP,
+            statistics: statistics)
+        router = (responder as? Router).map(RouterReference.init)
+        requestMetrics = statistics.adopt(routes: router?.router.routeLabels ?? [])
+        unroutedLabel = requestMetrics.routes.count - 1
     }
 
     /// The number of requests waiting for a deferred answer now (their connections suspended).
@@ -148,4 +159,11 @@ public final class HTTPServer: Sendable {
     deinit {
         shutdown(timeoutSeconds: 0)
     }
+}
+
+/// A router held by reference (see `HTTPServer.router`).
+final class RouterReference: Sendable {
+    let router: Router
+
+    init(_ router: Router) { self.router = router }
 }

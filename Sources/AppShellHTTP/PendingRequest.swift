@@ -1,3 +1,6 @@
+import CMicroHTTPD
+import Glibc
+
 /// What the server knows about the request in progress on one connection.
 ///
 /// One instance per connection, made when libmicrohttpd accepts it (its socket context) and used
@@ -29,8 +32,20 @@ final class PendingRequest: @unchecked Sendable {
     /// The answer the responder deferred, while the connection is suspended for it, and the
     /// header fields to add to it.
     var deferred: (pending: PendingResponse, headers: HTTPHeaders)?
+    /// The request's id (see `RequestID`), set when its header fields have arrived.
+    var requestID = RequestID.Value.generated(0)
+    /// The index of the label the request is counted under in `RequestMetrics`.
+    var route = 0
+    /// When the answer was queued, in monotonic microseconds.
+    var answeredMicros = 0
+    /// Why a 5xx was answered, when the server knows better than "the handler said so".
+    var errorCause: ErrorCause?
     /// The received header fields, collected again for each request into the same buffer.
     var headers = HTTPHeaders(receivedCapacity: PendingRequest.headerBytes)
+
+    /// The libmicrohttpd response this connection made last for a prepared response sent
+    /// unchanged, with the `X-Request-ID` it carries now; this object holds a reference to it.
+    private var reusable: (prepared: PreparedResponse, handle: OpaquePointer, id: UnsafePointer<CChar>?)?
 
     /// Whether a request has begun and not completed.
     private(set) var inRequest = false
@@ -42,9 +57,13 @@ final class PendingRequest: @unchecked Sendable {
     private static let headerBytes = 512
 
     /// Starts the next request on the connection, forgetting everything about the last one.
-    func begin(target: String, startMicros: Int) {
+    func begin(target: String, startMicros: Int, route: Int) {
         self.target = target
         self.startMicros = startMicros
+        self.route = route
+        requestID = .generated(0)
+        answeredMicros = startMicros
+        errorCause = nil
         headersSeen = false
         method = ""
         body = []
@@ -64,6 +83,41 @@ final class PendingRequest: @unchecked Sendable {
         } else {
             headers.removeAll()
         }
+    }
+
+    deinit {
+        if let reusable { MHD_destroy_response(reusable.handle) }
+    }
+
+    /// The libmicrohttpd response that sends `prepared` unchanged with this request's
+    /// `X-Request-ID`, to queue without destroying it: the one this connection made for it at an
+    /// earlier request, its id swapped, or else a new one kept for the next. libmicrohttpd lets go
+    /// of a connection's response before it reads the next request, and no other connection is
+    /// given this one, so changing its id changes nothing being sent. (A response shared between
+    /// connections could not carry a per-request field; a new one per request costs a dozen
+    /// allocations.) `nil` when libmicrohttpd cannot make one.
+    func reusableHandle(for prepared: PreparedResponse, _ response: Response) -> OpaquePointer? {
+        if let reusable, reusable.prepared === prepared {
+            let name = RequestID.cHeaderName
+            let id = requestID.withCString { id, length in
+                // The id in place when it has the same length (every generated one has): the
+                // response's own copy of the value, which nothing else reads meanwhile.
+                if let current = reusable.id, strlen(current) == length {
+                    UnsafeMutablePointer(mutating: current).update(from: id, count: length)
+                    return current
+                }
+                if let current = reusable.id { _ = MHD_del_response_header(reusable.handle, name, current) }
+                _ = MHD_add_response_header(reusable.handle, name, id)
+                return MHD_get_response_header(reusable.handle, name)
+            }
+            self.reusable?.id = id
+            return reusable.handle
+        }
+        guard let made = prepared.newHandle(for: response) else { return nil }
+        requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
+        if let reusable { MHD_destroy_response(reusable.handle) }
+        reusable = (prepared, made, MHD_get_response_header(made, RequestID.cHeaderName))
+        return made
     }
 
     /// The request completed; true when the connection closed before, so this is the last use.

@@ -1,8 +1,10 @@
 import CMicroHTTPD
 
-/// A response made once and sent many times: libmicrohttpd keeps its bytes and header fields, so
-/// sending it again copies nothing and builds no header list. For answers that many requests
-/// share unchanged, such as the state of a session that did not change since its last read.
+/// A response made once and sent many times: its bytes are never copied again, and a connection
+/// that sends it again sends the libmicrohttpd response it made the last time (with the new
+/// request's `X-Request-ID`, see `PendingRequest.reusableHandle`), building no header list. For
+/// answers that many requests share unchanged, such as the state of a session that did not change
+/// since its last read.
 ///
 /// Send it with `Response.prepared(_:)`. A handler may still change that response (add a
 /// `Set-Cookie`, say): then a new libmicrohttpd response is made, which still borrows the
@@ -14,11 +16,13 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The response as a handler sees it.
     public let response: Response
     /// The body's bytes for libmicrohttpd to read (empty when the body is not bytes). They belong
-    /// to `handle`: libmicrohttpd frees them when its last user of that response is done, which
-    /// can be after this object is gone (a slow client still being sent a replaced response).
+    /// to `handle`, destroyed with this object; each libmicrohttpd response that sends them keeps
+    /// this object until libmicrohttpd is done with it, which can be long after its last other
+    /// user let it go (a slow client still being sent a replaced response).
     private let storage: UnsafeMutableRawBufferPointer
-    /// The libmicrohttpd response (`nil` when the body is not bytes or it could not be made:
-    /// then the response is sent the ordinary way).
+    /// The libmicrohttpd response that owns the bytes (`nil` when the body is not bytes or it
+    /// could not be made: then the response is sent the ordinary way). Never sent itself: every
+    /// answer carries its own `X-Request-ID`, so the responses sent are made by `newHandle`.
     private let handle: OpaquePointer?
 
     /// Prepares `response`, whose body must be bytes (a file or a stream is read once, so it
@@ -50,20 +54,28 @@ public final class PreparedResponse: @unchecked Sendable {
         if let handle { MHD_destroy_response(handle) }
     }
 
-    /// The libmicrohttpd response to send for `response`, which began as this one: this one
-    /// itself when nothing changed and `sharing` (the caller must not change it), else a new one
-    /// with the same bytes (the caller destroys it). `nil` when the body is no longer the prepared one.
-    func handle(for response: Response, sharing: Bool) -> (handle: OpaquePointer, shared: Bool)? {
-        guard let handle, case .bytes(let bytes) = response.body, case .bytes(let preparedBytes) = self.response.body,
-            bytes.withUnsafeBufferPointer({ mine in
-                preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
-            })
-        else { return nil }
-        if sharing && response.status == self.response.status
+    /// Whether `response`, which began as this one, is still this one: same status, header fields
+    /// and bytes.
+    func isUnchanged(_ response: Response) -> Bool {
+        handle != nil && hasPreparedBytes(response) && response.status == self.response.status
             && response.headers.hasSameFields(as: self.response.headers)
-        {
-            return (handle, true)
+    }
+
+    /// Whether the body of `response` is still the prepared bytes.
+    private func hasPreparedBytes(_ response: Response) -> Bool {
+        guard case .bytes(let bytes) = response.body, case .bytes(let preparedBytes) = self.response.body else {
+            return false
         }
+        return bytes.withUnsafeBufferPointer { mine in
+            preparedBytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+        }
+    }
+
+    /// A new libmicrohttpd response for `response`, which began as this one: the prepared bytes,
+    /// borrowed, with the header fields of `response` (the caller destroys it). `nil` when the
+    /// body is no longer the prepared one.
+    func newHandle(for response: Response) -> OpaquePointer? {
+        guard handle != nil, hasPreparedBytes(response) else { return nil }
         // The new response keeps this object, so `handle` and its bytes, until libmicrohttpd is done.
         let retained = Unmanaged.passRetained(self)
         guard
@@ -74,7 +86,7 @@ public final class PreparedResponse: @unchecked Sendable {
             return nil
         }
         HTTPServer.addHeaders(response.headers, to: made)
-        return (made, false)
+        return made
     }
 }
 

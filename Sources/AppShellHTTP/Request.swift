@@ -28,6 +28,12 @@ public struct Request: Sendable {
     private let client: ClientAddress
     /// Values a router captured from `:name` segments of the matched route.
     public internal(set) var parameters: [String: String] = [:]
+    /// The request's id (see `RequestID`): the client's `X-Request-ID` when it is a short token,
+    /// else one the server made. The access log line and the response's `X-Request-ID` carry it;
+    /// log with it to tie an app's lines to the request.
+    public var requestID: String { requestIDValue.text }
+    /// The id as the server holds it (a generated one's text is made when asked for).
+    let requestIDValue: RequestID.Value
 
     /// A request from its parts; `target` must be an origin-form target (`/path?query`) or an
     /// absolute-form one (`http://host/path?query`, whose host then replaces the `Host` field).
@@ -40,22 +46,25 @@ public struct Request: Sendable {
             method: method, target: target, headers: headers, body: body, address: ClientAddress(text: remoteAddress))
     }
 
-    /// A request whose client address is still in binary form.
+    /// A request whose client address is still in binary form; its id is the `X-Request-ID` of
+    /// `headers` when acceptable, else a new one.
     init(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], address: ClientAddress
     ) throws(HTTPError) {
         self.init(
             method: method, target: target, parts: try Request.parse(method: method, target: target), headers: headers,
-            body: body, address: address)
+            body: body, address: address, requestID: RequestID.Value(headers[RequestID.headerName]))
     }
 
     /// A request from parts already checked by `parse(method:target:)`. Not throwing, it is
     /// built where it is used: the server hands it on without a copy.
     init(
         method: HTTPMethod, target: String, parts: Parts,
-        headers: HTTPHeaders, body: [UInt8], address: ClientAddress, client: ClientAddress? = nil
+        headers: HTTPHeaders, body: [UInt8], address: ClientAddress, client: ClientAddress? = nil,
+        requestID: RequestID.Value
     ) {
         self.method = method
+        self.requestIDValue = requestID
         self.body = body
         self.address = address
         self.client = client ?? address

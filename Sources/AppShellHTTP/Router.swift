@@ -83,12 +83,25 @@ public struct Router: HTTPResponder {
 
     /// Finds the route for the request and answers with it.
     public func respond(to request: Request) throws -> Response {
+        var label = 0
+        return try respond(to: request, label: &label)
+    }
+
+    /// The label of each route in the metrics (`GET /api/state`), in the order added; the fixed
+    /// labels of `RouteLabel` follow them.
+    var routeLabels: [String] { routeList.map { "\($0.method.rawValue) \($0.path)" } }
+
+    /// Answers as `respond(to:)` does, and sets `label` to the index of the label the request is
+    /// counted under — before the responder runs, so it holds also when that throws: a route's
+    /// index, or past them that of `RouteLabel.fixed`.
+    func respond(to request: Request, label: inout Int) throws -> Response {
         var allowed: [HTTPMethod] = []
-        var headMatch: (Route, [String: String])?
+        var headMatch: (Route, [String: String], Int)?
         // By index: a `for route in routes` loop copies each route it looks at.
         for index in routes.indices {
             guard let parameters = match(routes[index].pattern, request.pathSegments) else { continue }
             if routes[index].method == request.method {
+                label = index
                 // Most routes capture nothing: then the request goes on as it is, not copied.
                 if parameters.isEmpty { return try routes[index].responder.respond(to: request) }
                 var routed = request
@@ -97,18 +110,24 @@ public struct Router: HTTPResponder {
             }
             let route = routes[index]
             if request.method == .head && route.method == .get && headMatch == nil {
-                headMatch = (route, parameters)
+                headMatch = (route, parameters, index)
             }
             allowed.append(route.method)
         }
-        if let (route, parameters) = headMatch {
+        if let (route, parameters, index) = headMatch {
+            label = index
             var routed = request
             routed.parameters = parameters
             return try route.responder.respond(to: routed)
         }
+        label = routes.count + 2  // RouteLabel.methodNotAllowed
         if !isImplemented(request.method) { throw HTTPError.notImplemented(request.method) }
         if allowed.isEmpty {
-            if let fallback { return try fallback.respond(to: request) }
+            if let fallback {
+                label = routes.count  // RouteLabel.fallback
+                return try fallback.respond(to: request)
+            }
+            label = routes.count + 1  // RouteLabel.notFound
             throw HTTPError.notFound("no resource at \(request.path)")
         }
         if allowed.contains(.get) && !allowed.contains(.head) { allowed.append(.head) }

@@ -5,14 +5,16 @@ public final class LiveServer: Sendable {
     /// The running server.
     public let server: HTTPServer
 
-    /// Starts `responder` on a free port with `configuration` (its host and port are replaced).
+    /// Starts `responder` on a free port with `configuration` (its host and port are replaced),
+    /// counting into `statistics` (an app's, for its `/metrics`).
     public init(
-        configuration: HTTPServerConfiguration = LiveServer.testConfiguration, responder: any HTTPResponder
+        configuration: HTTPServerConfiguration = LiveServer.testConfiguration, responder: any HTTPResponder,
+        statistics: ServerStatistics = ServerStatistics()
     ) throws {
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = 0
-        server = HTTPServer(configuration: configuration, responder: responder)
+        server = HTTPServer(configuration: configuration, responder: responder, statistics: statistics)
         try server.start()
     }
 
