@@ -139,10 +139,10 @@ format:
 clean:
 	rm -rf .build
 
-## bench: AppShell against the C reference server (../shared/bench/c-baseline) in the same run:
-## wrk on loopback, server and wrk pinned to different cores; prints a table and writes
-## bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS, BENCH_QUICK=1, BENCH_APPSHELL_BINARY,
-## BENCH_SHARED: see bench/run.py
+## bench: AppShell against the C reference server (bench/c-reference/main.c, built by bench/run.py
+## with libmicrohttpd and SQLite) in the same run: wrk on loopback, server and wrk pinned to
+## different cores; prints a table and writes bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS,
+## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, CC: see bench/run.py
 BENCH_PACKAGES := wrk util-linux procps
 
 .PHONY: bench bench-check
@@ -150,7 +150,8 @@ bench: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BENCH_PACKAGES)"
 	SWIFT="$(SWIFT)" python3 bench/run.py
 
-## bench-check: the benchmark compiles and its parsers pass; starts nothing (for make test)
+## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
+## warnings and answers as bench expects (started for a moment on a free port) (for make test)
 bench-check:
 	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py
 	python3 bench/run.py --self-test
