@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
@@ -33,6 +34,9 @@ public struct AppConfiguration: Sendable, Equatable {
     public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
     /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
     public var passwordCheckQueue = DemoEnvironment.defaultPasswordCheckQueue
+    /// How the password-check threads share a core with the server's: `idle` by default (they
+    /// run when the server leaves the core idle, so reads keep their latency while logins go on).
+    public var passwordCheckPriority = DemoEnvironment.defaultPasswordCheckPriority
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

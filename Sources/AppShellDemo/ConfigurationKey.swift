@@ -1,5 +1,6 @@
 import AppShell
 import AppShellAuth
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import Glibc
@@ -243,5 +244,9 @@ extension AppConfiguration {
         ConfigurationKey("passwordCheckQueue", .integer(1...65_536), "logins waiting for a password check at most") {
             $1.passwordCheckQueue = $0.integerValue!
         },
+        ConfigurationKey(
+            "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
+            "how password checks share a core with the server's threads"
+        ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .idle },
     ]
 }

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellDemo
 import Foundation
 import Testing
@@ -116,6 +117,10 @@ import Testing
             #"{"passwordCheckQueue": 0}"#,
             #""passwordCheckQueue" must be an integer from 1 to 65536, got 0"#
         ),
+        (
+            #"{"passwordCheckPriority": "high"}"#,
+            #""passwordCheckPriority" must be one of "normal", "low", "idle", got "high""#
+        ),
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
@@ -181,6 +186,7 @@ extension ConfigurationTests {
         #expect(defaults.server.idleTimeoutSeconds == 30)
         #expect(defaults.passwordCheckThreads == max(1, DemoEnvironment.processorCount / 2))
         #expect(defaults.passwordCheckQueue == 64)
+        #expect(defaults.passwordCheckPriority == .idle)
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -192,11 +198,13 @@ extension ConfigurationTests {
             environment: [
                 "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
                 "APPSHELL_PASSWORD_CHECK_THREADS": "3", "APPSHELL_PASSWORD_CHECK_QUEUE": "5",
+                "APPSHELL_PASSWORD_CHECK_PRIORITY": "low",
             ])
         #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
         #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
         #expect(environment.passwordCheckThreads == 3)
         #expect(environment.passwordCheckQueue == 5)
+        #expect(environment.passwordCheckPriority == .low)
         let empty = try AppConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])
