@@ -90,6 +90,10 @@ public struct LifecycleLog: Sendable {
     public static let capacity = 50
     /// The kept records, oldest first.
     public private(set) var records: [LifecycleRecord] = []
+    /// The kept records' JSON, in the same order: looked up once per record when it is appended,
+    /// not once per record for every state and snapshot written (an action writes both, with 50
+    /// records each, and each lookup hashes the record's strings).
+    public private(set) var json: [JSON] = []
 
     /// An empty log.
     public init() {}
@@ -97,11 +101,17 @@ public struct LifecycleLog: Sendable {
     /// Appends a record, dropping the oldest beyond the capacity.
     public mutating func append(_ record: LifecycleRecord) {
         records.append(record)
-        if records.count > LifecycleLog.capacity { records.removeFirst(records.count - LifecycleLog.capacity) }
+        json.append(record.json)
+        if records.count > LifecycleLog.capacity {
+            let excess = records.count - LifecycleLog.capacity
+            records.removeFirst(excess)
+            json.removeFirst(excess)
+        }
     }
 
     /// A log holding `records` (the last `capacity` of them).
     public init(records: [LifecycleRecord]) {
         self.records = Array(records.suffix(LifecycleLog.capacity))
+        self.json = self.records.map(\.json)
     }
 }

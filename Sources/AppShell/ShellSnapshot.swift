@@ -13,7 +13,10 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The coordinator tree, `{"name", "children"}`.
     public var coordinators: JSON
     /// The lifecycle log.
-    public var lifecycle: [LifecycleRecord]
+    public var lifecycle: [LifecycleRecord] { didSet { lifecycleJSON = nil } }
+    /// The log's JSON when the snapshot was made from a `LifecycleLog` (which keeps it), until
+    /// `lifecycle` changes.
+    private var lifecycleJSON: [JSON]?
     /// The version.
     public var version: Int
     /// What the app keeps beside these.
@@ -37,12 +40,31 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.channel = channel
     }
 
+    /// A snapshot with the given parts, its lifecycle from `log` (whose JSON it reuses).
+    public init(
+        root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
+        version: Int, extra: JSON, channel: String? = nil
+    ) {
+        self.init(
+            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
+            version: version, extra: extra, channel: channel)
+        self.lifecycleJSON = log.json
+    }
+
+    /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
+    public static func == (left: ShellSnapshot, right: ShellSnapshot) -> Bool {
+        left.root == right.root && left.stack == right.stack && left.presented == right.presented
+            && left.coordinators == right.coordinators && left.lifecycle == right.lifecycle
+            && left.version == right.version && left.extra == right.extra && left.channel == right.channel
+    }
+
     /// The stored form.
     public var json: JSON {
         var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
-            "lifecycle": .array(lifecycle.map(\.json)), "version": .integer(version), "extra": extra,
+            "lifecycle": .array(lifecycleJSON ?? lifecycle.map(\.json)), "version": .integer(version),
+            "extra": extra,
         ]
         if let channel { members["channel"] = .string(channel) }
         return .object(members)

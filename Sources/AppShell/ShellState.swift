@@ -21,7 +21,7 @@ extension ShellSession {
             "presented": root.presented.map { .string($0.name) } ?? .null,
             "coordinators": coordinator.tree,
             "defaults": .object(defaults.storedValues.mapValues(\.plainJSON)),
-            "lifecycle": .array(root.log.records.map(\.json)),
+            "lifecycle": .array(root.log.json),
             "version": .integer(root.version),
             "actions": .array(actions.map { .string($0) }),
             "transition": root.lastTransition.map {

@@ -39,7 +39,13 @@ extension JSON {
                 var order = buffer
                 let (_, filled) = order.initialize(from: members.indices)
                 defer { order.baseAddress?.deinitialize(count: filled) }
-                if filled > 1 { order.sort { members.keys[$0] < members.keys[$1] } }
+                if filled == 2 {
+                    // Two members (a lifecycle record; 100 of them in an action's state and
+                    // snapshot): one comparison, without the sort's machinery.
+                    if members.keys[order[1]] < members.keys[order[0]] { order.swapAt(0, 1) }
+                } else if filled > 2 {
+                    order.sort { members.keys[$0] < members.keys[$1] }
+                }
                 for position in 0..<filled {
                     if position > 0 { output.append(UInt8(ascii: ",")) }
                     let member = members[order[position]]

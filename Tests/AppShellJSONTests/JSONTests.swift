@@ -90,6 +90,20 @@ import Testing
         #expect(JSON.string("").serializedString == #""""#)
     }
 
+    /// Two members take a path of their own (one comparison): both orders, and one member or none.
+    @Test func sortsTwoKeysWhicheverWayTheDictionaryHoldsThem() {
+        for keys in [["screen", "event"], ["event", "screen"], ["b", "a"], ["a", "b"], ["é", "e"]] {
+            var members: [String: JSON] = [:]
+            for key in keys { members[key] = .string(key) }
+            let sorted = keys.sorted()
+            #expect(
+                JSON.object(members).serializedString
+                    == #"{"\#(sorted[0])":"\#(sorted[0])","\#(sorted[1])":"\#(sorted[1])"}"#)
+        }
+        #expect(JSON.object(["x": 1]).serializedString == #"{"x":1}"#)
+        #expect(JSON.object([:]).serializedString == "{}")
+    }
+
     @Test func sortsManyKeys() {
         var members: [String: JSON] = [:]
         for number in (0..<40).reversed() { members["k\(number)"] = .integer(number) }
