@@ -90,7 +90,7 @@ SCENARIOS = {
     "c": "GET /main (HTML), logged in",
     "d": "GET /app.css (static file)",
     "e": f"POST /api/actions showList+pop, {ACTION_SESSIONS} sessions",
-    "f": f"GET /api/state, logged in, {LOGIN_CLIENTS} clients logging in",
+    "f": f"GET /api/state, logged in; {LOGIN_CLIENTS} logging in",
 }
 
 # A `done` hook for every wrk run: the exact figures on one line, latencies in microseconds.
@@ -230,6 +230,24 @@ def proc_status_kib(pid, field):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return None
+
+
+def proc_cpu_seconds(pid):
+    """The user and system CPU time a process has used, in seconds (None once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def cpu_per_request(before, after, requests):
+    """Microseconds of the server's CPU time per request: unlike requests/s, barely moved by other
+    processes on the machine (they take the server's turns, not its work per request)."""
+    if before is None or after is None or not requests:
+        return None
+    return round((after - before) * 1e6 / requests, 1)
 
 
 def parse_wrk(output):
@@ -648,15 +666,19 @@ class Bench:
         return result
 
     def measure(self, server, port, path, headers=(), script=None):
-        """Warm-up, then the measured run; the peak VmRSS sampled during both."""
+        """Warm-up, then the measured run; the peak VmRSS sampled during both, and the server's
+        CPU time per request during the measured run."""
         sampler = RssSampler(server.pid).start()
         try:
             self.wrk(port, path, self.warmup, headers, script)
+            cpu_before = proc_cpu_seconds(server.pid)
             result = self.wrk(port, path, self.duration, headers, script)
+            cpu_after = proc_cpu_seconds(server.pid)
         finally:
             peak = sampler.stop()
         result["peak_rss_kib"] = peak
         result["hwm_kib"] = server.hwm_kib()
+        result["cpu_us_per_request"] = cpu_per_request(cpu_before, cpu_after, result["requests"])
         return result
 
     # scenarios
@@ -741,7 +763,7 @@ class Bench:
         who = f"C ref/{r['store'] or 'no store'}" if r["server"] == "c-reference" else f"AppShell/{r['store']}"
         log(f"  round {r['round']} ({r['scenario']}) {who:<16} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:.2f} ms"
             f"  p99 {r['p99_ms']:.2f} ms  peak RSS {mib(r['peak_rss_kib'])} MiB"
-            f"  errors {r['status_errors']}/{r['socket_errors']}")
+            f"  errors {r['status_errors']}/{r['socket_errors']}  CPU {r.get('cpu_us_per_request')} us/request")
 
     def throughput(self):
         for round_number in range(1, self.rounds + 1):
@@ -833,6 +855,8 @@ class Bench:
         logins = after["logins"] - before["logins"]
         latencies = sorted(after["latencies_ms"][len(before["latencies_ms"]):])
         result.update({
+            # the server's CPU time would count the password checks too: not a figure per read
+            "cpu_us_per_request": None,
             "peak_rss_kib": result_peak, "server": "appshell", "store": "memory", "scenario": "f",
             "round": round_number, "logins": logins, "logins_per_s": round(logins / result["seconds"], 1),
             "login_failures": after["failures"] - before["failures"],
@@ -1001,6 +1025,7 @@ class Bench:
             "bytes_per_response": runs[-1]["bytes_per_response"],
             "rps_rounds": [r["rps"] for r in runs],
             "p99_rounds_ms": [r["p99_ms"] for r in runs],
+            "cpu_us_per_request": median(r.get("cpu_us_per_request") for r in runs),
         }
 
     def comparison(self, table):
@@ -1040,7 +1065,8 @@ class Bench:
         if m["note"]:
             lines.append("NOTE: " + m["note"])
         lines.append("")
-        header = f"{'scenario':<50} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9} {'>=400':>7} {'sock err':>8}"
+        header = (f"{'scenario':<50} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9}"
+                  f" {'>=400':>7} {'sock err':>8} {'CPU us/req':>10}")
         lines.append(header)
         lines.append("-" * len(header))
         for scenario in SCENARIOS:
@@ -1054,7 +1080,8 @@ class Bench:
                     continue
                 name = f"({scenario}) {SCENARIOS[scenario]}" if i == 0 else ""
                 lines.append(f"{name:<50} {who:<16} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-                             f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}")
+                             f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}"
+                             f" {r['cpu_us_per_request'] if r['cpu_us_per_request'] is not None else '-':>10}")
         lines.append("")
         lines.append("AppShell / C reference (medians):")
         for row in report["comparison"]:
@@ -1245,7 +1272,9 @@ def self_test():
         check_c_reference(binary)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print("bench self-test: 6 passed, 0 failed (the C reference compiled without warnings and answered)")
+    assert cpu_per_request(1.0, 1.5, 10_000) == 50.0 and cpu_per_request(None, 1.0, 5) is None
+    assert proc_cpu_seconds(os.getpid()) is not None
+    print("bench self-test: 7 passed, 0 failed (the C reference compiled without warnings and answered)")
 
 
 if __name__ == "__main__":
