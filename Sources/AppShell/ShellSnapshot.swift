@@ -13,10 +13,10 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The coordinator tree, `{"name", "children"}`.
     public var coordinators: JSON
     /// The lifecycle log.
-    public var lifecycle: [LifecycleRecord] { didSet { lifecycleJSON = nil } }
-    /// The log's JSON when the snapshot was made from a `LifecycleLog` (which keeps it), until
+    public var lifecycle: [LifecycleRecord] { didSet { log = nil } }
+    /// The log the snapshot was made from, which keeps its records' JSON and bytes, until
     /// `lifecycle` changes.
-    private var lifecycleJSON: [JSON]?
+    private var log: LifecycleLog?
     /// The version.
     public var version: Int
     /// What the app keeps beside these.
@@ -48,7 +48,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.init(
             root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
             version: version, extra: extra, channel: channel)
-        self.lifecycleJSON = log.json
+        self.log = log
     }
 
     /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
@@ -63,11 +63,18 @@ public struct ShellSnapshot: Sendable, Equatable {
         var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
-            "lifecycle": .array(lifecycleJSON ?? lifecycle.map(\.json)), "version": .integer(version),
+            "lifecycle": .array(log?.json ?? lifecycle.map(\.json)), "version": .integer(version),
             "extra": extra,
         ]
         if let channel { members["channel"] = .string(channel) }
         return .object(members)
+    }
+
+    /// `json`'s compact encoding, with the lifecycle records' bytes copied from the log when the
+    /// snapshot was made from one (the same bytes, without writing them again).
+    public var serialized: [UInt8] {
+        guard let log else { return json.serialized }
+        return json.serialized(writingMember: "lifecycle") { log.write(into: &$0) }
     }
 
     /// The snapshot stored as `json`; `nil` when it is not one.

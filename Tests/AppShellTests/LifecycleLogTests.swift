@@ -34,10 +34,18 @@ import Testing
             lifecycle: log.records, version: 7, extra: .null, channel: "c")
         #expect(fromLog == fromRecords)
         #expect(fromLog.json.serialized == fromRecords.json.serialized)
+        // The records' bytes are copied from the log: the same bytes as writing them.
+        #expect(fromLog.serialized == fromRecords.json.serialized)
+        #expect(fromRecords.serialized == fromRecords.json.serialized)
+        let empty = ShellSnapshot(
+            root: "splash", stack: [], presented: "login", coordinators: [:], log: LifecycleLog(), version: 0,
+            extra: ["lifecycle": "not the log"])
+        #expect(empty.serialized == empty.json.serialized)
         #expect(ShellSnapshot(json: fromLog.json) == fromLog)
         var changed = fromLog
         changed.lifecycle = [.completion(.dismiss)]
         #expect(changed.json["lifecycle"] == .array([LifecycleRecord.completion(.dismiss).json]))
+        #expect(changed.serialized == changed.json.serialized)
         #expect(changed != fromLog)
     }
 }
