@@ -10,9 +10,11 @@ server and wrk pinned to different cores:
   (c) GET /main (HTML) for a logged-in session
   (d) GET /app.css (a static file)
   (e) POST /api/actions, showList and pop alternating per logged-in session (64 sessions)
+  (f) (a) while 4 other clients log in with the right password on fresh sessions (memory store)
 
-with the memory store and the SQLite store, and the C reference on (a) and (b), interleaved round
-by round (medians). Then the memory per idle session, the RSS after 100k and 1M cookieless requests
+with the memory store and the SQLite store, and the C reference on (a) and (b) and on (e) without
+a store and with one SQLite commit per action (answers padded to AppShell's), interleaved round by
+round (medians); each measurement also gives the server's CPU time per request. Then the memory per idle session, the RSS after 100k and 1M cookieless requests
 (bounded by the session cap) and the cold start to the first 200. Prints a table and writes it as
 JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C.
 
@@ -586,8 +588,7 @@ class Bench:
 
     def appshell_server(self, store, label, extra=None):
         port = free_port()
-        # AppShell refuses unknown APPSHELL_* variables (BENCH_SHARED is this script's): start
-        # from an environment without any, so only the settings below apply over config.json.
+        # AppShell refuses unknown APPSHELL_* variables: start from an environment without any, so only the settings below apply over config.json.
         env = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
         data = tempfile.mkdtemp(prefix=f"{store}-", dir=self.tmp)
         env.update({
