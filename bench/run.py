@@ -588,7 +588,8 @@ class Bench:
 
     def appshell_server(self, store, label, extra=None):
         port = free_port()
-        # AppShell refuses unknown APPSHELL_* variables: start from an environment without any, so only the settings below apply over config.json.
+        # AppShell refuses unknown APPSHELL_* variables: start from an environment without any,
+        # so only the settings below apply over config.json.
         env = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
         data = tempfile.mkdtemp(prefix=f"{store}-", dir=self.tmp)
         env.update({
