@@ -46,8 +46,8 @@ test-container:
 	  tests/container/run.sh
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
-## rotation-race, deferred-response and password-check-pool suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests
+## rotation-race, deferred-response, password-check-pool and thread-priority suites) under ThreadSanitizer, built in its own scratch path
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|ThreadPriorityTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
