@@ -152,6 +152,6 @@ bench: deps
 
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
 ## warnings and answers as bench expects (started for a moment on a free port) (for make test)
-bench-check:
+bench-check: deps
 	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py
 	python3 bench/run.py --self-test
