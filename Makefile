@@ -47,8 +47,8 @@ test-container:
 	  tests/container/run.sh
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
-## rotation-race, deferred-response and password-check-pool suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests
+## rotation-race, deferred-response, password-check-pool, group-commit and thread-priority suites) under ThreadSanitizer, built in its own scratch path
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
@@ -162,10 +162,10 @@ format:
 clean:
 	rm -rf .build
 
-## bench: AppShell against the C reference server (../shared/bench/c-baseline) in the same run:
-## wrk on loopback, server and wrk pinned to different cores; prints a table and writes
-## bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS, BENCH_QUICK=1, BENCH_APPSHELL_BINARY,
-## BENCH_SHARED: see bench/run.py
+## bench: AppShell against the C reference server (bench/c-reference/main.c, built by bench/run.py
+## with libmicrohttpd and SQLite) in the same run: wrk on loopback, server and wrk pinned to
+## different cores; prints a table and writes bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS,
+## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, CC: see bench/run.py
 BENCH_PACKAGES := wrk util-linux procps
 
 .PHONY: bench bench-check
@@ -173,8 +173,9 @@ bench: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BENCH_PACKAGES)"
 	SWIFT="$(SWIFT)" python3 bench/run.py
 
-## bench-check: the benchmark compiles and its parsers pass; starts nothing (for make test)
-bench-check:
+## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
+## warnings and answers as bench expects (started for a moment on a free port) (for make test)
+bench-check: deps
 	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make bench`: AppShell against the C reference server, measured in the same run.
 
-Builds AppShell (release) and the C reference (../shared/bench/c-baseline), then measures with wrk
+Builds AppShell (release) and the C reference (bench/c-reference/main.c), then measures with wrk
 on loopback (keep-alive, 64 connections, one wrk thread per core wrk has, after a warm-up), the
 server and wrk pinned to different cores:
 
@@ -10,22 +10,23 @@ server and wrk pinned to different cores:
   (c) GET /main (HTML) for a logged-in session
   (d) GET /app.css (a static file)
   (e) POST /api/actions, showList and pop alternating per logged-in session (64 sessions)
+  (f) (a) while 4 other clients log in with the right password on fresh sessions (memory store)
   (g) 15 000 open event streams: RSS per stream, action-to-stream delivery, (a) beside them
       (bench/streams.py)
 
-with the memory store and the SQLite store, and the C reference on (a) and (b), interleaved round
-by round (medians). Then the memory per idle session, the RSS after 100k and 1M cookieless requests
-(bounded by the session cap) and the cold start to the first 200. Prints a table and writes it as
+with the memory store and the SQLite store, and the C reference on (a) and (b) and on (e) without
+a store and with one SQLite commit per action (answers padded to AppShell's), interleaved round by
+round (medians); each measurement also gives the server's CPU time per request. Then the memory
+per idle session, the RSS after 100k and 1M cookieless requests (bounded by the session cap) and the cold start to the first 200. Prints a table and writes it as
 JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C.
 
 Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 5),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
-the Swift build), BENCH_SHARED (the shared folder,
-default: the repository's sibling `shared`), SWIFT (the swift command).
+the Swift build), CC (the C compiler, default cc), SWIFT (the swift command).
 
-Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers without
-starting anything.
+Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
+C reference (warnings are errors) and checks its answers on a free port for a second.
 """
 
 import datetime
@@ -58,6 +59,11 @@ IDLE_SESSIONS = 100_000
 MANY_REQUESTS = 1_000_000
 SESSION_CAP = 100_000
 COLD_STARTS = 5
+C_REFERENCE_SOURCE = os.path.join(REPO, "bench", "c-reference", "main.c")
+# What the C reference commits per action with a store (SNAPSHOT_BYTES): about what AppShell's
+# SQLite store writes for one of the demo's sessions (its defaults and its snapshot).
+C_SNAPSHOT_BYTES = 2500
+LOGIN_CLIENTS = 4  # scenario (f): clients logging in one after another beside the reads
 
 TARGETS = {
     "a": {"rps_ratio": 0.90, "p99_ratio": 1.3},
@@ -65,6 +71,10 @@ TARGETS = {
     "idle_session_bytes": 1024,
     "rss_growth_1m": 1.5,
     "cold_start_ms": 150,
+    # (e): AppShell's actions/s over the C reference's, per store; SQLite also over AppShell's memory
+    "e": {"memory_vs_c": 0.30, "sqlite_vs_c_sqlite": 1.5, "sqlite_vs_memory": 0.80},
+    # (f): reads of one session while LOGIN_CLIENTS log in, over (a) alone; p99 at most
+    "f": {"rps_ratio": 0.45, "p99_ms": 5.0},
 }
 
 
@@ -88,6 +98,7 @@ SCENARIOS = {
     "c": "GET /main (HTML), logged in",
     "d": "GET /app.css (static file)",
     "e": f"POST /api/actions showList+pop, {ACTION_SESSIONS} sessions",
+    "f": f"GET /api/state, logged in; {LOGIN_CLIENTS} logging in",
 }
 
 # A `done` hook for every wrk run: the exact figures on one line, latencies in microseconds.
@@ -227,6 +238,24 @@ def proc_status_kib(pid, field):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return None
+
+
+def proc_cpu_seconds(pid):
+    """The user and system CPU time a process has used, in seconds (None once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def cpu_per_request(before, after, requests):
+    """Microseconds of the server's CPU time per request: unlike requests/s, barely moved by other
+    processes on the machine (they take the server's turns, not its work per request)."""
+    if before is None or after is None or not requests:
+        return None
+    return round((after - before) * 1e6 / requests, 1)
 
 
 def parse_wrk(output):
@@ -418,6 +447,112 @@ class RssSampler:
         return self.peak
 
 
+class LoginLoad:
+    """`clients` threads that each log in with the right password on a fresh session, one login
+    after another, until stopped (scenario f): the logins, the failures, each login's time."""
+
+    def __init__(self, bench, port, clients):
+        self.bench, self.port = bench, port
+        self.logins, self.failures, self.latencies_ms = 0, 0, []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(clients)]
+
+    def _run(self):
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            try:
+                self.bench.login(self.port)
+            except (BenchError, OSError, ValueError):
+                with self._lock:
+                    self.failures += 1
+                self._stop.wait(0.05)  # a refused login (503 when the queue is full): try again soon
+                continue
+            with self._lock:
+                self.logins += 1
+                self.latencies_ms.append((time.perf_counter() - started) * 1000)
+
+    def start(self):
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def snapshot(self):
+        with self._lock:
+            return {"logins": self.logins, "failures": self.failures, "latencies_ms": list(self.latencies_ms)}
+
+    def stop(self):
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
+
+
+# --- the C reference ---------------------------------------------------------------------------
+
+
+def build_c_reference(output, strict=False):
+    """Compiles bench/c-reference/main.c to `output` with libmicrohttpd and SQLite (Debian's
+    libmicrohttpd-dev, libsqlite3-dev); `strict` makes warnings errors (make bench-check)."""
+    try:
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd", "sqlite3"],
+                               capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise BenchError("pkg-config finds no libmicrohttpd or sqlite3 (apt-get install pkg-config"
+                         f" libmicrohttpd-dev libsqlite3-dev): {error}") from None
+    command = [os.environ.get("CC", "cc"), "-O2", "-Wall", "-Wextra", "-std=gnu11", "-pthread"]
+    command += ["-Werror"] if strict else []
+    command += ["-o", output, C_REFERENCE_SOURCE] + flags
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"the C reference does not compile ({' '.join(command)}):\n{done.stderr[-3000:]}")
+
+
+def check_c_reference(binary):
+    """Starts the C reference on port 0 with a SQLite store for a moment and checks what bench
+    relies on: the printed port, a new session's cookie and padded body, an adopted cookie, the
+    actions (200, 409, 403, padded answers), a committed row per done action, /api/stats."""
+    import sqlite3  # only here: the benchmark itself never reads SQLite
+
+    folder = tempfile.mkdtemp(prefix="c-reference-check-")
+    store = os.path.join(folder, "check.sqlite")
+    env = {**os.environ, "COOKIE_NAME": COOKIE, "BODY_BYTES": "600", "ACTION_BYTES": "700",
+           "STORE": store, "SNAPSHOT_BYTES": "333"}
+    process = subprocess.Popen([binary, "0", "single"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = process.stdout.readline()
+        match = re.match(r"listening on (\d+) ", line)
+        assert match, f"the C reference printed {line!r}"
+        port = int(match.group(1))
+        status, headers, body = request(port, "GET", "/api/state", timeout=5)
+        cookie = set_cookie(headers)
+        assert status == 200 and cookie and len(cookie) == 64 and len(body) == 600, (status, cookie, len(body))
+        assert json.loads(body)["new"] is True
+        jar = {"Cookie": f"{COOKIE}={cookie}"}
+        status, headers, body = request(port, "GET", "/api/state", headers=jar, timeout=5)
+        assert status == 200 and set_cookie(headers) is None and json.loads(body)["requests"] == 2
+        answers = []
+        for action in ("showList", "showList", "pop", "pop"):
+            status, _, body = request(port, "POST", "/api/actions", body=json.dumps({"action": action}),
+                                      headers=jar, timeout=5)
+            answers.append((status, len(body), json.loads(body).get("screen")))
+        assert answers == [(200, 700, "list"), (409, 700, "list"), (200, 700, "main"), (409, 700, "main")], answers
+        status, _, _ = request(port, "POST", "/api/actions", body='{"action":"pop"}', timeout=5)
+        assert status == 403, status
+        status, _, _ = request(port, "POST", "/api/actions", body='{}', headers=jar, timeout=5)
+        assert status == 400, status
+        status, _, body = request(port, "GET", "/api/stats", timeout=5)
+        assert status == 200 and json.loads(body) == {"sessions": 1}, body
+        with sqlite3.connect(store) as db:
+            rows = db.execute("SELECT hex(id), length(snapshot) FROM sessions").fetchall()
+        assert rows == [(cookie.upper(), 333)], rows
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert process.returncode == 0, process.returncode
+
+
 class Bench:
     """The run: settings, binaries, servers, measurements, report."""
 
@@ -427,9 +562,8 @@ class Bench:
         self.warmup = int(env_number("BENCH_WARMUP", 1 if self.quick else 2, float))
         self.rounds = int(env_number("BENCH_ROUNDS", 1 if self.quick else 5, int))
         self.machine = Machine()
-        self.shared = os.environ.get("BENCH_SHARED") or os.path.join(os.path.dirname(REPO), "shared")
         self.appshell = os.environ.get("BENCH_APPSHELL_BINARY")
-        self.c_baseline = os.path.join(OUT, "c-baseline")
+        self.c_reference = os.path.join(OUT, "c-reference")
         self.tmp = tempfile.mkdtemp(prefix="appshell-bench-")
         self.runs = []  # one dict per wrk measurement
         self.notes = []
@@ -451,11 +585,8 @@ class Bench:
             self.appshell = os.path.join(bin_path, "appshell")
         if not os.access(self.appshell, os.X_OK):
             raise BenchError(f"no AppShell binary at {self.appshell}")
-        build_sh = os.path.join(self.shared, "bench", "c-baseline", "build.sh")
-        if not os.path.exists(build_sh):
-            raise BenchError(f"no C reference at {build_sh} (set BENCH_SHARED to the shared folder)")
-        log(f"building the C reference: OUT={OUT} {build_sh}")
-        subprocess.run(["sh", build_sh], env={**os.environ, "OUT": OUT}, check=True)
+        log(f"building the C reference: {os.path.relpath(C_REFERENCE_SOURCE, REPO)} -> {self.c_reference}")
+        build_c_reference(self.c_reference)
         if shutil.which("wrk") is None:
             raise BenchError("wrk is not installed (make bench installs it; or apt-get install wrk)")
 
@@ -463,8 +594,8 @@ class Bench:
 
     def appshell_server(self, store, label, extra=None):
         port = free_port()
-        # AppShell refuses unknown APPSHELL_* variables (BENCH_SHARED is this script's): start
-        # from an environment without any, so only the settings below apply over config.json.
+        # AppShell refuses unknown APPSHELL_* variables: start from an environment without any,
+        # so only the settings below apply over config.json.
         env = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
         data = tempfile.mkdtemp(prefix=f"{store}-", dir=self.tmp)
         env.update({
@@ -481,12 +612,22 @@ class Bench:
         argv = self.machine.server_prefix() + [self.appshell]
         return Server(label, argv, env, port, "/healthz", f"appshell-{store}.log")
 
-    def c_server(self, body_bytes):
+    def c_server(self, body_bytes=None, action_bytes=None, store=None):
+        """The C reference (pool of as many epoll threads as AppShell has, MHD_USE_TURBO); with
+        `store` ("sqlite") it commits a C_SNAPSHOT_BYTES blob per action into a fresh SQLite file."""
         port = free_port()
-        env = {**os.environ, "COOKIE_NAME": COOKIE, "BODY_BYTES": str(body_bytes)}
+        env = {k: v for k, v in os.environ.items() if k not in ("BODY_BYTES", "ACTION_BYTES", "STORE")}
+        env["COOKIE_NAME"] = COOKIE
+        if body_bytes:
+            env["BODY_BYTES"] = str(body_bytes)
+        if action_bytes:
+            env["ACTION_BYTES"] = str(action_bytes)
+        if store:
+            data = tempfile.mkdtemp(prefix="c-reference-", dir=self.tmp)
+            env.update({"STORE": os.path.join(data, "c-reference.sqlite"), "SNAPSHOT_BYTES": str(C_SNAPSHOT_BYTES)})
         argv = self.machine.server_prefix() + [
-            self.c_baseline, str(port), "pool", str(len(self.machine.server_cpus)), "1"]
-        return Server("C reference", argv, env, port, "/api/stats", "c-baseline.log")
+            self.c_reference, str(port), "pool", str(len(self.machine.server_cpus)), "1"]
+        return Server("C reference", argv, env, port, "/api/stats", "c-reference.log")
 
     # sessions
 
@@ -533,15 +674,19 @@ class Bench:
         return result
 
     def measure(self, server, port, path, headers=(), script=None):
-        """Warm-up, then the measured run; the peak VmRSS sampled during both."""
+        """Warm-up, then the measured run; the peak VmRSS sampled during both, and the server's
+        CPU time per request during the measured run."""
         sampler = RssSampler(server.pid).start()
         try:
             self.wrk(port, path, self.warmup, headers, script)
+            cpu_before = proc_cpu_seconds(server.pid)
             result = self.wrk(port, path, self.duration, headers, script)
+            cpu_after = proc_cpu_seconds(server.pid)
         finally:
             peak = sampler.stop()
         result["peak_rss_kib"] = peak
         result["hwm_kib"] = server.hwm_kib()
+        result["cpu_us_per_request"] = cpu_per_request(cpu_before, cpu_after, result["requests"])
         return result
 
     # scenarios
@@ -574,6 +719,7 @@ class Bench:
             elif scenario == "e":
                 path = "/api/actions"
                 cookies = [self.login(port) for _ in range(ACTION_SESSIONS)]
+                extra["action_bytes"] = self.action_answer_bytes(port, cookies[0])
                 script = self.lua("actions.lua", ACTIONS_LUA % {
                     "cookies": ", ".join(json.dumps(c) for c in cookies),
                     "cookie_name": COOKIE, "threads": self.machine.wrk_threads} + REPORT_LUA)
@@ -615,17 +761,17 @@ class Bench:
             result = self.measure(server, server.port, "/api/state", headers)
         finally:
             server.stop()
-        result.update({"server": "c-baseline", "store": None, "scenario": scenario,
+        result.update({"server": "c-reference", "store": None, "scenario": scenario,
                        "round": round_number, "body_bytes": body_bytes})
         self.runs.append(result)
         self.progress(result)
         return result
 
     def progress(self, r):
-        who = "C reference" if r["server"] == "c-baseline" else f"AppShell/{r['store']}"
+        who = f"C ref/{r['store'] or 'no store'}" if r["server"] == "c-reference" else f"AppShell/{r['store']}"
         log(f"  round {r['round']} ({r['scenario']}) {who:<16} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:.2f} ms"
             f"  p99 {r['p99_ms']:.2f} ms  peak RSS {mib(r['peak_rss_kib'])} MiB"
-            f"  errors {r['status_errors']}/{r['socket_errors']}")
+            f"  errors {r['status_errors']}/{r['socket_errors']}  CPU {r.get('cpu_us_per_request')} us/request")
 
     def throughput(self):
         for round_number in range(1, self.rounds + 1):
@@ -637,10 +783,125 @@ class Bench:
                     body_bytes = result["body_bytes"]
                 self.run_c(scenario, body_bytes, round_number)
                 self.run_appshell(scenario, "sqlite", round_number)
-            for scenario in ("c", "d", "e"):
+            for scenario in ("c", "d"):
                 for store in ("memory", "sqlite"):
                     self.run_appshell(scenario, store, round_number)
+            self.actions_round(round_number)
+            self.logins_round(round_number)
         self.rate_hint = median(r["rps"] for r in self.runs if r["scenario"] == "b" and r["server"] == "appshell")
+
+    # (e) actions side by side with the C reference, and (f) reads while clients log in
+
+    def action_answer_bytes(self, port, cookie):
+        """The mean body size of a showList and a pop answer (the session ends where it began):
+        the C reference pads its action answers to it (ACTION_BYTES)."""
+        sizes = []
+        for action in ("showList", "pop"):
+            status, _, body = request(port, "POST", "/api/actions", body=json.dumps({"action": action}),
+                                      headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie}"})
+            if status != 200:
+                raise BenchError(f"(e) {action} answered {status}: {body[:200]!r}")
+            sizes.append(len(body))
+        return round(sum(sizes) / len(sizes))
+
+    def run_c_actions(self, store, action_bytes, round_number):
+        """(e) on the C reference: the same wrk script on ACTION_SESSIONS sessions of its own, its
+        answers padded to AppShell's; `store` None (memory only) or "sqlite" (a commit per action)."""
+        server = self.c_server(action_bytes=action_bytes, store=store).start().wait_ready()
+        try:
+            cookies = []
+            for _ in range(ACTION_SESSIONS):
+                status, headers, _ = request(server.port, "GET", "/api/state")
+                cookies.append(set_cookie(headers))
+                if status != 200 or not cookies[-1]:
+                    raise BenchError(f"C reference: GET /api/state answered {status} without a cookie")
+            status, _, body = request(server.port, "POST", "/api/actions", body='{"action":"pop"}',
+                                      headers={"Cookie": f"{COOKIE}={cookies[0]}"})
+            if status != 409 or len(body) != action_bytes:
+                raise BenchError(f"C reference: pop on main answered {status} with {len(body)} bytes")
+            script = self.lua("actions-c.lua", ACTIONS_LUA % {
+                "cookies": ", ".join(json.dumps(c) for c in cookies),
+                "cookie_name": COOKIE, "threads": self.machine.wrk_threads} + REPORT_LUA)
+            result = self.measure(server, server.port, "/api/actions", (), script)
+        finally:
+            server.stop()
+        result.update({"server": "c-reference", "store": store, "scenario": "e", "round": round_number,
+                       "action_bytes": action_bytes})
+        self.runs.append(result)
+        self.progress(result)
+        return result
+
+    def actions_round(self, round_number):
+        """(e), interleaved: AppShell memory, the C reference without and with a store, AppShell SQLite."""
+        memory = self.run_appshell("e", "memory", round_number)
+        for store in (None, "sqlite"):
+            self.run_c_actions(store, memory["action_bytes"], round_number)
+        self.run_appshell("e", "sqlite", round_number)
+
+    def logins_round(self, round_number):
+        """(f): (a) on AppShell (memory store) while LOGIN_CLIENTS clients log in with the right
+        password on fresh sessions, one login after another each; the logins counted during the
+        measured run."""
+        server = self.appshell_server("memory", "AppShell (memory, logins)").start().wait_ready()
+        load = None
+        try:
+            cookie = self.login(server.port)
+            load = LoginLoad(self, server.port, LOGIN_CLIENTS).start()
+            headers = [f"Cookie: {COOKIE}={cookie}"]
+            sampler = RssSampler(server.pid).start()
+            try:
+                self.wrk(server.port, "/api/state", self.warmup, headers)
+                before = load.snapshot()
+                result = self.wrk(server.port, "/api/state", self.duration, headers)
+                after = load.snapshot()
+            finally:
+                result_peak = sampler.stop()
+        finally:
+            if load is not None:
+                load.stop()
+            server.stop()
+        logins = after["logins"] - before["logins"]
+        latencies = sorted(after["latencies_ms"][len(before["latencies_ms"]):])
+        result.update({
+            # the server's CPU time would count the password checks too: not a figure per read
+            "cpu_us_per_request": None,
+            "peak_rss_kib": result_peak, "server": "appshell", "store": "memory", "scenario": "f",
+            "round": round_number, "logins": logins, "logins_per_s": round(logins / result["seconds"], 1),
+            "login_failures": after["failures"] - before["failures"],
+            "login_p50_ms": round(latencies[len(latencies) // 2], 1) if latencies else None,
+            "login_max_ms": round(latencies[-1], 1) if latencies else None,
+        })
+        self.runs.append(result)
+        self.progress(result)
+        log(f"    {logins} logins ({result['logins_per_s']}/s, median {result['login_p50_ms']} ms),"
+            f" {result['login_failures']} failed")
+        return result
+
+    def action_and_login_rows(self, table):
+        """The comparison rows of (e) and (f): ratio, target, met."""
+        rows = []
+        e = {who: table["appshell"][who].get("e") for who in ("memory", "sqlite")}
+        c = {who: table["c-reference"][who].get("e") for who in ("none", "sqlite")}
+
+        def row(scenario, label, ratio, target):
+            rows.append({"scenario": scenario, "label": label, "ratio": round(ratio, 3), "target": target,
+                         "met": ratio >= target})
+
+        target = TARGETS["e"]
+        if e["memory"] and c["none"]:
+            row("e", "memory / C reference without a store", e["memory"]["rps"] / c["none"]["rps"], target["memory_vs_c"])
+        if e["sqlite"] and c["sqlite"]:
+            row("e", "sqlite / C reference's commit per action", e["sqlite"]["rps"] / c["sqlite"]["rps"],
+                target["sqlite_vs_c_sqlite"])
+        if e["sqlite"] and e["memory"]:
+            row("e", "sqlite / AppShell memory", e["sqlite"]["rps"] / e["memory"]["rps"], target["sqlite_vs_memory"])
+        f, a = table["appshell"]["memory"].get("f"), table["appshell"]["memory"].get("a")
+        if f and a:
+            row("f", "memory / (a) alone", f["rps"] / a["rps"], TARGETS["f"]["rps_ratio"])
+            rows.append({"scenario": "f", "label": "p99 (ms)", "value": f["p99_ms"], "target": TARGETS["f"]["p99_ms"],
+                         "met": f["p99_ms"] <= TARGETS["f"]["p99_ms"],
+                         "logins_per_s": median(r["logins_per_s"] for r in self.runs if r["scenario"] == "f")})
+        return rows
 
     # memory and start-up
 
@@ -772,12 +1033,13 @@ class Bench:
             "bytes_per_response": runs[-1]["bytes_per_response"],
             "rps_rounds": [r["rps"] for r in runs],
             "p99_rounds_ms": [r["p99_ms"] for r in runs],
+            "cpu_us_per_request": median(r.get("cpu_us_per_request") for r in runs),
         }
 
     def comparison(self, table):
         rows = []
         for scenario in ("a", "b"):
-            c = table["c-baseline"].get(scenario)
+            c = table["c-reference"]["none"].get(scenario)
             for store in ("memory", "sqlite"):
                 a = table["appshell"][store].get(scenario)
                 if not a or not c:
@@ -811,20 +1073,23 @@ class Bench:
         if m["note"]:
             lines.append("NOTE: " + m["note"])
         lines.append("")
-        header = f"{'scenario':<50} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9} {'>=400':>7} {'sock err':>8}"
+        header = (f"{'scenario':<50} {'server':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9}"
+                  f" {'>=400':>7} {'sock err':>8} {'CPU us/req':>10}")
         lines.append(header)
         lines.append("-" * len(header))
         for scenario in SCENARIOS:
             entries = [(f"AppShell/{store}", report["scenarios"]["appshell"][store].get(scenario))
                        for store in ("memory", "sqlite")]
-            if scenario in report["scenarios"]["c-baseline"]:
-                entries.append(("C reference", report["scenarios"]["c-baseline"][scenario]))
+            for store, who in (("none", "C reference"), ("sqlite", "C ref/sqlite")):
+                if scenario in report["scenarios"]["c-reference"][store]:
+                    entries.append((who, report["scenarios"]["c-reference"][store][scenario]))
             for i, (who, r) in enumerate(entries):
                 if not r:
                     continue
                 name = f"({scenario}) {SCENARIOS[scenario]}" if i == 0 else ""
                 lines.append(f"{name:<50} {who:<16} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-                             f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}")
+                             f" {str(r['peak_rss_mib']) + ' MiB':>9} {r['status_errors']:>7} {r['socket_errors']:>8}"
+                             f" {r['cpu_us_per_request'] if r['cpu_us_per_request'] is not None else '-':>10}")
         lines.append("")
         lines.append("AppShell / C reference (medians):")
         for row in report["comparison"]:
@@ -834,6 +1099,7 @@ class Bench:
             if "p99_target" in row:
                 text += f" (target <= {row['p99_target']}x: {'met' if row['p99_met'] else 'NOT MET'})"
             lines.append(text)
+        lines.extend(render_e_f(report["comparison_e_f"]))
         mem = report["memory"]
         lines.append("")
         lines.append("Memory (memory store, APPSHELL_MAX_SESSIONS_IN_MEMORY=100000):")
@@ -863,15 +1129,17 @@ class Bench:
         return "\n".join(lines)
 
     def report(self, memory, cold):
-        table = {"appshell": {store: {} for store in ("memory", "sqlite")}, "c-baseline": {}}
+        table = {"appshell": {store: {} for store in ("memory", "sqlite")},
+                 "c-reference": {store: {} for store in ("none", "sqlite")}}
         for scenario in SCENARIOS:
             for store in ("memory", "sqlite"):
                 summary = self.summary("appshell", store, scenario)
                 if summary:
                     table["appshell"][store][scenario] = summary
-            summary = self.summary("c-baseline", None, scenario)
-            if summary:
-                table["c-baseline"][scenario] = summary
+            for store in (None, "sqlite"):
+                summary = self.summary("c-reference", store, scenario)
+                if summary:
+                    table["c-reference"][store or "none"][scenario] = summary
         notes = list(self.notes)
         for store in ("memory", "sqlite"):
             e = table["appshell"][store].get("e")
@@ -897,18 +1165,35 @@ class Bench:
             "settings": {"duration_s": self.duration, "warmup_s": self.warmup, "rounds": self.rounds,
                          "quick": self.quick, "wrk": f"wrk -t{self.machine.wrk_threads} -c{WRK_CONNECTIONS} --latency",
                          "peak_rss": "largest VmRSS sampled every 100 ms during warm-up and run, fresh server each",
-                         "c_reference": "c-baseline PORT pool THREADS 1, COOKIE_NAME=appshell_session,"
-                                        " BODY_BYTES = AppShell's (a) body",
+                         "c_reference": "bench/c-reference: c-reference PORT pool THREADS 1,"
+                                        " COOKIE_NAME=appshell_session, BODY_BYTES = AppShell's (a) body,"
+                                        " ACTION_BYTES = AppShell's (e) answers; with a store"
+                                        f" STORE=file SNAPSHOT_BYTES={C_SNAPSHOT_BYTES}",
                          "connection_memory": CONNECTION_MEMORY_NOTE},
             "targets": TARGETS,
             "scenarios": table,
             "comparison": self.comparison(table),
+            "comparison_e_f": self.action_and_login_rows(table),
             "memory": memory,
             "cold_start": cold,
             "notes": notes,
             "runs": self.runs,
         }
         return report
+
+
+def render_e_f(rows):
+    """The report's lines for the (e) and (f) comparison rows."""
+    lines = []
+    for row in rows:
+        met = "met" if row["met"] else "NOT MET"
+        if "ratio" in row:
+            lines.append(f"  ({row['scenario']}) {row['label']:<42} {row['ratio']:.2f}"
+                         f" (target >= {row['target']:.2f}: {met})")
+        else:
+            lines.append(f"  ({row['scenario']}) {row['label']:<42} {row['value']:.2f}"
+                         f" (target <= {row['target']}: {met}); {row['logins_per_s']} logins/s")
+    return lines
 
 
 def git_commit():
@@ -987,11 +1272,28 @@ def self_test():
     assert set_cookie(headers) == "abc_-1" and set_cookie([]) is None
     lua = ACTIONS_LUA % {"cookies": '"x", "y"', "cookie_name": COOKIE, "threads": 2}
     assert "local cookies = {\"x\", \"y\"}" in lua and "% 2 == tid" in lua and "%%" not in lua
-    print("bench self-test: 4 passed, 0 failed")
+    rows = [{"scenario": "e", "label": "memory / C", "ratio": 0.31, "target": 0.3, "met": True},
+            {"scenario": "f", "label": "p99 (ms)", "value": 6.0, "target": 5.0, "met": False, "logins_per_s": 3.0}]
+    lines = render_e_f(rows)
+    assert "0.31 (target >= 0.30: met)" in lines[0] and "NOT MET); 3.0 logins/s" in lines[1], lines
+    folder = tempfile.mkdtemp(prefix="c-reference-build-")
+    try:
+        binary = os.path.join(folder, "c-reference")
+        build_c_reference(binary, strict=True)
+        check_c_reference(binary)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert cpu_per_request(1.0, 1.5, 10_000) == 50.0 and cpu_per_request(None, 1.0, 5) is None
+    assert proc_cpu_seconds(os.getpid()) is not None
+    print("bench self-test: 7 passed, 0 failed (the C reference compiled without warnings and answered)")
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
-        self_test()
+        try:
+            self_test()
+        except BenchError as error:
+            print(f"bench self-test: {error}", file=sys.stderr)
+            sys.exit(1)
         sys.exit(0)
     sys.exit(main())

@@ -47,19 +47,23 @@ public enum LifecycleRecord: Sendable, Hashable {
     /// Every state and snapshot carries a session's last 50 records, and a session has only a few
     /// different ones (its screens times their events): each different record's JSON is made once
     /// and shared, so writing the log builds no dictionaries.
-    public var json: JSON {
+    public var json: JSON { encoded.json }
+
+    /// The record's JSON and its compact encoding, both shared by every log that holds the record.
+    var encoded: (json: JSON, bytes: [UInt8]) {
         if let shared = LifecycleRecord.sharedJSON.withLock({ $0[self] }) { return shared }
         let json = makeJSON()
+        let encoded = (json, json.serialized)
         LifecycleRecord.sharedJSON.withLock { shared in
             // Bounded: apps with very many screen names start over rather than grow without end.
             if shared.count >= LifecycleRecord.sharedJSONLimit { shared.removeAll(keepingCapacity: true) }
-            shared[self] = json
+            shared[self] = encoded
         }
-        return json
+        return encoded
     }
 
     /// The JSON of the records met so far, at most `sharedJSONLimit` of them.
-    private static let sharedJSON = Locked<[LifecycleRecord: JSON]>([:])
+    private static let sharedJSON = Locked<[LifecycleRecord: (json: JSON, bytes: [UInt8])]>([:])
     private static let sharedJSONLimit = 4096
 
     private func makeJSON() -> JSON {
@@ -90,18 +94,46 @@ public struct LifecycleLog: Sendable {
     public static let capacity = 50
     /// The kept records, oldest first.
     public private(set) var records: [LifecycleRecord] = []
+    /// The kept records' JSON, in the same order: looked up once per record when it is appended,
+    /// not once per record for every state and snapshot written (an action writes both, with 50
+    /// records each, and each lookup hashes the record's strings).
+    public private(set) var json: [JSON] = []
+    /// The kept records' compact encodings (shared with every other log holding the same record),
+    /// so that the state and the snapshot copy them instead of writing them again.
+    private(set) var bytes: [[UInt8]] = []
 
     /// An empty log.
     public init() {}
 
     /// Appends a record, dropping the oldest beyond the capacity.
     public mutating func append(_ record: LifecycleRecord) {
+        let encoded = record.encoded
         records.append(record)
-        if records.count > LifecycleLog.capacity { records.removeFirst(records.count - LifecycleLog.capacity) }
+        json.append(encoded.json)
+        bytes.append(encoded.bytes)
+        if records.count > LifecycleLog.capacity {
+            let excess = records.count - LifecycleLog.capacity
+            records.removeFirst(excess)
+            json.removeFirst(excess)
+            bytes.removeFirst(excess)
+        }
     }
 
     /// A log holding `records` (the last `capacity` of them).
     public init(records: [LifecycleRecord]) {
         self.records = Array(records.suffix(LifecycleLog.capacity))
+        let encoded = self.records.map(\.encoded)
+        self.json = encoded.map(\.json)
+        self.bytes = encoded.map(\.bytes)
+    }
+
+    /// Appends the log as a JSON array (the bytes `JSON.array(json).serialized` gives).
+    func write(into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        for index in bytes.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(contentsOf: bytes[index])
+        }
+        output.append(UInt8(ascii: "]"))
     }
 }

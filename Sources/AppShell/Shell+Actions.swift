@@ -17,7 +17,8 @@ extension Shell {
         let answer: @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response = {
             [self] error, request, shell, session in
             guard let error else {
-                return .json(wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+                if wantsFragment { return .json(payload(shell, session)) }
+                return .json(bytes: shell.stateBytes(defaults: session.defaults))
             }
             // A malformed action is the request's own mistake and changed nothing: the error
             // alone, as for every other 400.

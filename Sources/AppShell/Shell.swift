@@ -319,7 +319,7 @@ public final class Shell: Sendable {
         let shell = application.makeSession(defaults: defaults, now: now)
         shell.coordinator.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
-        let response = PreparedResponse(.json(bytes: shell.state(defaults: defaults).serialized))
+        let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))
         freshStateCache.withLock { $0 = response }
         return response
     }
@@ -329,7 +329,7 @@ public final class Shell: Sendable {
     /// whose commit fails rebuilds the app as it was last committed.
     func keep(_ shell: ShellSession, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
-        let bytes = shell.snapshot.json.serialized
+        let bytes = shell.snapshot.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes
     }

@@ -94,7 +94,7 @@ public final class ShellSession {
             stack: root.navigation?.viewControllers.map(\.name) ?? [],
             presented: root.presented?.name,
             coordinators: coordinator.tree,
-            lifecycle: root.log.records,
+            log: root.log,
             version: root.version,
             extra: coordinator.extraSnapshot,
             channel: channel,

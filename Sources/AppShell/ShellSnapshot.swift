@@ -13,7 +13,10 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The coordinator tree, `{"name", "children"}`.
     public var coordinators: JSON
     /// The lifecycle log.
-    public var lifecycle: [LifecycleRecord]
+    public var lifecycle: [LifecycleRecord] { didSet { log = nil } }
+    /// The log the snapshot was made from, which keeps its records' JSON and bytes, until
+    /// `lifecycle` changes.
+    private var log: LifecycleLog?
     /// The version.
     public var version: Int
     /// What the app keeps beside these.
@@ -41,18 +44,45 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.transition = transition
     }
 
+    /// A snapshot with the given parts, its lifecycle from `log` (whose JSON it reuses).
+    public init(
+        root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
+        version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
+    ) {
+        self.init(
+            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
+            version: version, extra: extra, channel: channel, transition: transition)
+        self.log = log
+    }
+
+    /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
+    public static func == (left: ShellSnapshot, right: ShellSnapshot) -> Bool {
+        left.root == right.root && left.stack == right.stack && left.presented == right.presented
+            && left.coordinators == right.coordinators && left.lifecycle == right.lifecycle
+            && left.version == right.version && left.extra == right.extra && left.channel == right.channel
+            && left.transition == right.transition
+    }
+
     /// The stored form.
     public var json: JSON {
         var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
-            "lifecycle": .array(lifecycle.map(\.json)), "version": .integer(version), "extra": extra,
+            "lifecycle": .array(log?.json ?? lifecycle.map(\.json)), "version": .integer(version),
+            "extra": extra,
         ]
         if let channel { members["channel"] = .string(channel) }
         if let transition {
             members["transition"] = ["kind": .string(transition.kind.rawValue), "animated": .bool(transition.animated)]
         }
         return .object(members)
+    }
+
+    /// `json`'s compact encoding, with the lifecycle records' bytes copied from the log when the
+    /// snapshot was made from one (the same bytes, without writing them again).
+    public var serialized: [UInt8] {
+        guard let log else { return json.serialized }
+        return json.serialized(writingMember: "lifecycle") { log.write(into: &$0) }
     }
 
     /// The snapshot stored as `json`; `nil` when it is not one.

@@ -21,7 +21,7 @@ extension ShellSession {
             "presented": root.presented.map { .string($0.name) } ?? .null,
             "coordinators": coordinator.tree,
             "defaults": .object(defaults.storedValues.mapValues(\.plainJSON)),
-            "lifecycle": .array(root.log.records.map(\.json)),
+            "lifecycle": .array(root.log.json),
             "version": .integer(root.version),
             "actions": .array(actions.map { .string($0) }),
             "transition": root.lastTransition.map {
@@ -33,6 +33,11 @@ extension ShellSession {
 }
 
 extension ShellSession {
+    /// `state(defaults:)`'s compact encoding, the lifecycle records' bytes copied from the log.
+    func stateBytes(defaults: DefaultsStore) -> [UInt8] {
+        state(defaults: defaults).serialized(writingMember: "lifecycle") { root.log.write(into: &$0) }
+    }
+
     /// `state(defaults:)` as a JSON response prepared once for as long as nothing changes: the
     /// state endpoint is the hot path, and most reads see the same state again.
     func stateResponse(_ session: SessionContext) -> PreparedResponse {
@@ -41,7 +46,7 @@ extension ShellSession {
         if let cache = stateCache, cache.version == root.version, cache.values == values {
             return cache.response
         }
-        let response = PreparedResponse(.json(bytes: state(defaults: session.defaults).serialized))
+        let response = PreparedResponse(.json(bytes: stateBytes(defaults: session.defaults)))
         stateCache = (root.version, values, response)
         return response
     }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A fixed number of threads that run jobs from a bounded queue: work that would block an event
 /// loop (a password check) runs here instead, and a caller finds out at once when the queue is
 /// full (to answer 503) instead of waiting.
@@ -10,6 +12,8 @@ public final class WorkerPool: Sendable {
     public let threads: Int
     /// Jobs waiting (or reserved) at most, besides those running.
     public let queueLimit: Int
+    /// How the kernel schedules the threads beside the server's (each applies it when it starts).
+    public let priority: ThreadPriority
 
     /// The queue and counts, guarded by `condition` (which the threads wait on for jobs).
     private final class State: @unchecked Sendable {
@@ -27,11 +31,14 @@ public final class WorkerPool: Sendable {
     private let name: String
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
-    /// jobs (at least 1). The threads start with the first job.
-    public init(threads: Int, queueLimit: Int, name: String = "appshell-workers") {
+    /// jobs (at least 1), scheduled with `priority`. The threads start with the first job.
+    public init(
+        threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal
+    ) {
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.name = name
+        self.priority = priority
     }
 
     private func locked<Result>(_ body: (State) -> Result) -> Result {
@@ -82,10 +89,22 @@ public final class WorkerPool: Sendable {
         }
         guard startThreads else { return }
         for index in 0..<threads {
-            let thread = BackgroundThread { [self] in work() }
+            let thread = BackgroundThread { [self] in
+                prioritize(warn: index == 0)
+                work()
+            }
             thread.name = "\(name)-\(index)"
             thread.start()
         }
+    }
+
+    /// Applies `priority` to the calling thread; a refusal leaves it as it was, said once per pool
+    /// on standard error (by the first thread) since the jobs still run, only less politely.
+    private func prioritize(warn: Bool) {
+        guard !priority.applyToCurrentThread(), warn else { return }
+        let reason = String(cString: strerror(errno))
+        StandardError.write(
+            "appshell: \(name) threads keep the normal priority (\(priority.rawValue) refused: \(reason))\n")
     }
 
     private func work() {

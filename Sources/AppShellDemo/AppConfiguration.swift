@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
@@ -38,6 +39,9 @@ public struct AppConfiguration: Sendable, Equatable {
     public var storeWriteQueue = AppConfiguration.defaultStoreWriteQueue
     /// The default of `storeWriteQueue`.
     public static let defaultStoreWriteQueue = 1024
+    /// How the password-check threads share a core with the server's: `idle` by default (they
+    /// run when the server leaves the core idle, so reads keep their latency while logins go on).
+    public var passwordCheckPriority = DemoEnvironment.defaultPasswordCheckPriority
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -1,5 +1,6 @@
 import AppShell
 import AppShellAuth
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 import Glibc
@@ -246,5 +247,9 @@ extension AppConfiguration {
         ConfigurationKey(
             "storeWriteQueue", .integer(1...1_000_000), "writes waiting for the SQLite store's writer at most"
         ) { $1.storeWriteQueue = $0.integerValue! },
+        ConfigurationKey(
+            "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
+            "how password checks share a core with the server's threads"
+        ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .idle },
     ]
 }

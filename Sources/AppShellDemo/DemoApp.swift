@@ -48,7 +48,7 @@ public final class DemoApp: Sendable {
             reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
             passwordChecks: WorkerPool(
                 threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
-                name: "appshell-password-checks"),
+                name: "appshell-password-checks", priority: configuration.passwordCheckPriority),
             verifyPassword: verifyPassword)
         let key: [UInt8]
         switch configuration.store {

@@ -29,7 +29,7 @@ public final class DemoEnvironment: Sendable {
         throttle: LoginThrottle = LoginThrottle(),
         passwordChecks: WorkerPool = WorkerPool(
             threads: DemoEnvironment.defaultPasswordCheckThreads, queueLimit: DemoEnvironment.defaultPasswordCheckQueue,
-            name: "appshell-password-checks"),
+            name: "appshell-password-checks", priority: DemoEnvironment.defaultPasswordCheckPriority),
         startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in },
         verifyPassword: @escaping @Sendable (String, String) -> Bool = {
             PasswordHash.verify(password: $0, against: $1)
@@ -63,4 +63,8 @@ public final class DemoEnvironment: Sendable {
 
     /// Logins that may wait for a password-check thread by default.
     public static let defaultPasswordCheckQueue = 64
+
+    /// How password checks are scheduled by default: only when the server's threads leave a core
+    /// idle, so that a login never takes a core's time from the reads beside it.
+    public static let defaultPasswordCheckPriority = ThreadPriority.idle
 }

@@ -8,6 +8,19 @@ extension JSON {
         return output
     }
 
+    /// The compact encoding of this object with the value of its member `key` written by
+    /// `writeValue` instead: for a value that is kept encoded already (the records of a log whose
+    /// bytes were written once). `writeValue` must append exactly one JSON value. The bytes are
+    /// those of `serialized` when it appends what `serialized` would write for that member. A value
+    /// that is not an object, or has no member `key`, is serialized as it is.
+    public func serialized(writingMember key: String, with writeValue: (inout [UInt8]) -> Void) -> [UInt8] {
+        guard case .object(let members) = self, members[key] != nil else { return serialized }
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        JSON.write(members, into: &output, replacing: key, with: writeValue)
+        return output
+    }
+
     /// The compact encoding as a string.
     public var serializedString: String { String(decoding: serialized, as: UTF8.self) }
 
@@ -31,25 +44,43 @@ extension JSON {
                 elements[index].write(into: &output)
             }
             output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            // The members' positions, sorted by key in stack memory: each member is then read by
-            // its position, without hashing its key again.
-            withUnsafeTemporaryAllocation(of: [String: JSON].Index.self, capacity: members.count) { buffer in
-                var order = buffer
-                let (_, filled) = order.initialize(from: members.indices)
-                defer { order.baseAddress?.deinitialize(count: filled) }
-                if filled > 1 { order.sort { members.keys[$0] < members.keys[$1] } }
-                for position in 0..<filled {
-                    if position > 0 { output.append(UInt8(ascii: ",")) }
-                    let member = members[order[position]]
-                    JSON.writeString(member.key, into: &output)
-                    output.append(UInt8(ascii: ":"))
+        case .object(let members): JSON.write(members, into: &output, replacing: nil) { _ in }
+        }
+    }
+
+    /// Appends an object's members sorted by key; the value of the member `replaced`, if any, is
+    /// written by `writeReplaced` (which is not called when `replaced` is `nil`).
+    private static func write(
+        _ members: [String: JSON], into output: inout [UInt8], replacing replaced: String?,
+        with writeReplaced: (inout [UInt8]) -> Void
+    ) {
+        output.append(UInt8(ascii: "{"))
+        // The members' positions, sorted by key in stack memory: each member is then read by
+        // its position, without hashing its key again.
+        withUnsafeTemporaryAllocation(of: [String: JSON].Index.self, capacity: members.count) { buffer in
+            var order = buffer
+            let (_, filled) = order.initialize(from: members.indices)
+            defer { order.baseAddress?.deinitialize(count: filled) }
+            if filled == 2 {
+                // Two members (a lifecycle record; 100 of them in an action's state and
+                // snapshot): one comparison, without the sort's machinery.
+                if members.keys[order[1]] < members.keys[order[0]] { order.swapAt(0, 1) }
+            } else if filled > 2 {
+                order.sort { members.keys[$0] < members.keys[$1] }
+            }
+            for position in 0..<filled {
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                let member = members[order[position]]
+                JSON.writeString(member.key, into: &output)
+                output.append(UInt8(ascii: ":"))
+                if let replaced, member.key == replaced {
+                    writeReplaced(&output)
+                } else {
                     member.value.write(into: &output)
                 }
             }
-            output.append(UInt8(ascii: "}"))
         }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// Appends `text` as a quoted JSON string, escaping quotes, backslashes and control

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellDemo
 import Foundation
 import Testing
@@ -120,6 +121,10 @@ import Testing
             #"{"storeWriteQueue": 0}"#,
             #""storeWriteQueue" must be an integer from 1 to 1000000, got 0"#
         ),
+        (
+            #"{"passwordCheckPriority": "high"}"#,
+            #""passwordCheckPriority" must be one of "normal", "low", "idle", got "high""#
+        ),
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
@@ -186,6 +191,7 @@ extension ConfigurationTests {
         #expect(defaults.passwordCheckThreads == max(1, DemoEnvironment.processorCount / 2))
         #expect(defaults.passwordCheckQueue == 64)
         #expect(defaults.storeWriteQueue == 1024)
+        #expect(defaults.passwordCheckPriority == .idle)
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -198,12 +204,14 @@ extension ConfigurationTests {
                 "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
                 "APPSHELL_PASSWORD_CHECK_THREADS": "3", "APPSHELL_PASSWORD_CHECK_QUEUE": "5",
                 "APPSHELL_STORE_WRITE_QUEUE": "7",
+                "APPSHELL_PASSWORD_CHECK_PRIORITY": "low",
             ])
         #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
         #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
         #expect(environment.passwordCheckThreads == 3)
         #expect(environment.passwordCheckQueue == 5)
         #expect(environment.storeWriteQueue == 7)
+        #expect(environment.passwordCheckPriority == .low)
         let empty = try AppConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])

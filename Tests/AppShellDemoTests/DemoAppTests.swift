@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellDemo
 import AppShellHTTP
 import AppShellTesting
@@ -38,5 +39,16 @@ import Testing
         let app = try DemoApp(configuration: configuration)
         #expect(app.cookie.name == "__Host-sid")
         #expect(app.cookie.header(value: "v") == "__Host-sid=v; Path=/; HttpOnly; SameSite=Lax; Secure")
+    }
+
+    @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
+        var configuration = AppConfiguration()
+        configuration.store = .memory
+        #expect(try DemoApp(configuration: configuration).environment.passwordChecks.priority == .idle)
+        configuration.passwordCheckPriority = .low
+        configuration.passwordCheckThreads = 2
+        let app = try DemoApp(configuration: configuration)
+        #expect(app.environment.passwordChecks.priority == .low)
+        #expect(app.environment.passwordChecks.threads == 2)
     }
 }

@@ -90,6 +90,34 @@ import Testing
         #expect(JSON.string("").serializedString == #""""#)
     }
 
+    /// Two members take a path of their own (one comparison): both orders, and one member or none.
+    @Test func sortsTwoKeysWhicheverWayTheDictionaryHoldsThem() {
+        for keys in [["screen", "event"], ["event", "screen"], ["b", "a"], ["a", "b"], ["é", "e"]] {
+            var members: [String: JSON] = [:]
+            for key in keys { members[key] = .string(key) }
+            let sorted = keys.sorted()
+            #expect(
+                JSON.object(members).serializedString
+                    == #"{"\#(sorted[0])":"\#(sorted[0])","\#(sorted[1])":"\#(sorted[1])"}"#)
+        }
+        #expect(JSON.object(["x": 1]).serializedString == #"{"x":1}"#)
+        #expect(JSON.object([:]).serializedString == "{}")
+    }
+
+    /// One top-level member written by the caller: in its sorted place, nested members of the same
+    /// name untouched; anything but an object with that member is serialized as it is.
+    @Test func writesOneMemberThroughTheCaller() {
+        let value: JSON = ["b": ["log": [1]], "log": [1, 2], "a": "x", "c": nil]
+        let replaced = value.serialized(writingMember: "log") { $0.append(contentsOf: Array("[7]".utf8)) }
+        #expect(String(decoding: replaced, as: UTF8.self) == #"{"a":"x","b":{"log":[1]},"c":null,"log":[7]}"#)
+        let same = value.serialized(writingMember: "log") { JSON.array([1, 2]).write(into: &$0) }
+        #expect(same == value.serialized)
+        var called = false
+        #expect(value.serialized(writingMember: "missing") { _ in called = true } == value.serialized)
+        #expect(JSON.array([1]).serialized(writingMember: "log") { _ in called = true } == Array("[1]".utf8))
+        #expect(!called)
+    }
+
     @Test func sortsManyKeys() {
         var members: [String: JSON] = [:]
         for number in (0..<40).reversed() { members["k\(number)"] = .integer(number) }

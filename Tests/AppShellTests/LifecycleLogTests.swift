@@ -1,0 +1,51 @@
+import AppShell
+import AppShellJSON
+import Testing
+
+/// The lifecycle log keeps its records' JSON beside them, and snapshots made from a log write the
+/// same JSON as snapshots made from its records.
+@Suite struct LifecycleLogTests {
+    static let events: [LifecycleRecord] = (0..<130).map { index in
+        index % 7 == 0
+            ? .completion(index % 2 == 0 ? .push : .pop)
+            : .screen("screen\(index % 5)", LifecycleEvent.allCases[index % LifecycleEvent.allCases.count])
+    }
+
+    @Test func theJSONFollowsTheRecordsPastTheCapacity() {
+        var log = LifecycleLog()
+        for (count, record) in Self.events.enumerated() {
+            log.append(record)
+            #expect(log.records.count == min(count + 1, LifecycleLog.capacity))
+            #expect(log.json == log.records.map(\.json))
+        }
+        #expect(log.records == Array(Self.events.suffix(LifecycleLog.capacity)))
+        let restored = LifecycleLog(records: Self.events)
+        #expect(restored.records == log.records)
+        #expect(restored.json == log.json)
+    }
+
+    @Test func aSnapshotFromALogWritesWhatOneFromItsRecordsWrites() {
+        let log = LifecycleLog(records: Self.events)
+        let fromLog = ShellSnapshot(
+            root: "navigation", stack: ["main", "list"], presented: nil, coordinators: ["name": "app"], log: log,
+            version: 7, extra: .null, channel: "c")
+        let fromRecords = ShellSnapshot(
+            root: "navigation", stack: ["main", "list"], presented: nil, coordinators: ["name": "app"],
+            lifecycle: log.records, version: 7, extra: .null, channel: "c")
+        #expect(fromLog == fromRecords)
+        #expect(fromLog.json.serialized == fromRecords.json.serialized)
+        // The records' bytes are copied from the log: the same bytes as writing them.
+        #expect(fromLog.serialized == fromRecords.json.serialized)
+        #expect(fromRecords.serialized == fromRecords.json.serialized)
+        let empty = ShellSnapshot(
+            root: "splash", stack: [], presented: "login", coordinators: [:], log: LifecycleLog(), version: 0,
+            extra: ["lifecycle": "not the log"])
+        #expect(empty.serialized == empty.json.serialized)
+        #expect(ShellSnapshot(json: fromLog.json) == fromLog)
+        var changed = fromLog
+        changed.lifecycle = [.completion(.dismiss)]
+        #expect(changed.json["lifecycle"] == .array([LifecycleRecord.completion(.dismiss).json]))
+        #expect(changed.serialized == changed.json.serialized)
+        #expect(changed != fromLog)
+    }
+}
