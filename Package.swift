@@ -63,7 +63,7 @@ let package = Package(
             ],
             swiftSettings: releaseSettings),
         .executableTarget(
-            name: "appshell", dependencies: ["AppShellDemo", "AppShellHTTP"], swiftSettings: releaseSettings),
+            name: "appshell", dependencies: ["AppShell", "AppShellDemo"], swiftSettings: releaseSettings),
         // A test-only server over the session registry, run as a process by the session tests.
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// worker (`workerPath`: the app's worker script with the list of the shell's files and their
 /// version put in front) and the offline page (`offlinePath`: the app's offline fragment in the
 /// page layout), and links the manifest and the icons from every page. The names, colours, icons
-/// and the offline screen are the app's (the demo's are in `DemoWebApp`).
+/// and the offline screen are the app's (e.g. the demo's `DemoWebApp`).
 public struct InstallableWebApp: Sendable {
     /// Where the manifest is served.
     public static let manifestPath = "/manifest.webmanifest"

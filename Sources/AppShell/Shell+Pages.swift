@@ -111,29 +111,27 @@ extension Shell {
         return response
     }
 
-    /// A whole document: the head (the stylesheet, the script, and the installable app's lines)
-    /// and the app bar, then `main`.
+    /// A whole document: the head (the chrome's stylesheets and scripts, and the installable app's
+    /// lines) and the app bar with the app's name, then `main`.
     func layout(title: String, extraHead: String = "", main: String) -> String {
         let worker = webApp?.workerSource != nil ? " data-service-worker=\"\(InstallableWebApp.workerPath)\"" : ""
         return """
             <!doctype html>
-            <html lang="en"\(worker)>
+            <html lang="\(HTML.escape(chrome.language))"\(worker)>
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(HTML.escape(title)) — \(HTML.escape(appName))</title>
-            <link rel="stylesheet" href="\(HTML.escape(assets.url("app.css")))">
-            <script type="module" src="\(HTML.escape(assets.url("app.js")))"></script>
-            \(webApp?.headHTML(assets: assets) ?? "")\(extraHead)</head>
+            \(chrome.headHTML(assets: assets))\(webApp?.headHTML(assets: assets) ?? "")\(extraHead)</head>
             <body>
-            <header class="app-bar"><p class="app-name">\(HTML.escape(appName))</p></header>
+            \(chrome.appBar)
             \(main)</body>
             </html>
             """
     }
 
-    /// The app's name in titles and the app bar: the manifest's, else AppShell.
-    var appName: String { webApp?.manifest.name ?? "AppShell" }
+    /// The app's name in titles and the app bar: the chrome's.
+    var appName: String { chrome.name }
 
     private func screenAttributes(_ shell: ShellSession) -> String {
         let stack = (shell.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")

@@ -29,6 +29,8 @@ public final class Shell: Sendable {
     let assets: AssetVersions
     /// The app's installable shell (manifest, service worker, offline page), if it has one.
     let webApp: InstallableWebApp?
+    /// What every page shows around its screen: the app's name, stylesheets and scripts.
+    let chrome: PageChrome
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -37,11 +39,12 @@ public final class Shell: Sendable {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
-    /// A shell serving `application` with the sessions of `registry`; `csrfKey` signs the forms'
+    /// A shell serving `application` with the sessions of `registry`; `chrome` is what every page
+    /// shows around the screen (the app's name, stylesheets and scripts), `csrfKey` signs the forms'
     /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
     /// event streams open; `webApp` makes the site installable and able to open offline.
     public init(
-        application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie,
+        application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
@@ -55,6 +58,7 @@ public final class Shell: Sendable {
         self.tokens = CSRFTokens(key: csrfKey)
         self.assets = assets
         self.webApp = webApp
+        self.chrome = chrome
         scheduler = ShellScheduler(clock: clock)
     }
 

@@ -1,8 +1,9 @@
+import AppShell
 import AppShellDemo
-import AppShellHTTP
-import FoundationEssentials
 import Glibc
 
-// Before any thread starts, so that only the main thread's sigwait sees SIGINT and SIGTERM.
-TerminationSignal.block()
-exit(AppShellCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+// The demo is the default app: its configuration, its server, and the command that runs it.
+exit(
+    ShellCommand.run(DemoConfiguration.self, subcommands: [DemoApp.hashPassword]) {
+        try DemoApp(configuration: $0).server
+    })

@@ -9,8 +9,8 @@ import Testing
 @Suite struct AllowedHostsTests {
     /// The shipped config.json with the memory store, changed by `edit`; the server gets the
     /// configuration's HTTP settings (allowed hosts, trusted proxies).
-    static func start(_ edit: (inout AppConfiguration) throws -> Void = { _ in }) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+    static func start(_ edit: (inout DemoConfiguration) throws -> Void = { _ in }) throws -> (DemoApp, LiveServer) {
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

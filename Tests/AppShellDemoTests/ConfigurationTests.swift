@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func defaultsWithoutAFile() throws {
-        let configuration = try AppConfiguration.load(
+        let configuration = try DemoConfiguration.load(
             path: "/nonexistent/config.json", required: false, environment: [:])
         #expect(configuration.server.host == "127.0.0.1")
         #expect(configuration.server.port == 8080)
@@ -33,7 +33,7 @@ import Testing
     @Test func readsTheFileAndTheEnvironmentOverridesIt() throws {
         let path = try Self.write(#"{"port": 9000, "host": "0.0.0.0", "accessLog": false, "maxConnectionsPerIP": 8}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let configuration = try AppConfiguration.load(
+        let configuration = try DemoConfiguration.load(
             path: path, required: true,
             environment: ["APPSHELL_PORT": "9100", "APPSHELL_MAX_CONNECTIONS_PER_IP": "16", "HOME": "/root"])
         #expect(configuration.server.port == 9100)
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func sessionKeysHaveTheirDefaultsAndVariables() throws {
-        let defaults = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        let defaults = try DemoConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
         #expect(defaults.store == .sqlite)
         #expect(defaults.storePath == "data/appshell.sqlite")
         #expect(defaults.cookieName == "appshell_session")
@@ -51,7 +51,7 @@ import Testing
         #expect(defaults.sessions.idleTimeoutSeconds == 1800)
         #expect(defaults.sessions.absoluteTimeoutSeconds == 28_800)
         #expect(defaults.sessions.maxSessionsInMemory == 100_000)
-        let configured = try AppConfiguration.load(
+        let configured = try DemoConfiguration.load(
             path: "/nonexistent/config.json", required: false,
             environment: [
                 "APPSHELL_STORE": "memory", "APPSHELL_SECURE_COOKIES": "true",
@@ -66,7 +66,7 @@ import Testing
     @Test func theShippedConfigLoads() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let configuration = try AppConfiguration.load(
+        let configuration = try DemoConfiguration.load(
             path: root.appendingPathComponent("config.json").path, required: true, environment: [:])
         #expect(configuration.server.port == 8080)
         #expect(configuration.users.keys.sorted() == ["demo"])
@@ -142,7 +142,7 @@ import Testing
     func fileErrorsNameTheKey(text: String, expected: String) throws {
         let path = try Self.write(text)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let message = Self.message { _ = try AppConfiguration.load(path: path, required: true, environment: [:]) }
+        let message = Self.message { _ = try DemoConfiguration.load(path: path, required: true, environment: [:]) }
         #expect(message == "\(path): \(expected)")
     }
 
@@ -154,14 +154,14 @@ import Testing
     ])
     func environmentErrorsNameTheVariable(environment: [String: String], expected: String) {
         let message = Self.message {
-            _ = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
+            _ = try DemoConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
         }
         #expect(message == expected)
     }
 
     @Test func aMissingRequiredFileIsAnError() {
         let message = Self.message {
-            _ = try AppConfiguration.load(path: "/nonexistent/config.json", required: true, environment: [:])
+            _ = try DemoConfiguration.load(path: "/nonexistent/config.json", required: true, environment: [:])
         }
         #expect(message == "/nonexistent/config.json: cannot be read (missing or not permitted)")
     }
@@ -170,12 +170,12 @@ import Testing
 extension ConfigurationTests {
     @Test func hostAndIdleTimeoutAreCheckedWhenLoaded() {
         let host = Self.message {
-            _ = try AppConfiguration.load(
+            _ = try DemoConfiguration.load(
                 path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_HOST": "localhost"])
         }
         #expect(host?.contains("APPSHELL_HOST") == true)
         let idle = Self.message {
-            _ = try AppConfiguration.load(
+            _ = try DemoConfiguration.load(
                 path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_IDLE_TIMEOUT_SECONDS": "0"])
         }
         #expect(idle?.contains("APPSHELL_IDLE_TIMEOUT_SECONDS") == true)
@@ -184,7 +184,7 @@ extension ConfigurationTests {
 
 extension ConfigurationTests {
     @Test func listsComeAsJSONArraysOrCommaSeparatedVariables() throws {
-        let defaults = try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
+        let defaults = try DemoConfiguration.load(path: "/nonexistent/config.json", required: false, environment: [:])
         #expect(defaults.server.allowedHosts.entries == [])
         #expect(defaults.server.trustedProxies.isEmpty)
         #expect(defaults.server.idleTimeoutSeconds == 30)
@@ -195,10 +195,10 @@ extension ConfigurationTests {
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = try AppConfiguration.load(path: path, required: true, environment: [:])
+        let file = try DemoConfiguration.load(path: path, required: true, environment: [:])
         #expect(file.server.allowedHosts.entries == ["app.example.com", ".example.org"])
         #expect(file.server.trustedProxies.entries == ["10.0.0.0/8"])
-        let environment = try AppConfiguration.load(
+        let environment = try DemoConfiguration.load(
             path: path, required: true,
             environment: [
                 "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
@@ -212,7 +212,7 @@ extension ConfigurationTests {
         #expect(environment.passwordCheckQueue == 5)
         #expect(environment.storeWriteQueue == 7)
         #expect(environment.passwordCheckPriority == .low)
-        let empty = try AppConfiguration.load(
+        let empty = try DemoConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])
         #expect(empty.server.trustedProxies.isEmpty)

@@ -8,7 +8,7 @@ import Testing
 /// The demo app's own routes, in process with the memory store.
 @Suite struct DemoAppTests {
     static func start() throws -> (DemoApp, LiveServer) {
-        var configuration = AppConfiguration()
+        var configuration = DemoConfiguration()
         configuration.store = .memory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         let app = try DemoApp(configuration: configuration)
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func theCookiePolicyFollowsTheConfiguration() throws {
-        var configuration = AppConfiguration()
+        var configuration = DemoConfiguration()
         configuration.store = .memory
         configuration.cookieName = "sid"
         configuration.secureCookies = true
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
-        var configuration = AppConfiguration()
+        var configuration = DemoConfiguration()
         configuration.store = .memory
         #expect(try DemoApp(configuration: configuration).environment.passwordChecks.priority == .idle)
         configuration.passwordCheckPriority = .low

@@ -1,10 +1,11 @@
+import AppShell
 import AppShellDemo
 import Testing
 
 /// The event-stream limits: defaults, variables and ranges.
 @Suite struct EventStreamConfigurationTests {
-    static func load(_ environment: [String: String]) throws -> AppConfiguration {
-        try AppConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
+    static func load(_ environment: [String: String]) throws -> DemoConfiguration {
+        try DemoConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
     }
 
     @Test func defaultsLeaveAQuarterOfTheConnectionsToOtherRequests() throws {

@@ -13,7 +13,7 @@ import Testing
 @Suite struct LiveEventsTests {
     /// A demo app on the memory store holding at most `maxSessionsInMemory` sessions in memory.
     static func start(maxSessionsInMemory: Int = 100_000) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory
@@ -145,7 +145,7 @@ extension LiveEventsTests {
     }
 
     @Test func theStreamOfAnExpiredSessionEnds() throws {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

@@ -11,9 +11,9 @@ import Testing
 @Suite struct MetricsTests {
     /// The demo on the memory store behind a server that counts into the app's statistics.
     static func start(
-        verifier: PasswordCheckPoolTests.HeldVerifier? = nil, _ edit: (inout AppConfiguration) -> Void = { _ in }
+        verifier: PasswordCheckPoolTests.HeldVerifier? = nil, _ edit: (inout DemoConfiguration) -> Void = { _ in }
     ) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

@@ -1,3 +1,4 @@
+import AppShell
 import AppShellDemo
 import AppShellHTTP
 import AppShellJSON
@@ -65,7 +66,7 @@ import Testing
     @Test func theServerServesTheCheckedInDocumentWithoutASession() throws {
         let (_, live) = try ShellAPITests.start()
         defer { _ = live.stop() }
-        let response = try live.client().get(DemoApp.apiDescriptionPath)
+        let response = try live.client().get(ShellServer.apiDescriptionPath)
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
         #expect(response.headers["Set-Cookie"] == nil)

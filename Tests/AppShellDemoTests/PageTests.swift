@@ -8,7 +8,7 @@ import Testing
 /// The pages, forms without JavaScript, CSRF and Origin checks, and the event stream.
 @Suite struct PageTests {
     static func start(splashDelay: Int = 0, reminderDelay: Int = 5000) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

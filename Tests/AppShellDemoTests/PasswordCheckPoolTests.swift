@@ -34,9 +34,9 @@ import Testing
 
     /// A demo server with ONE epoll thread whose password checks wait for `verifier`.
     static func start(
-        _ verifier: HeldVerifier, _ edit: (inout AppConfiguration) -> Void = { _ in }
+        _ verifier: HeldVerifier, _ edit: (inout DemoConfiguration) -> Void = { _ in }
     ) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

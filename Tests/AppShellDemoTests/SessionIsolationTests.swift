@@ -185,7 +185,7 @@ import Testing
     static func start(
         _ disk: SmallDisk, idleTimeout: Int64 = 1800, splashDelay: Int = 0
     ) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .sqlite

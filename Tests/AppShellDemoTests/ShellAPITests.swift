@@ -13,7 +13,7 @@ import Testing
 @Suite struct ShellAPITests {
     /// The shipped config.json (user `demo`, password `appshell`) with the memory store.
     static func start(splashDelay: Int = 0, maxSessionsInMemory: Int? = nil) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

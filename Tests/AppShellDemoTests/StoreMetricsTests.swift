@@ -1,3 +1,4 @@
+import AppShell
 import AppShellDemo
 import AppShellTesting
 import Foundation
@@ -5,8 +6,8 @@ import Testing
 
 /// `/metrics` shows the SQLite store writer's counters (and nothing of them for the memory store).
 @Suite struct StoreMetricsTests {
-    static func start(_ store: AppConfiguration.StoreKind, directory: String) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+    static func start(_ store: ShellConfiguration.StoreKind, directory: String) throws -> (DemoApp, LiveServer) {
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = store

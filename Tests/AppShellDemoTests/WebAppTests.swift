@@ -11,7 +11,7 @@ import Testing
 @Suite struct WebAppTests {
     /// A server over `publicDirectory` (the repository's `Public` by default).
     static func start(publicDirectory: String? = nil) throws -> (DemoApp, LiveServer) {
-        var configuration = try AppConfiguration.load(
+        var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory

@@ -2,7 +2,7 @@ import AppShellSessions
 import Foundation
 import Testing
 
-@testable import AppShellDemo
+@testable import AppShell
 
 /// The form-token key file beside the store: made once (owner-only), read back after, refused
 /// when it is not a key; its folder found as `NSString` finds it.

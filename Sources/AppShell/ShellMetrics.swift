@@ -3,9 +3,9 @@ import AppShellHTTP
 import AppShellSessions
 
 /// What `GET /metrics` answers: Prometheus text (format 0.0.4) written by each of `sources` in
-/// turn — the HTTP server's counters, the sessions, the password checks — so another part (the
-/// store's statistics) is one more source in the list.
-struct DemoMetrics: Sendable {
+/// turn — the HTTP server's counters, the sessions, the app's own sources, the store's writer — so
+/// another part is one more source in the list.
+struct ShellMetrics: Sendable {
     /// The sources, in the order their families appear.
     let sources: [any MetricsSource]
 
@@ -29,18 +29,15 @@ struct SessionMetrics: MetricsSource {
     }
 }
 
-/// The password checks (Argon2id) waiting for and running on their worker pool.
-struct PasswordCheckMetrics: MetricsSource {
-    let pool: WorkerPool
+/// The store writer's counters for `/metrics` (commits, batches, writes per batch, errors,
+/// commit latency, writes queued); nothing for a store without a writer (memory).
+struct StoreMetrics: MetricsSource {
+    let sessions: SessionRegistry
 
     func writeMetrics(into text: inout PrometheusText) {
+        guard let writer = sessions.writer else { return }
+        text.append(writer.statistics.snapshot.prometheusText())
         text.single(
-            "appshell_password_checks_queued", .gauge,
-            "Password checks waiting for a thread (at most passwordCheckQueue; a login past it gets 503).",
-            pool.queued)
-        text.single("appshell_password_checks_running", .gauge, "Password checks running now.", pool.running)
-        text.single(
-            "appshell_password_check_threads", .gauge, "Threads that check passwords (passwordCheckThreads).",
-            pool.threads)
+            "appshell_store_writes_queued", .gauge, "Writes waiting for the store writer.", writer.queued)
     }
 }

@@ -1,0 +1,102 @@
+import AppShellHTTP
+import FoundationEssentials
+
+/// An app's command line: parses the arguments, loads the app's configuration (a file, then
+/// `APPSHELL_*` variables), builds the app's `ShellServer` and serves until SIGTERM or SIGINT. An
+/// app's `main` is one call:
+///
+/// ```swift
+/// exit(ShellCommand.run(NotesConfiguration.self) { configuration in
+///     try ShellServer(configuration: configuration.shell, application: NotesApp(), pagePaths: NotesApp.pagePaths,
+///                     chrome: PageChrome(name: "Notes", stylesheets: ["app.css"], scripts: ["app.js"]))
+/// })
+/// ```
+public enum ShellCommand {
+    /// Exit status for a usage or configuration error.
+    public static let configurationErrorStatus: Int32 = 2
+
+    /// A command of its own besides serving (`appshell hash-password`): its name, a line for the
+    /// usage text, and what it does (it returns the process's exit status).
+    public struct Subcommand: Sendable {
+        /// The first argument that runs it.
+        public let name: String
+        /// What it does, for the usage text.
+        public let summary: String
+        /// Runs it with the arguments after its name; returns the exit status.
+        public let run: @Sendable (_ arguments: [String]) -> Int32
+
+        /// A subcommand named `name`.
+        public init(name: String, summary: String, run: @escaping @Sendable (_ arguments: [String]) -> Int32) {
+            self.name = name
+            self.summary = summary
+            self.run = run
+        }
+    }
+
+    /// The usage text of `executable` with `subcommands`.
+    static func usage(_ executable: String, _ subcommands: [Subcommand]) -> String {
+        let indent = String(repeating: " ", count: "usage: ".count)
+        let lines = subcommands.map { command in
+            let padded = command.name + String(repeating: " ", count: max(1, 19 - command.name.count))
+            return "\(indent)\(executable) \(padded)\(command.summary)\n"
+        }
+        return """
+            usage: \(executable) [--config PATH]
+            \(lines.joined())  --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
+              --help          show this help
+            Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
+            """
+    }
+
+    /// Runs the command and returns the process's exit status: blocks SIGTERM and SIGINT (so call
+    /// it before any thread starts), runs a subcommand if the first argument names one, else loads
+    /// `Configuration` from `--config PATH` (default `$APPSHELL_CONFIG` or `./config.json`) and
+    /// the environment, builds the server with `makeServer` and runs it.
+    public static func run<Configuration: AppConfiguration>(
+        _ configurationType: Configuration.Type, executable: String = "appshell", subcommands: [Subcommand] = [],
+        arguments: [String] = CommandLine.arguments,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        makeServer: (Configuration) throws -> ShellServer
+    ) -> Int32 {
+        TerminationSignal.block()
+        let usage = usage(executable, subcommands)
+        var configPath = environment["APPSHELL_CONFIG"] ?? "config.json"
+        var explicitPath = environment["APPSHELL_CONFIG"] != nil
+        var remaining = arguments.dropFirst()
+        if let first = remaining.first, let command = subcommands.first(where: { $0.name == first }) {
+            return command.run(Array(remaining.dropFirst()))
+        }
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--config":
+                guard let path = remaining.popFirst() else {
+                    AccessLog.error("--config needs a path\n\(usage)")
+                    return configurationErrorStatus
+                }
+                configPath = path
+                explicitPath = true
+            case "--help", "-h":
+                print(usage)
+                return 0
+            default:
+                AccessLog.error("unknown argument \(argument)\n\(usage)")
+                return configurationErrorStatus
+            }
+        }
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.load(path: configPath, required: explicitPath, environment: environment)
+        } catch {
+            AccessLog.error("configuration error: \(error)")
+            return configurationErrorStatus
+        }
+        let server: ShellServer
+        do {
+            server = try makeServer(configuration)
+        } catch {
+            AccessLog.error("cannot start: \(error)")
+            return 1
+        }
+        return server.run()
+    }
+}

@@ -1,0 +1,52 @@
+import AppShellHTTP
+import AppShellSessions
+
+/// What the framework is configured with: how the server listens and its limits, the static files,
+/// the session store and cookie, and the session timeouts. Its keys (`ShellConfiguration.keys`) are
+/// the first part of every app's configuration; an app adds its own (see `AppConfiguration`).
+public struct ShellConfiguration: AppConfiguration, Equatable {
+    /// How the HTTP server listens and its limits.
+    public var server = HTTPServerConfiguration()
+    /// The directory whose files are served as they are (relative to the working directory).
+    public var publicDirectory = "Public"
+    /// `Cache-Control: max-age` for static files, in seconds.
+    public var staticMaxAgeSeconds = 3600
+    /// Which backend keeps session defaults.
+    public var store = StoreKind.sqlite
+    /// The SQLite file, when `store` is `.sqlite`.
+    public var storePath = "data/appshell.sqlite"
+    /// The session cookie's name (before the `__Host-` prefix).
+    public var cookieName = "appshell_session"
+    /// Whether the cookie is `Secure` with the `__Host-` prefix (serve over HTTPS).
+    public var secureCookies = false
+    /// Session timeouts and the in-memory cap.
+    public var sessions = SessionConfiguration()
+    /// Requests' writes that may wait for the SQLite store's writer (group commit); one more gets
+    /// 503 with `Retry-After` and changes nothing.
+    public var storeWriteQueue = ShellConfiguration.defaultStoreWriteQueue
+    /// The default of `storeWriteQueue`.
+    public static let defaultStoreWriteQueue = 1024
+
+    /// The backends `store` can name.
+    public enum StoreKind: String, Sendable {
+        /// The embedded SQLite file at `storePath`: survives restarts.
+        case sqlite
+        /// Memory only: for tests and benchmarks; nothing survives a restart.
+        case memory
+    }
+
+    /// The defaults.
+    public init() {}
+
+    /// The framework's part: the configuration itself.
+    public var shell: ShellConfiguration {
+        get { self }
+        set { self = newValue }
+    }
+
+    /// Whether the server is bound to a loopback address (reachable only from this machine).
+    public var bindsLoopback: Bool {
+        let host = server.host
+        return host.hasPrefix("127.") || host == "::1" || host.lowercased().hasPrefix("::ffff:127.")
+    }
+}

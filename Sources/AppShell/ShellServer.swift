@@ -1,0 +1,155 @@
+import AppShellAuth
+import AppShellConcurrency
+import AppShellHTTP
+import AppShellJSON
+import AppShellSessions
+import FoundationEssentials
+
+/// An app served: its session registry over the configured store, its `Shell`, and the routes
+/// every app has — `/healthz`, `/metrics`, the OpenAPI document, the shell's JSON API, pages and
+/// event streams, and static files from the public directory behind them. `run()` serves until
+/// SIGTERM or SIGINT and shuts down gracefully.
+public final class ShellServer: Sendable {
+    /// The framework's configuration the server was built from.
+    public let configuration: ShellConfiguration
+    /// Every session, over the configured backend.
+    public let sessions: SessionRegistry
+    /// How the session id travels.
+    public let cookie: SessionCookie
+    /// The server's counters, shown at `/metrics`.
+    public let statistics = ServerStatistics()
+    /// The app shell serving the app.
+    public let shell: Shell
+    /// The URLs of the app's pages besides `/`.
+    public let pagePaths: [String]
+    /// The app's own `/metrics` sources, after the sessions' families.
+    private let metricsSources: [any MetricsSource]
+    /// The app's work to stop once the HTTP server has stopped, before the store's writer stops.
+    private let stopApplication: @Sendable () -> Void
+
+    /// Opens the store and builds the shell serving `application`. Throws when the store or the
+    /// forms' key file cannot be opened (a corrupt or unreadable SQLite file is never replaced).
+    ///
+    /// - Parameters:
+    ///   - configuration: the framework's part of the app's configuration.
+    ///   - application: the app: its screens, coordinators and page URLs.
+    ///   - pagePaths: the URLs of the app's pages besides `/`.
+    ///   - chrome: what every page shows around the screen: the app's name, stylesheets, scripts.
+    ///   - assets: the versions of the public files the pages link (by default: the chrome's
+    ///     files in the public directory).
+    ///   - webApp: the installable shell (manifest, service worker, offline page), if any.
+    ///   - metrics: the app's own `/metrics` sources.
+    ///   - stopping: the app's work to stop after the HTTP server stops (its worker pools).
+    public init(
+        configuration: ShellConfiguration, application: any ShellApplication, pagePaths: [String],
+        chrome: PageChrome, assets: AssetVersions? = nil, webApp: InstallableWebApp? = nil,
+        metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {}
+    ) throws(StoreError) {
+        self.configuration = configuration
+        self.pagePaths = pagePaths
+        metricsSources = metrics
+        stopApplication = stopping
+        let backend: any DefaultsBackend
+        switch configuration.store {
+        case .memory: backend = MemoryDefaultsBackend()
+        case .sqlite: backend = try SQLiteDefaultsBackend(path: configuration.storePath)
+        }
+        // SQLite's commits go through one writer thread, many requests' writes per transaction;
+        // the memory store writes on the request's thread (it never waits).
+        sessions = SessionRegistry(
+            configuration: configuration.sessions, backend: backend,
+            groupCommitQueue: configuration.store == .sqlite ? configuration.storeWriteQueue : nil)
+        cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
+        let key: [UInt8]
+        switch configuration.store {
+        case .memory: key = CSRFTokens.randomKey()
+        case .sqlite: key = try CSRFKeyFile.load(besides: configuration.storePath)
+        }
+        shell = Shell(
+            application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
+            assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
+            webApp: webApp)
+    }
+
+    /// Where the OpenAPI document of the HTTP API is served.
+    public static let apiDescriptionPath = "/api/openapi.json"
+    /// The OpenAPI document's file in the public directory (also served there as a static file).
+    public static let apiDescriptionFile = "openapi.json"
+
+    /// The responder for every request: the routes first, static files for any other path.
+    /// Throws when the public directory does not exist.
+    public func makeResponder() throws(HTTPServerError) -> Router {
+        let files = try StaticFiles(
+            directory: configuration.publicDirectory, maxAge: configuration.staticMaxAgeSeconds)
+        var router = Router(fallback: files)
+        let healthy = JSON.object(["status": "ok"]).serialized
+        router.get("/healthz") { _ in .json(bytes: healthy) }
+        // The API's description, read once: it describes this build's routes, so it is served as
+        // it was when the server started (no session, nothing to change).
+        let description = FileManager.default.contents(
+            atPath: configuration.publicDirectory + "/" + ShellServer.apiDescriptionFile)
+        router.get(ShellServer.apiDescriptionPath) { _ in
+            guard let description else {
+                throw HTTPError.notFound(
+                    "no API description: \(ShellServer.apiDescriptionFile) is not in the public directory")
+            }
+            return .json(bytes: Array(description))
+        }
+        shell.install(into: &router, pagePaths: pagePaths)
+        let metrics = ShellMetrics(
+            sources: [statistics, SessionMetrics(sessions: sessions)] + metricsSources + [
+                StoreMetrics(sessions: sessions)
+            ])
+        router.get("/metrics") { _ in metrics.response() }
+        return router
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: the HTTP server stops (in-flight
+    /// requests finish within `shutdownTimeoutSeconds`), then the app's `stopping` work, then the
+    /// store's writer commits what is left, the scheduler and the sweeper stop, and the store
+    /// closes. Returns the process's exit status: 0, or 1 when the server cannot start. Call
+    /// `TerminationSignal.block()` before any thread starts (`ShellCommand.run` does).
+    public func run() -> Int32 {
+        let server: HTTPServer
+        do {
+            server = HTTPServer(
+                configuration: configuration.server, responder: try makeResponder(), statistics: statistics)
+            try server.start()
+        } catch {
+            AccessLog.error("cannot start: \(error)")
+            return 1
+        }
+        if !configuration.bindsLoopback && configuration.server.allowedHosts.entries.isEmpty {
+            AccessLog.error(
+                "warning: \"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
+                    + "are served (others get 421); list the names clients use")
+        }
+        sessions.startSweeper()
+        shell.startScheduler()
+        shell.startEndingStreamsOfEndedSessions(
+            everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
+        let host =
+            configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+        AccessLog.event(
+            "listening",
+            [
+                "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
+                "threads": .integer(configuration.server.threads), "store": .string(configuration.store.rawValue),
+            ])
+        let signal = TerminationSignal.wait()
+        AccessLog.event("stopping", ["signal": .integer(Int(signal))])
+        let finished = server.shutdown()
+        // Work the app queued for requests that the shutdown answered (503) is skipped.
+        stopApplication()
+        // The writes of every answered request are committed; the writer commits what is left.
+        sessions.stopWriter()
+        shell.stopScheduler()
+        sessions.stopSweeper()
+        // Closed here rather than left to the process's exit: the last close checkpoints the
+        // write-ahead log into the file and removes it (references still held elsewhere, by a
+        // stream or a connection the daemon dropped, would otherwise keep it open to the end).
+        sessions.backend.close()
+        AccessLog.event("stopped", ["inFlightFinished": .bool(finished)])
+        return 0
+    }
+}
