@@ -16,7 +16,7 @@ CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
 CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test contract-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test contract-test fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -29,6 +29,7 @@ test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) contract-test
+	$(MAKE) fuzz-test
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
@@ -58,6 +59,29 @@ tsan-test: deps
 asan-test: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+
+## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, AddressSanitizer on,
+## from the checked-in seeds and crash regressions (Fuzz/corpus/<target>) and a dictionary
+## (Fuzz/dict); new inputs are kept in the git-ignored .build/fuzz-corpus, crashes in
+## .build/fuzz-artifacts. FUZZ_TARGETS picks some. Prints the executions of each. See Fuzz/run.sh.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+
+## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its regressions (for make test)
+FUZZ_TEST_SECONDS ?= 3
+fuzz-test: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+
+## fuzz-build: the fuzz targets, declared only with APPSHELL_FUZZ=1 (see Package.swift), built with
+## -sanitize=fuzzer,address in their own scratch path so the ordinary build is kept. (gold's
+## warnings about AddressSanitizer's local symbols are left out.)
+fuzz-build: deps
+	@mkdir -p .build; status=0; \
+	APPSHELL_FUZZ=1 $(SWIFT) build --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address \
+	  >.build/fuzz-build.log 2>&1 || status=$$?; \
+	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
 ## built appshell binary, which each test starts on port 0 and stops
