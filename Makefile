@@ -132,9 +132,9 @@ build: deps
 build-release: deps
 	$(SWIFT) build -c release --product appshell
 
-## lint: swift format's lint on the sources and tests (fails on any finding), and foundation-check
+## lint: swift format's lint on the sources, tests and fuzz targets (fails on any finding), and foundation-check
 lint: foundation-check
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 
 ## foundation-check: the modules appshell links (everything in Sources but AppShellTesting, which
 ## only the tests use) import FoundationEssentials, never Foundation: Foundation brings ICU's data,
@@ -158,7 +158,7 @@ $(HADOLINT):
 
 ## format: rewrite the sources in the house style
 format:
-	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift
 
 clean:
 	rm -rf .build

@@ -99,7 +99,7 @@ if Context.environment["APPSHELL_FUZZ"] == "1" {
     package.targets.removeAll { $0.type == .executable || $0.type == .test }
     let fuzzTargets = [
         "request-target", "percent-encoding", "form", "cookie", "json", "actions", "last-event-id", "csrf-token",
-        "config", "forwarded",
+        "config", "forwarded", "request",
     ]
     package.targets.append(
         .target(

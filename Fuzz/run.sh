@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-bin=.build/fuzz/debug
+bin=${FUZZ_BIN:-.build/fuzz/debug}
 targets=${*:-$(cat Fuzz/targets)}
 mkdir -p .build/fuzz-corpus .build/fuzz-artifacts .build/fuzz-logs
 total=0
