@@ -60,27 +60,33 @@ asan-test: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
-## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, AddressSanitizer on,
-## from the checked-in seeds and crash regressions (Fuzz/corpus/<target>) and a dictionary
-## (Fuzz/dict); new inputs are kept in the git-ignored .build/fuzz-corpus, crashes in
+## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, one after the other,
+## AddressSanitizer on, optimized (FUZZ_CONFIG=release: about ten times the executions of a debug
+## build), from the checked-in seeds and crash regressions (Fuzz/corpus/<target>) with a
+## dictionary (Fuzz/dict); new inputs are kept in the git-ignored .build/fuzz-corpus, crashes in
 ## .build/fuzz-artifacts. FUZZ_TARGETS picks some. Prints the executions of each. See Fuzz/run.sh.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
-fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=release
+	FUZZ_CONFIG=release FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
-## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its regressions (for make test)
+## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its seeds and
+## regressions, in a debug build (quicker to compile, for make test)
 FUZZ_TEST_SECONDS ?= 3
-fuzz-test: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+fuzz-test:
+	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=debug
+	FUZZ_CONFIG=debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
 ## fuzz-build: the fuzz targets, declared only with APPSHELL_FUZZ=1 (see Package.swift), built with
-## -sanitize=fuzzer,address in their own scratch path so the ordinary build is kept. (gold's
-## warnings about AddressSanitizer's local symbols are left out.)
+## -sanitize=fuzzer,address in their own scratch path (.build/fuzz) so the ordinary build is kept;
+## FUZZ_CONFIG (debug) or release, which keeps @testable imports (-enable-testing). gold's warnings
+## about AddressSanitizer's local symbols are left out.
+FUZZ_CONFIG ?= debug
 fuzz-build: deps
 	@mkdir -p .build; status=0; \
-	APPSHELL_FUZZ=1 $(SWIFT) build --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address \
-	  >.build/fuzz-build.log 2>&1 || status=$$?; \
+	APPSHELL_FUZZ=1 $(SWIFT) build -c $(FUZZ_CONFIG) $(if $(filter release,$(FUZZ_CONFIG)),-Xswiftc -enable-testing) \
+	  --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address >.build/fuzz-build.log 2>&1 || status=$$?; \
 	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the

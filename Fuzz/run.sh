@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the libFuzzer targets (built by `make fuzz-build` into .build/fuzz): each for FUZZ_SECONDS,
+# Runs the libFuzzer targets (built by `make fuzz-build` into .build/fuzz/$FUZZ_CONFIG, debug unless
+# it says release): each for FUZZ_SECONDS,
 # one job, niced, from its checked-in seed corpus (Fuzz/corpus/<target>, which also holds every
 # input that once crashed, as regression-*) and its dictionary (Fuzz/dict/<target>.dict). New
 # interesting inputs go to the git-ignored working corpus .build/fuzz-corpus/<target>, a crash to
@@ -8,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-bin=${FUZZ_BIN:-.build/fuzz/debug}
+bin=${FUZZ_BIN:-.build/fuzz/${FUZZ_CONFIG:-debug}}
 targets=${*:-$(cat Fuzz/targets)}
 mkdir -p .build/fuzz-corpus .build/fuzz-artifacts .build/fuzz-logs
 total=0
