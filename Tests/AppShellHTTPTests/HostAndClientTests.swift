@@ -24,6 +24,8 @@ import Testing
     @Test(arguments: [
         "evil.example", "app.example.com.evil.example", "xexample.org", "example.net", "app.example.com:80x",
         "localhost:", "[::1", "[nonsense]", "1.2.3", "app.example.com@evil", "..", ".",
+        // An address literal that a NUL byte cut short (found by the forwarded fuzz target).
+        "[::1\u{0}evil.example]",
     ])
     func refused(host: String) throws {
         let refusal = Self.allowed.refusal(for: try Self.request(host: [host]))
