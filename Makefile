@@ -71,12 +71,14 @@ fuzz:
 	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=release
 	FUZZ_CONFIG=release FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
-## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its seeds and
-## regressions, in a debug build (quicker to compile, for make test)
+## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its checked-in seeds
+## and regressions (the working corpus is left out: a fresh one each time), in a debug build
+## (quicker to compile), for make test
 FUZZ_TEST_SECONDS ?= 3
 fuzz-test:
 	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=debug
-	FUZZ_CONFIG=debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+	rm -rf .build/fuzz-test-corpus
+	FUZZ_CONFIG=debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_WORK_CORPUS=.build/fuzz-test-corpus Fuzz/run.sh $(FUZZ_TARGETS)
 
 ## fuzz-build: the fuzz targets, declared only with APPSHELL_FUZZ=1 (see Package.swift), built with
 ## -sanitize=fuzzer,address in their own scratch path (.build/fuzz) so the ordinary build is kept;

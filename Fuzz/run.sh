@@ -11,11 +11,14 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 bin=${FUZZ_BIN:-.build/fuzz/${FUZZ_CONFIG:-debug}}
 targets=${*:-$(cat Fuzz/targets)}
-mkdir -p .build/fuzz-corpus .build/fuzz-artifacts .build/fuzz-logs
+# FUZZ_WORK_CORPUS: where new inputs go (make fuzz-test uses a fresh one, so that make test
+# starts from the checked-in seeds alone).
+work=${FUZZ_WORK_CORPUS:-.build/fuzz-corpus}
+mkdir -p "$work" .build/fuzz-artifacts .build/fuzz-logs
 total=0
 failed=""
 for target in $targets; do
-  corpus=.build/fuzz-corpus/$target
+  corpus=$work/$target
   mkdir -p "$corpus"
   dict=""
   [ -f "Fuzz/dict/$target.dict" ] && dict="-dict=Fuzz/dict/$target.dict"
