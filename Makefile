@@ -23,7 +23,7 @@ run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
-## then the concurrency suites again under ThreadSanitizer, the whole suite under
+## each fuzz target for a few seconds (fuzz-test), then the concurrency suites again under ThreadSanitizer, the whole suite under
 ## AddressSanitizer, then the real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
