@@ -16,20 +16,22 @@ CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
 CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test contract-test flood-test flood deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-container tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
-## the floods (smaller than make flood's), then the concurrency suites again under
-## ThreadSanitizer, the whole suite under AddressSanitizer, then the real-browser tests
+## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
+## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
+## real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) contract-test
 	$(MAKE) flood-test
+	$(MAKE) fuzz-test
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
@@ -59,6 +61,37 @@ tsan-test: deps
 asan-test: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+
+## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, one after the other,
+## AddressSanitizer on, optimized (FUZZ_CONFIG=release: about ten times the executions of a debug
+## build), from the checked-in seeds and crash regressions (Fuzz/corpus/<target>) with a
+## dictionary (Fuzz/dict); new inputs are kept in the git-ignored .build/fuzz-corpus, crashes in
+## .build/fuzz-artifacts. FUZZ_TARGETS picks some. Prints the executions of each. See Fuzz/run.sh.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=release
+	FUZZ_CONFIG=release FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+
+## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its checked-in seeds
+## and regressions (the working corpus is left out: a fresh one each time), in a debug build
+## (quicker to compile), for make test
+FUZZ_TEST_SECONDS ?= 3
+fuzz-test:
+	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=debug
+	rm -rf .build/fuzz-test-corpus
+	FUZZ_CONFIG=debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_WORK_CORPUS=.build/fuzz-test-corpus Fuzz/run.sh $(FUZZ_TARGETS)
+
+## fuzz-build: the fuzz targets, declared only with APPSHELL_FUZZ=1 (see Package.swift), built with
+## -sanitize=fuzzer,address in their own scratch path (.build/fuzz) so the ordinary build is kept;
+## FUZZ_CONFIG (debug) or release, which keeps @testable imports (-enable-testing). gold's warnings
+## about AddressSanitizer's local symbols are left out.
+FUZZ_CONFIG ?= debug
+fuzz-build: deps
+	@mkdir -p .build; status=0; \
+	APPSHELL_FUZZ=1 $(SWIFT) build -c $(FUZZ_CONFIG) $(if $(filter release,$(FUZZ_CONFIG)),-Xswiftc -enable-testing) \
+	  --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address >.build/fuzz-build.log 2>&1 || status=$$?; \
+	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
 ## built appshell binary, which each test starts on port 0 and stops
@@ -131,9 +164,9 @@ build: deps
 build-release: deps
 	$(SWIFT) build -c release --product appshell
 
-## lint: swift format's lint on the sources and tests (fails on any finding), and foundation-check
+## lint: swift format's lint on the sources, tests and fuzz targets (fails on any finding), and foundation-check
 lint: foundation-check
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 
 ## foundation-check: the modules appshell links (everything in Sources but AppShellTesting, which
 ## only the tests use) import FoundationEssentials, never Foundation: Foundation brings ICU's data,
@@ -157,7 +190,7 @@ $(HADOLINT):
 
 ## format: rewrite the sources in the house style
 format:
-	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift
 
 clean:
 	rm -rf .build

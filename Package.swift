@@ -88,3 +88,29 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer targets (Fuzz/, `make fuzz`): declared only when APPSHELL_FUZZ=1, which the
+// Makefile sets for its own scratch path (.build/fuzz), so a plain `swift build` or `swift test`
+// neither sees nor builds them. Each is an executable whose `LLVMFuzzerTestOneInput` calls one
+// target of AppShellFuzzTargets; they link only with `--sanitize=fuzzer`, and so does nothing else
+// here: the other executables and the tests are left out, and one `swift build` makes them all.
+if Context.environment["APPSHELL_FUZZ"] == "1" {
+    package.products = []
+    package.targets.removeAll { $0.type == .executable || $0.type == .test || $0.name == "AppShellTesting" }
+    let fuzzTargets = [
+        "request-target", "percent-encoding", "form", "cookie", "json", "actions", "last-event-id", "csrf-token",
+        "config", "forwarded", "request",
+    ]
+    package.targets.append(
+        .target(
+            name: "AppShellFuzzTargets",
+            dependencies: [
+                "AppShell", "AppShellAuth", "AppShellDemo", "AppShellHTTP", "AppShellJSON", "AppShellSessions",
+                "AppShellConcurrency",
+            ],
+            path: "Fuzz/Targets"))
+    for name in fuzzTargets {
+        package.targets.append(
+            .executableTarget(name: "fuzz-" + name, dependencies: ["AppShellFuzzTargets"], path: "Fuzz/Entry/" + name))
+    }
+}

@@ -180,9 +180,16 @@ extension Shell {
     }
 
     /// Whether `path` is a path on this site: one leading slash, no scheme, no backslash, no
-    /// control characters — never a way to send the user elsewhere.
+    /// control characters — never a way to send the user elsewhere. Checked on the UTF-8 bytes:
+    /// compared as Characters, `/` and a combining mark after it are one, so `//\u{34F}evil.example`
+    /// (which a browser reads as the host `evil.example`, the mark ignored) had passed.
     public static func isSameSitePath(_ path: String) -> Bool {
-        path.hasPrefix("/") && !path.hasPrefix("//") && !path.contains("\\")
-            && !path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } && !path.contains("://")
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/"), bytes.count < 2 || bytes[1] != UInt8(ascii: "/") else { return false }
+        if bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 == 0x7F }) { return false }
+        return !bytes.indices.dropLast(2).contains { index in
+            bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
+                && bytes[index + 2] == UInt8(ascii: "/")
+        }
     }
 }

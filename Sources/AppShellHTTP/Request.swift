@@ -134,7 +134,9 @@ public struct Request: Sendable {
             case .success(let (authority, start)):
                 pathStart = start
                 let rest = String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
-                absolute = (authority, rest.hasPrefix("/") ? rest : "/" + rest)
+                // The byte, not `hasPrefix`: `/` and a combining mark after it are one Character.
+                let rooted = start < bytes.count && bytes[start] == UInt8(ascii: "/")
+                absolute = (authority, rooted ? rest : "/" + rest)
             }
         }
         var segments: [String] = []

@@ -130,7 +130,8 @@ public struct StaticFiles: HTTPResponder {
     private static func isSafe(_ segments: [String]) -> Bool {
         for (offset, segment) in segments.enumerated() {
             if segment.isEmpty && offset != segments.count - 1 { return false }
-            if segment.hasPrefix(".") { return false }
+            // The byte, not `hasPrefix`: a dot and a combining mark after it are one Character.
+            if segment.utf8.first == UInt8(ascii: ".") { return false }
             if segment.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == 0 }) {
                 return false
             }

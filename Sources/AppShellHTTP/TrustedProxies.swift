@@ -102,8 +102,18 @@ public struct TrustedProxies: Sendable, Equatable {
         return peer
     }
 
+    /// Whether `value[from..<to]` is nothing (when `allowingNone`; `from` may be `to + 1`, past an
+    /// unclosed bracket, which is never a port) or `:` and digits.
+    private static func isPort(_ value: UnsafeBufferPointer<UInt8>, from: Int, to: Int, allowingNone: Bool) -> Bool {
+        if from > to { return false }
+        if from == to { return allowingNone }
+        guard value[from] == UInt8(ascii: ":") else { return false }
+        return (from + 1..<to).allSatisfy { value[$0] >= 0x30 && value[$0] <= 0x39 }
+    }
+
     /// Calls `body` with each comma-separated hop of an `X-Forwarded-For` value: its address, or
-    /// `nil` for one that is not an address. `[v6]`, `[v6]:port` and `v4:port` are accepted.
+    /// `nil` for one that is not an address. `[v6]`, `[v6]:port` and `v4:port` are accepted (a
+    /// port is digits; anything else after the address makes the hop not one).
     private static func forEachHop(_ value: UnsafeBufferPointer<UInt8>, _ body: (IPAddress?) -> Void) {
         var start = 0
         while start <= value.count {
@@ -117,6 +127,13 @@ public struct TrustedProxies: Sendable, Equatable {
                 if value[from] == UInt8(ascii: "[") {
                     var close = from + 1
                     while close < to && value[close] != UInt8(ascii: "]") { close += 1 }
+                    // `[v6]` or `[v6]:port` only: an unclosed bracket, or anything but a port
+                    // after it, is not an address (it had been read as the address inside).
+                    guard TrustedProxies.isPort(value, from: close + 1, to: to, allowingNone: true) else {
+                        body(nil)
+                        start = end + 1
+                        continue
+                    }
                     from += 1
                     to = close
                 } else {
@@ -126,7 +143,14 @@ public struct TrustedProxies: Sendable, Equatable {
                         colons += 1
                         lastColon = index
                     }
-                    if colons == 1 { to = lastColon }
+                    if colons == 1 {
+                        guard TrustedProxies.isPort(value, from: lastColon, to: to, allowingNone: false) else {
+                            body(nil)
+                            start = end + 1
+                            continue
+                        }
+                        to = lastColon
+                    }
                 }
                 body(IPAddress(UnsafeBufferPointer(rebasing: value[from..<to])))
             } else if end < value.count || start > 0 {

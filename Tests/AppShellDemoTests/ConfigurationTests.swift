@@ -63,6 +63,22 @@ import Testing
         #expect(configured.sessions.maxSessionsInMemory == 10)
     }
 
+    /// Found by the config fuzz target: a variable whose name or value holds a line break made
+    /// the error, which the operator reads as one line, two.
+    @Test(arguments: [
+        ["APPSHELL_ALLOWED_HOST\r": "x"], ["APPSHELL_PORT": "80\n80"], ["APPSHELL_NOPE\u{2028}": "1"],
+    ])
+    func anErrorStaysOneLineWhateverItQuotes(environment: [String: String]) {
+        do {
+            _ = try DemoConfiguration.load(path: "/nonexistent/config.json", required: false, environment: environment)
+            Issue.record("\(environment) was accepted")
+        } catch {
+            let lines = error.description.split(whereSeparator: \.isNewline).count
+            #expect(lines == 1, "\(error.description.debugDescription)")
+            #expect(error.description.contains("\\u{"))
+        }
+    }
+
     @Test func theShippedConfigLoads() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

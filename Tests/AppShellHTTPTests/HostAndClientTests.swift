@@ -24,6 +24,8 @@ import Testing
     @Test(arguments: [
         "evil.example", "app.example.com.evil.example", "xexample.org", "example.net", "app.example.com:80x",
         "localhost:", "[::1", "[nonsense]", "1.2.3", "app.example.com@evil", "..", ".",
+        // An address literal that a NUL byte cut short (found by the forwarded fuzz target).
+        "[::1\u{0}evil.example]",
     ])
     func refused(host: String) throws {
         let refusal = Self.allowed.refusal(for: try Self.request(host: [host]))
@@ -65,6 +67,12 @@ import Testing
         ("2001:db8::5", "2001:db8::5"),
         ("198.51.100.1, garbage, 10.0.0.2", "10.0.0.2"),
         ("203.0.113.9, garbage", "127.0.0.1"),
+        // Found by the forwarded fuzz target: an unclosed bracket, or something after `]` or
+        // after a v4 address's colon that is not a port, was read as the address inside.
+        ("[2001:db8::5", "127.0.0.1"),
+        ("[2001:db8::5]x", "127.0.0.1"),
+        ("[2001:db8::5]:80x", "127.0.0.1"),
+        ("203.0.113.9:http", "127.0.0.1"),
         ("", "127.0.0.1"),
     ])
     func aTrustedProxysForwardedForGivesTheClient(forwarded: String, client: String) throws {

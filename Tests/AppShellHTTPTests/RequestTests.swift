@@ -28,6 +28,16 @@ import Testing
         #expect(request.cookies["sid"] == expected)
     }
 
+    /// Found by the request-target fuzz target: an absolute-form target whose path begins with
+    /// `/` and a combining mark (one Character) got a second `/` in its origin form, which then
+    /// named another path (`//\u{301}x`) than the request's segments.
+    @Test func anAbsoluteFormTargetKeepsAPathBeginningWithACombiningMark() throws {
+        let request = try Request(method: .get, target: "http://localhost/\u{301}x?a=1")
+        #expect(request.target == "/\u{301}x?a=1")
+        #expect(request.pathSegments == ["\u{301}x"])
+        #expect(request.host == "localhost")
+    }
+
     @Test func theClientAddressIsFormattedOnDemand() throws {
         #expect(try Request(method: .get, target: "/", remoteAddress: "::1").remoteAddress == "::1")
     }

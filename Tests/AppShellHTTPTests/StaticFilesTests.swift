@@ -23,6 +23,8 @@ import Testing
             try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: root + "/public/logo.png"))
             try "docs".write(toFile: root + "/public/docs/index.html", atomically: true, encoding: .utf8)
             try "hidden".write(toFile: root + "/public/.env", atomically: true, encoding: .utf8)
+            // A dot-name whose dot and the combining mark after it are one Character.
+            try "hidden".write(toFile: root + "/public/.\u{301}env", atomically: true, encoding: .utf8)
             try files.createSymbolicLink(atPath: root + "/public/escape.txt", withDestinationPath: root + "/secret.txt")
             try files.createSymbolicLink(atPath: root + "/public/outside", withDestinationPath: root)
             try files.createSymbolicLink(atPath: root + "/public/alias.css", withDestinationPath: "css/app.css")
@@ -183,6 +185,7 @@ import Testing
         "/escape.txt",
         "/outside/secret.txt",
         "/.env",
+        "/.%CC%81env",
         "/css/./app.css",
         "/%2e/css/app.css",
     ])
