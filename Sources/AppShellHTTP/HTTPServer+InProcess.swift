@@ -89,7 +89,9 @@ extension HTTPServer {
         switch response.body {
         case .bytes(let body):
             bytes = body
-            if response.status != .notModified {
+            // A 304 states its own length; 1xx and 204 carry none (RFC 9110 §8.6).
+            let status = response.status.rawValue
+            if response.status != .notModified && status >= 200 && status != 204 {
                 answer.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
             }
         case .file(let file):

@@ -21,6 +21,7 @@ import Testing
         router.post("/echo") { request in .text(String(decoding: request.body, as: UTF8.self)) }
         router.add(.post, "/ignore", acceptsBody: false) { request in .text("ignored \(request.body.count)") }
         router.get("/client") { request in .text(request.clientAddress) }
+        router.get("/empty") { _ in Response(status: .noContent) }
         router.get("/later") { _ in
             let pending = PendingResponse()
             Thread.detachNewThread {
@@ -53,6 +54,9 @@ import Testing
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(head.headers["Content-Length"] == "7")
+        let empty = try client.get("/empty")
+        #expect(empty.status == 204)
+        #expect(empty.headers["Content-Length"] == nil)
     }
 
     @Test(arguments: TestMode.allCases) func aHostNotServedIsRefused(mode: TestMode) throws {
