@@ -72,20 +72,23 @@ public final class PendingResponse: Sendable {
     /// complete meanwhile.
     @discardableResult
     func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
-        let (answered, forward) = state.withLock { state -> (Bool, (to: PendingResponse, headers: HTTPHeaders)?) in
+        typealias Outcome = (answered: Bool, forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?)
+        let (answered, forward, waiter) = state.withLock { state -> Outcome in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return (false, nil) }
-            case .answered, .taken: return (false, nil)
+            case .claimed: if unlessClaimed { return (false, nil, nil) }
+            case .answered, .taken: return (false, nil, nil)
             }
             state.phase = .answered(response)
             if state.suspended, let connection = state.connection {
                 state.suspended = false
                 MHD_resume_connection(connection.pointer)
             }
-            return (true, state.forward)
+            return (true, state.forward, state.waiter)
         }
-        if answered, let waiter = state.withLock({ $0.waiter }) {
+        if let waiter {
+            // A thread waiting without a connection (in process): woken holding its lock, so the
+            // wake-up cannot fall between its check and its wait.
             waiter.lock()
             waiter.broadcast()
             waiter.unlock()
