@@ -17,6 +17,9 @@ public struct InstallableWebApp: Sendable {
     /// Where the offline page is served (the worker precaches it and shows it for a page it
     /// cannot load).
     public static let offlinePath = "/offline"
+    /// Where a browser looks for an icon by itself: it is led (303) to the manifest's first icon
+    /// whose purpose is `any`, at its versioned URL.
+    public static let faviconPath = "/favicon.ico"
 
     /// The manifest.
     public let manifest: WebAppManifest

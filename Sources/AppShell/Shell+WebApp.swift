@@ -1,8 +1,8 @@
 import AppShellHTTP
 
 extension Shell {
-    /// Adds the installable web app's routes: the manifest, the service worker and the offline
-    /// page. None of them reads or makes a session, nor sends `Set-Cookie`: the worker fetches the
+    /// Adds the installable web app's routes: the manifest, the service worker, the offline
+    /// page and `/favicon.ico`. None of them reads or makes a session, nor sends `Set-Cookie`: the worker fetches the
     /// shell without cookies, and nothing it stores depends on who asked. Each is made once, here.
     func installWebApp(_ webApp: InstallableWebApp, into router: inout Router) {
         let manifestBytes = webApp.manifest.json(assets: assets).serialized
@@ -22,6 +22,14 @@ extension Shell {
         Shell.addSecurityHeaders(&offline)
         let preparedOffline = PreparedResponse(offline)
         router.get(InstallableWebApp.offlinePath) { _ in .prepared(preparedOffline) }
+
+        // A browser asks for `/favicon.ico` for every document that links no icon (an error page,
+        // a JSON or text answer opened in a tab): it is led to the app's icon, so that no request
+        // of the browser's own ends in a 404 in its console.
+        if let icon = webApp.manifest.icons.first(where: { $0.purpose == "any" }) {
+            let location = assets.url(icon.file)
+            router.get(InstallableWebApp.faviconPath) { _ in .redirect(to: location) }
+        }
 
         let script = webApp.workerScript(assets: assets, offlinePage: Array(offlineHTML.utf8), manifest: manifestBytes)
         let preparedScript = script.map { bytes in

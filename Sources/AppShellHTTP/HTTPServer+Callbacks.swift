@@ -219,7 +219,7 @@ extension HTTPServer {
     /// The responder's answer to `request`, or the error it threw as a response; the route it went
     /// to is noted in `pending` for the metrics. A request for a host the server does not serve
     /// never reaches the responder.
-    private func answer(_ request: Request, _ pending: PendingRequest) -> Response {
+    func answer(_ request: Request, _ pending: PendingRequest) -> Response {
         if let refusal = configuration.allowedHosts.refusal(for: request) { return .error(refusal, for: request) }
         do {
             if let router { return try router.router.respond(to: request, label: &pending.route) }

@@ -27,6 +27,8 @@ public final class PendingResponse: Sendable {
         var connection: Connection?
         var suspended = false
         var forward: (to: PendingResponse, headers: HTTPHeaders)?
+        /// Signalled when the answer is given, for a waiter without a connection.
+        var waiter: Condition?
     }
 
     /// A connection pointer; libmicrohttpd's resume may be called from any thread.
@@ -70,18 +72,26 @@ public final class PendingResponse: Sendable {
     /// complete meanwhile.
     @discardableResult
     func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
-        let (answered, forward) = state.withLock { state -> (Bool, (to: PendingResponse, headers: HTTPHeaders)?) in
+        typealias Outcome = (answered: Bool, forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?)
+        let (answered, forward, waiter) = state.withLock { state -> Outcome in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return (false, nil) }
-            case .answered, .taken: return (false, nil)
+            case .claimed: if unlessClaimed { return (false, nil, nil) }
+            case .answered, .taken: return (false, nil, nil)
             }
             state.phase = .answered(response)
             if state.suspended, let connection = state.connection {
                 state.suspended = false
                 MHD_resume_connection(connection.pointer)
             }
-            return (true, state.forward)
+            return (true, state.forward, state.waiter)
+        }
+        if let waiter {
+            // A thread waiting without a connection (in process): woken holding its lock, so the
+            // wake-up cannot fall between its check and its wait.
+            waiter.lock()
+            waiter.broadcast()
+            waiter.unlock()
         }
         if let forward { forward.to.fulfil(response.adding(forward.headers)) }
         return answered
@@ -112,6 +122,34 @@ public final class PendingResponse: Sendable {
             state.suspended = true
             MHD_suspend_connection(connection)
             return nil
+        }
+    }
+
+    /// Waits on the calling thread, at most `milliseconds`, for the answer, and takes it; `nil` when
+    /// none came in time. For a request answered without a connection (see
+    /// `HTTPServer.respondInProcess`), where there is nothing to suspend.
+    func waitForAnswer(milliseconds: Int) -> Response? {
+        let waiter = Condition()
+        waiter.lock()
+        defer { waiter.unlock() }
+        state.withLock { $0.waiter = waiter }
+        let deadline = Clock.monotonicMicros() + milliseconds * 1000
+        while true {
+            // Checked holding the waiter's lock: an answer given after the check broadcasts only
+            // once this thread waits, so it is not missed.
+            let answer = state.withLock { state -> Response? in
+                guard case .answered(let response) = state.phase else { return nil }
+                state.phase = .taken
+                state.waiter = nil
+                return response
+            }
+            if let answer { return answer }
+            let left = deadline - Clock.monotonicMicros()
+            if left <= 0 {
+                state.withLock { $0.waiter = nil }
+                return nil
+            }
+            waiter.wait(milliseconds: max(1, left / 1000))
         }
     }
 

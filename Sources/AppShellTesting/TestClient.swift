@@ -4,13 +4,15 @@ import Glibc
 /// A small blocking HTTP/1.1 client over a raw socket, for tests: well-formed requests with a
 /// cookie jar, and arbitrary bytes for malformed ones. Every read times out after 10 seconds so a
 /// hung server fails a test instead of stalling it.
-public final class TestClient: @unchecked Sendable {
+public final class TestClient: HTTPTestClient, @unchecked Sendable {
     // @unchecked: a client is used by one test thread at a time.
     /// The server's port on 127.0.0.1.
     public let port: Int
     /// Cookies the server set, sent back on later requests (name → value).
     public var cookies: [String: String] = [:]
     private var connection: TestConnection?
+    /// What must live as long as the client: the server a `TestServer` made it for.
+    var keptAlive: AnyObject?
 
     /// A client for 127.0.0.1:`port`.
     public init(port: Int) { self.port = port }
@@ -23,11 +25,7 @@ public final class TestClient: @unchecked Sendable {
         var lines = "\(method) \(target) HTTP/1.1\r\n"
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { lines += "Host: 127.0.0.1:\(port)\r\n" }
         for (name, value) in headers { lines += "\(name): \(value)\r\n" }
-        if !cookies.isEmpty {
-            lines +=
-                "Cookie: " + cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
-                + "\r\n"
-        }
+        if let cookie = CookieJar.header(cookies) { lines += "Cookie: \(cookie)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { lines += "Content-Length: \(body.count)\r\n" }
         lines += "\r\n"
         let connection = try self.connection ?? TestConnection(port: port)
@@ -35,30 +33,13 @@ public final class TestClient: @unchecked Sendable {
         do {
             try connection.write(Array(lines.utf8) + body)
             let response = try connection.readResponse(method: method)
-            remember(response)
+            CookieJar.remember(response, in: &cookies)
             if response.headers["Connection"]?.lowercased() == "close" { close() }
             return response
         } catch {
             close()
             throw error
         }
-    }
-
-    /// `GET target`.
-    public func get(_ target: String, headers: [(String, String)] = []) throws -> TestResponse {
-        try send("GET", target, headers: headers)
-    }
-
-    /// `POST target` with a JSON body.
-    public func postJSON(_ target: String, _ json: String, headers: [(String, String)] = []) throws -> TestResponse {
-        try send("POST", target, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
-    }
-
-    /// `POST target` with a form body.
-    public func postForm(_ target: String, _ form: String, headers: [(String, String)] = []) throws -> TestResponse {
-        try send(
-            "POST", target, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
-            body: Array(form.utf8))
     }
 
     /// Writes `bytes` on a new connection and returns everything the server sends until it closes.
@@ -70,21 +51,4 @@ public final class TestClient: @unchecked Sendable {
 
     /// Closes the kept-alive connection.
     public func close() { connection = nil }
-
-    private func remember(_ response: TestResponse) {
-        for header in response.headers.values(for: "Set-Cookie") {
-            let pair = header.split(separator: ";", maxSplits: 1).first ?? ""
-            guard let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals]).trimmingCharacters(in: " ")
-            let value = String(pair[pair.index(after: equals)...])
-            let expired = header.lowercased().contains("max-age=0") || value.isEmpty
-            if expired { cookies[name] = nil } else { cookies[name] = value }
-        }
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: Character) -> String {
-        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
-    }
 }

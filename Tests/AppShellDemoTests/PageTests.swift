@@ -8,6 +8,17 @@ import Testing
 /// The pages, forms without JavaScript, CSRF and Origin checks, and the event stream.
 @Suite struct PageTests {
     static func start(splashDelay: Int = 0, reminderDelay: Int = 5000) throws -> (DemoApp, LiveServer) {
+        let app = try makeApp(splashDelay: splashDelay, reminderDelay: reminderDelay)
+        return (app, try LiveServer(responder: try app.makeResponder()))
+    }
+
+    /// The demo served in `mode` (the tests that take one run over a socket and in process).
+    static func start(_ mode: TestMode) throws -> (DemoApp, TestServer) {
+        let app = try makeApp(splashDelay: 0, reminderDelay: 5000)
+        return (app, try TestServer(mode, responder: try app.makeResponder()))
+    }
+
+    static func makeApp(splashDelay: Int, reminderDelay: Int) throws -> DemoApp {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -15,8 +26,7 @@ import Testing
         configuration.splashDelayMilliseconds = splashDelay
         configuration.reminderDelayMilliseconds = reminderDelay
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
-        return (app, try LiveServer(responder: try app.makeResponder()))
+        return try DemoApp(configuration: configuration)
     }
 
     /// The value of the first hidden `csrf` field of a page.
@@ -26,7 +36,7 @@ import Testing
         return String(page[start...].prefix { $0 != "\"" })
     }
 
-    static func html(_ client: TestClient, _ path: String) throws -> TestResponse {
+    static func html(_ client: any HTTPTestClient, _ path: String) throws -> TestResponse {
         try client.get(path, headers: [("Accept", "text/html")])
     }
 
@@ -73,8 +83,8 @@ import Testing
         #expect(css.headers["ETag"] != nil)
     }
 
-    @Test func formsWorkWithoutJavaScript() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func formsWorkWithoutJavaScript(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         var token = try Self.token(try Self.html(client, "/login").text)
         let wrong = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=nope")
@@ -95,8 +105,8 @@ import Testing
         #expect(back.headers["Location"] == "/main")
     }
 
-    @Test func aMissingOrWrongTokenIs403AndChangesNothing() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func aMissingOrWrongTokenIs403AndChangesNothing(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         let version = try client.get("/api/state").json["version"]
         for body in [

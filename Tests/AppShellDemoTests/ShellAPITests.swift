@@ -13,6 +13,17 @@ import Testing
 @Suite struct ShellAPITests {
     /// The shipped config.json (user `demo`, password `appshell`) with the memory store.
     static func start(splashDelay: Int = 0, maxSessionsInMemory: Int? = nil) throws -> (DemoApp, LiveServer) {
+        let app = try makeApp(splashDelay: splashDelay, maxSessionsInMemory: maxSessionsInMemory)
+        return (app, try LiveServer(responder: try app.makeResponder()))
+    }
+
+    /// The demo served in `mode`: the tests that take a `TestMode` run over a socket and in process.
+    static func start(_ mode: TestMode) throws -> (DemoApp, TestServer) {
+        let app = try makeApp(splashDelay: 0, maxSessionsInMemory: nil)
+        return (app, try TestServer(mode, responder: try app.makeResponder()))
+    }
+
+    static func makeApp(splashDelay: Int, maxSessionsInMemory: Int?) throws -> DemoApp {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -20,15 +31,14 @@ import Testing
         configuration.splashDelayMilliseconds = splashDelay
         if let maxSessionsInMemory { configuration.sessions.maxSessionsInMemory = maxSessionsInMemory }
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
-        return (app, try LiveServer(responder: try app.makeResponder()))
+        return try DemoApp(configuration: configuration)
     }
 
-    static func act(_ client: TestClient, _ action: String, _ extra: String = "") throws -> TestResponse {
+    static func act(_ client: any HTTPTestClient, _ action: String, _ extra: String = "") throws -> TestResponse {
         try client.postJSON("/api/actions", "{\"action\": \"\(action)\"\(extra)}")
     }
 
-    static func login(_ client: TestClient) throws -> TestResponse {
+    static func login(_ client: any HTTPTestClient) throws -> TestResponse {
         try act(client, "login", #", "username": "demo", "password": "appshell""#)
     }
 
@@ -100,8 +110,8 @@ import Testing
         #expect(state["stack"] == ["main"])
     }
 
-    @Test func wrongThenRightPassword() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func wrongThenRightPassword(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         _ = try client.get("/api/state")
         let cookie = try #require(client.cookies["appshell_session"])
@@ -133,8 +143,8 @@ import Testing
         #expect(fresh.headers["Set-Cookie"] == nil)
     }
 
-    @Test func moreThanFiveFailuresAMinuteAre429() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func moreThanFiveFailuresAMinuteAre429(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         _ = try client.get("/api/state")
         for _ in 0..<5 {
@@ -150,8 +160,8 @@ import Testing
         #expect(try Self.login(other).status == 429)
     }
 
-    @Test func logoutRotatesAndGoesBackToLogin() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func logoutRotatesAndGoesBackToLogin(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         _ = try client.get("/api/state")
         _ = try Self.login(client)
@@ -163,8 +173,8 @@ import Testing
         #expect(client.cookies["appshell_session"] != cookie)
     }
 
-    @Test func pushPopPresentAndDismiss() throws {
-        let (_, live) = try Self.start()
+    @Test(arguments: TestMode.allCases) func pushPopPresentAndDismiss(mode: TestMode) throws {
+        let (_, live) = try Self.start(mode)
         let client = live.client()
         _ = try client.get("/api/state")
         _ = try Self.login(client)

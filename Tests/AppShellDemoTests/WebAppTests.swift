@@ -75,6 +75,23 @@ import Testing
         }
     }
 
+    /// A browser asks for `/favicon.ico` for a document that links no icon (an error page): it is
+    /// led to the app's icon, so that no request ends in a 404 in the console.
+    @Test func theFaviconLeadsToTheAppsIconWithoutASession() throws {
+        let (_, live) = try Self.start()
+        defer { _ = live.stop() }
+        let client = live.client()
+        let response = try client.get("/favicon.ico")
+        #expect(response.status == 303)
+        #expect(response.headers["Set-Cookie"] == nil)
+        let location = try #require(response.headers["Location"])
+        #expect(location.hasPrefix("/icons/icon-192.png?v="))
+        let icon = try client.get(location)
+        #expect(icon.status == 200)
+        #expect(icon.headers["Content-Type"] == "image/png")
+        #expect(client.cookies.isEmpty)
+    }
+
     @Test func theWorkerIsServedAtTheRootForUpdatesToReachUsers() throws {
         let (_, live) = try Self.start()
         defer { _ = live.stop() }

@@ -55,6 +55,23 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
 @Suite struct GroupCommitHTTPTests {
     /// One server thread: whatever waits for the writer must not hold it.
     static func start(queue: Int) throws -> (LiveServer, HeldBackend, SessionRegistry) {
+        let (router, backend, registry) = try makeRouter(queue: queue)
+        return (try LiveServer(configuration: configuration, responder: router), backend, registry)
+    }
+
+    /// The same, served in `mode`.
+    static func start(_ mode: TestMode, queue: Int) throws -> (TestServer, HeldBackend, SessionRegistry) {
+        let (router, backend, registry) = try makeRouter(queue: queue)
+        return (try TestServer(mode, configuration: configuration, responder: router), backend, registry)
+    }
+
+    static var configuration: HTTPServerConfiguration {
+        var configuration = LiveServer.testConfiguration
+        configuration.threads = 1
+        return configuration
+    }
+
+    static func makeRouter(queue: Int) throws -> (Router, HeldBackend, SessionRegistry) {
         let backend = HeldBackend()
         let registry = SessionRegistry(
             configuration: SessionConfiguration(), backend: backend, groupCommitQueue: queue)
@@ -79,20 +96,26 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
                 })
         }
         router.get("/healthz") { _ in .text("ok") }
-        var configuration = LiveServer.testConfiguration
-        configuration.threads = 1
-        return (try LiveServer(configuration: configuration, responder: router), backend, registry)
+        return (router, backend, registry)
     }
 
     /// Sends `POST /visit` with `cookies` on a thread of its own; the answer goes to `answers`.
     static func visit(
         _ port: Int, _ cookies: [String: String], _ answers: Answers, as name: String, path: String = "/visit"
     ) {
+        visit({ TestClient(port: port) }, cookies, answers, as: name, path: path)
+    }
+
+    /// The same, with a client `makeClient` makes (of either mode).
+    static func visit(
+        _ makeClient: @escaping @Sendable () -> any HTTPTestClient, _ cookies: [String: String], _ answers: Answers,
+        as name: String, path: String = "/visit"
+    ) {
         answers.expect()
         Thread.detachNewThread {
-            let client = TestClient(port: port)
+            let client = makeClient()
             client.cookies = cookies
-            let response = try? client.send("POST", path)
+            let response = try? client.send("POST", path, headers: [], body: [])
             answers.add(name, response)
         }
     }
@@ -119,30 +142,32 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
         }
     }
 
-    @Test func answersWaitForTheirCommitAndTheSessionsNextRequestSeesIt() throws {
-        let (live, backend, _) = try Self.start(queue: 64)
-        defer { _ = live.stop() }
-        let client = live.client()
-        #expect(try client.send("POST", "/visit").text == "1")
+    @Test(arguments: TestMode.allCases) func answersWaitForTheirCommitAndTheSessionsNextRequestSeesIt(
+        mode: TestMode
+    ) throws {
+        let (server, backend, _) = try Self.start(mode, queue: 64)
+        defer { _ = server.stop() }
+        let client = server.client()
+        #expect(try client.send("POST", "/visit", headers: [], body: []).text == "1")
         let session = client.cookies
         backend.hold()
         let answers = Answers()
         // The session's write reaches the writer and is held there.
-        Self.visit(live.port, session, answers, as: "a")
+        Self.visit(server.client, session, answers, as: "a")
         backend.waitUntilEntered(2)
         // The same session again: it waits for the first write (it would build on it).
-        Self.visit(live.port, session, answers, as: "a-again")
+        Self.visit(server.client, session, answers, as: "a-again")
         // Another session's write waits in the queue.
-        Self.visit(live.port, [:], answers, as: "b")
-        // The server's only thread is free meanwhile.
-        #expect(try TestClient(port: live.port).get("/healthz").text == "ok")
+        Self.visit(server.client, [:], answers, as: "b")
+        // The server's only thread is free meanwhile (in process, the test's own thread answers).
+        #expect(try server.client().get("/healthz").text == "ok")
         #expect(answers.received["a"] == nil, "answered before its write was durable")
         backend.release()
         let all = answers.waitForAll()
         #expect(all["a"]??.text == "2")
         #expect(all["a-again"]??.text == "3", "the session's next request did not see the first's write")
         #expect(all["b"]??.text == "1")
-        #expect(try client.send("POST", "/visit").text == "4")
+        #expect(try client.send("POST", "/visit", headers: [], body: []).text == "4")
     }
 
     @Test func aFullQueueAnswers503WithRetryAfterAndChangesNothing() throws {

@@ -323,12 +323,8 @@ class App:
         return self.driver.execute_script("return history.length")
 
     def console_errors(self) -> list[dict]:
-        """The browser console's SEVERE entries since the last call (a missing favicon aside)."""
-        return [
-            entry
-            for entry in self.driver.get_log("browser")
-            if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]
-        ]
+        """The browser console's SEVERE entries since the last call."""
+        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
     # HTTP with the browser's cookies
 
