@@ -17,8 +17,6 @@ const OFFLINE_RETRY_MIN_MS = 2000;
 const OFFLINE_RETRY_MAX_MS = 15000;
 /** The tag of a reminder's system notification: a new one replaces the one shown. */
 const NOTIFICATION_TAG = "appshell-reminder";
-/** Actions after which the session has a new id: the event stream is opened again with it. */
-const ID_ROTATING_ACTIONS = new Set(["login", "logout"]);
 
 /**
  * The classes each transition kind puts on the new content (#screen) and the old (the ghost),
@@ -308,6 +306,9 @@ function reportFailure(error) {
 
 /** Sends one action (`{"action": …, …}`) to the API and applies the answer. */
 async function performAction(body, { historyMode = "auto" } = {}) {
+  // After an action whose form says it gives the session a new id (a login, a logout), the event
+  // stream is opened again with it; the form is looked up now, before the answer replaces it.
+  const rotatesSession = actionForm(body.action, "rotates-session") !== null;
   let response;
   try {
     response = await fetch(ACTIONS_URL, requestOptions(body));
@@ -331,7 +332,7 @@ async function performAction(body, { historyMode = "auto" } = {}) {
   } else if (!response.ok) {
     showError(typeof data?.error === "string" ? data.error : `The server answered ${response.status}.`);
   }
-  if (response.ok && ID_ROTATING_ACTIONS.has(body.action)) restartEvents();
+  if (response.ok && rotatesSession) restartEvents();
 }
 
 /** The fetch options of an action: JSON, asking for the fragment, given up after a while. */
@@ -429,13 +430,25 @@ function onPopState() {
   });
 }
 
-/** What the back button asks of the page as it is: `dismiss`, `pop` or nothing. */
+/**
+ * What the back button asks of the page as it is: the screen's close action while one is
+ * presented, else its back action on a pushed screen, else nothing. The actions are those whose
+ * forms the server marked `data-role="close"` and `data-role="back"`.
+ */
 function historyAction() {
   const screen = screenElement();
   if (!screen) return null;
-  if ((screen.dataset.presented ?? "") !== "") return "dismiss";
+  if ((screen.dataset.presented ?? "") !== "") return actionForm(null, "close")?.dataset.action ?? null;
   const stack = (screen.dataset.stack ?? "").split(/\s+/).filter(Boolean);
-  return stack.length > 1 ? "pop" : null;
+  return stack.length > 1 ? (actionForm(null, "back")?.dataset.action ?? null) : null;
+}
+
+/** The page's form with `role` (`data-role`) — for the action `name` when given — or null. */
+function actionForm(name, role) {
+  for (const form of document.querySelectorAll("form[data-role]")) {
+    if (form.dataset.role === role && (name === null || form.dataset.action === name)) return form;
+  }
+  return null;
 }
 
 /** Opens the session's event stream (state changes and reminders). */

@@ -106,4 +106,6 @@ public final class NavigationController: PageRenderer, ContainerController {
     public func renderHTML() -> String { topScreen.renderHTML() }
     /// The top screen's state.
     public func state() -> JSON? { topScreen.state() }
+    /// The top screen handles the action.
+    public func perform(_ action: ScreenAction) throws(ActionError) { try topScreen.perform(action) }
 }

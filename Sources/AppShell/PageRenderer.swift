@@ -40,6 +40,8 @@ public protocol PageRenderer: AnyObject {
     func renderHTML() -> String
     /// What the screen adds to `GET /api/state` (e.g. a message), or `nil`.
     func state() -> JSON?
+    /// Hands `action`, one of `actions`, to whoever handles the screen's actions (its coordinator).
+    func perform(_ action: ScreenAction) throws(ActionError)
 }
 
 /// The actions a screen can report, with their parameters from the request.
@@ -125,7 +127,10 @@ open class ViewController: PageRenderer {
 
     /// Reports `action` to the coordinator (seed 003: the screen only reports, the coordinator
     /// decides what happens).
-    public func report(_ action: ScreenAction) throws(ActionError) {
+    public func report(_ action: ScreenAction) throws(ActionError) { try perform(action) }
+
+    /// Gives `action` to `actionHandler` (409 when there is none); `Screen` gives it typed.
+    open func perform(_ action: ScreenAction) throws(ActionError) {
         guard let actionHandler else { throw ActionError(status: 409, "\(name) has nobody to handle \(action.name)") }
         try actionHandler.screen(self, didRequest: action)
     }

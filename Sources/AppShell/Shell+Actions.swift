@@ -103,8 +103,8 @@ extension Shell {
         "this session changed (a login or logout) while the request was on its way; nothing was done. Reload the page")
 
     private func makeAction(_ name: String, _ parameters: [String: JSON], _ request: Request) throws -> ScreenAction {
-        guard application.knownActions.contains(name) else {
-            let known = application.knownActions.sorted().joined(separator: ", ")
+        guard knownActions.contains(name) else {
+            let known = knownActions.sorted().joined(separator: ", ")
             throw HTTPError.badRequest("unknown action \"\(name)\"; known actions: \(known)")
         }
         return ScreenAction(name: name, parameters: parameters, clientAddress: request.clientAddress)
@@ -172,10 +172,7 @@ extension Shell {
         guard visible.actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
         }
-        guard let handler = visible.actionHandler else {
-            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(visible.name) screen")
-        }
-        try handler.screen(visible, didRequest: action)
+        try visible.perform(action)
     }
 
     /// Whether `path` is a path on this site: one leading slash, no scheme, no backslash, no

@@ -29,6 +29,8 @@ public final class Shell: Sendable {
     let assets: AssetVersions
     /// The app's installable shell (manifest, service worker, offline page), if it has one.
     let webApp: InstallableWebApp?
+    /// The app's action names (`ShellApplication.knownActions`), read once.
+    let knownActions: Set<String>
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -49,6 +51,7 @@ public final class Shell: Sendable {
     ) {
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
         self.application = application
+        knownActions = application.knownActions
         self.registry = registry
         self.cookie = cookie
         self.clock = clock

@@ -5,7 +5,11 @@ import AppShellSessions
 /// What an app built on AppShell provides: how a session's controllers start and how they come
 /// back from a snapshot. The demo app is one.
 public protocol ShellApplication: Sendable {
-    /// Every action name any screen of the app offers, plus `launch`; others are 400.
+    /// The app's screen types with typed actions: the known actions and their parameters are
+    /// derived from them (`actionCatalog`).
+    var screenTypes: [any ActionOffering.Type] { get }
+    /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
+    /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
     /// A new session's app: a root controller showing the splash, and the started app coordinator.
     func makeSession(defaults: DefaultsStore, now: Int64) -> ShellSession
@@ -27,6 +31,23 @@ public protocol ShellApplication: Sendable {
 }
 
 extension ShellApplication {
+    /// No typed screens by default.
+    public var screenTypes: [any ActionOffering.Type] { [] }
+
+    /// Every action of `screenTypes`, each name once (the first screen's description), then
+    /// `launch` (with its `source`), which every screen accepts.
+    public var actionCatalog: [ActionDescription] {
+        var seen = Set<String>()
+        let all =
+            screenTypes.flatMap { $0.offeredActions } + [
+                ActionDescription(name: "launch", requiredParameters: ["source"])
+            ]
+        return all.filter { seen.insert($0.name).inserted }
+    }
+
+    /// The names of `actionCatalog`.
+    public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
+
     /// Does nothing: an app without start-up routing has nothing to remember.
     public func rememberTarget(_ path: String, in shell: ShellSession) {}
 }

@@ -13,9 +13,9 @@ public struct DemoShell: ShellApplication {
     /// The URLs of the demo's pages besides `/`.
     public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
 
-    /// Every action of the demo's screens, and `launch`.
-    public var knownActions: Set<String> {
-        ["login", "logout", "showList", "pop", "presentSecond", "dismiss", "remind", "launch"]
+    /// The demo's screens with typed actions: its known actions are theirs, and `launch`.
+    public var screenTypes: [any ActionOffering.Type] {
+        [LoginScreen.self, MainScreen.self, ListScreen.self, SecondScreen.self]
     }
 
     /// A new session at the splash.
