@@ -5,9 +5,10 @@ import AppShellSessions
 /// What an app built on AppShell provides: how a session's controllers start and how they come
 /// back from a snapshot. The demo app is one.
 public protocol ShellApplication: Sendable {
-    /// The app's screen types with typed actions: the known actions and their parameters are
-    /// derived from them (`actionCatalog`).
-    var screenTypes: [any ActionOffering.Type] { get }
+    /// The app's screen types: the known actions and their parameters are derived from those with
+    /// typed actions (`actionCatalog`), and a `ScreenRegistry` of them rebuilds the screens a
+    /// snapshot names.
+    var screenTypes: [any PageRenderer.Type] { get }
     /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
     /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
@@ -32,14 +33,15 @@ public protocol ShellApplication: Sendable {
 
 extension ShellApplication {
     /// No typed screens by default.
-    public var screenTypes: [any ActionOffering.Type] { [] }
+    public var screenTypes: [any PageRenderer.Type] { [] }
 
     /// Every action of `screenTypes`, each name once (the first screen's description), then
     /// `launch` (with its `source`), which every screen accepts.
     public var actionCatalog: [ActionDescription] {
         var seen = Set<String>()
+        let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
         let all =
-            screenTypes.flatMap { $0.offeredActions } + [
+            typed.flatMap { $0.offeredActions } + [
                 ActionDescription(name: "launch", requiredParameters: ["source"])
             ]
         return all.filter { seen.insert($0.name).inserted }

@@ -13,10 +13,16 @@ public struct DemoShell: ShellApplication {
     /// The URLs of the demo's pages besides `/`.
     public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
 
-    /// The demo's screens with typed actions: its known actions are theirs, and `launch`.
-    public var screenTypes: [any ActionOffering.Type] {
-        [LoginScreen.self, MainScreen.self, ListScreen.self, SecondScreen.self]
-    }
+    /// The demo's screens: its known actions are theirs (and `launch`), and a restart rebuilds
+    /// them by name (`screens`).
+    public var screenTypes: [any PageRenderer.Type] { DemoShell.screenTypes }
+
+    static let screenTypes: [any PageRenderer.Type] = [
+        SplashScreen.self, LoginScreen.self, MainScreen.self, ListScreen.self, SecondScreen.self,
+    ]
+
+    /// The demo's screens by name, for restoration.
+    static let screens = ScreenRegistry(screenTypes)
 
     /// A new session at the splash.
     public func makeSession(defaults: DefaultsStore, now: Int64) -> ShellSession {

@@ -9,7 +9,7 @@ enum ListAction: String, ScreenActions {
 }
 
 /// A screen pushed from main (and the one a notification launch opens).
-final class ListScreen: Screen<ListAction> {
+final class ListScreen: Screen<ListAction>, RestorableScreen {
     init() { super.init(name: "list") }
 
     override func renderHTML() -> String {

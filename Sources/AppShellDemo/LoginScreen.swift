@@ -12,7 +12,7 @@ enum LoginAction: String, ScreenActions {
 }
 
 /// The login screen: a username and a password, and the message of the last failed attempt.
-final class LoginScreen: Screen<LoginAction> {
+final class LoginScreen: Screen<LoginAction>, RestorableScreen {
     /// What went wrong with the last attempt, shown until the screen goes away.
     var message: String?
     /// The page to open after logging in (sent back by the form).

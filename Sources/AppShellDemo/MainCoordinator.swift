@@ -11,7 +11,9 @@ final class MainCoordinator: Coordinator {
     var reminderDelayMilliseconds: Int64 = 5000
 
     /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
-    init(root: RootController, navigation: NavigationController = MainCoordinator.makeNavigation(["main"])!) {
+    init(
+        root: RootController, navigation: NavigationController = NavigationController(rootViewController: MainScreen())
+    ) {
         self.root = root
         self.navigation = navigation
         super.init(name: "main")
@@ -21,13 +23,6 @@ final class MainCoordinator: Coordinator {
             }
             if let list = screen as? ListScreen { wire(list) }
         }
-    }
-
-    /// A stack of the screens `names` (bottom first): main, then lists; `nil` for anything else.
-    static func makeNavigation(_ names: [String]) -> NavigationController? {
-        guard names.first == "main", names.dropFirst().allSatisfy({ $0 == "list" }) else { return nil }
-        let screens: [any PageRenderer] = [MainScreen()] + names.dropFirst().map { _ in ListScreen() }
-        return NavigationController(restoring: screens)
     }
 
     private var main: MainScreen? { navigation.viewControllers.first as? MainScreen }

@@ -12,7 +12,7 @@ enum MainAction: String, ScreenActions {
 ///
 /// Seed 002: when it appears and the one-shot `viewType` flag is 1 (the app was launched from a
 /// notification), it resets the flag and asks for the list — exactly once per launch.
-final class MainScreen: Screen<MainAction> {
+final class MainScreen: Screen<MainAction>, RestorableScreen {
     init() { super.init(name: "main") }
 
     override func viewDidAppear(_ animated: Bool) {

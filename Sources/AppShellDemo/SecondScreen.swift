@@ -10,7 +10,7 @@ enum SecondAction: String, ScreenActions {
 }
 
 /// A screen presented modally from main, with a close button.
-final class SecondScreen: Screen<SecondAction> {
+final class SecondScreen: Screen<SecondAction>, RestorableScreen {
     init() { super.init(name: "second") }
 
     override func renderHTML() -> String {
