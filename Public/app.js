@@ -139,6 +139,12 @@ function writeAttributes(screen, payload) {
   if (typeof payload.url === "string") screen.dataset.url = payload.url;
   screen.dataset.stack = stackText(payload);
   screen.dataset.presented = String(payload.presented ?? "");
+  if (typeof payload.starting === "boolean") screen.dataset.starting = payload.starting ? "true" : "";
+}
+
+/** Whether the app is still starting (the server marks it `data-starting`, e.g. on the splash). */
+function isStarting() {
+  return screenElement()?.dataset.starting === "true";
 }
 
 /** Loads `url` (a same-site path) or reloads: for a payload that came without its fragment. */
@@ -466,12 +472,13 @@ function connectEvents() {
 }
 
 /**
- * The event stream's URL. A splash rendered at a deep link (its data-url, e.g. /main/second)
- * passes that URL on as `next`, so that the splash turns into /login?next=… (or that page).
+ * The event stream's URL. A page rendered while the app starts (`data-starting`, the splash) at a
+ * deep link (its data-url, e.g. /main/second) passes that URL on as `next`, so that the splash
+ * turns into /login?next=… (or that page).
  */
 function eventsURL() {
   const screen = screenElement();
-  const target = screen?.dataset.screen === "splash" ? screen.dataset.url : "";
+  const target = isStarting() ? (screen?.dataset.url ?? "") : "";
   if (!target || target === "/") return EVENTS_URL;
   return `${EVENTS_URL}?next=${encodeURIComponent(target)}`;
 }
@@ -491,12 +498,12 @@ function closeEvents() {
 
 /**
  * A stream error: quiet. EventSource reconnects by itself; only when it gave up (closed) does the
- * page try again later — or, on the splash, reload as the no-script page would.
+ * page try again later — or, while the app starts (the splash), reload as the no-script page would.
  */
 function onEventsError(source) {
   if (source !== events || source.readyState !== EventSource.CLOSED) return;
   closeEvents();
-  if (screenElement()?.dataset.screen === "splash") {
+  if (isStarting()) {
     reconnectTimer = window.setTimeout(() => window.location.reload(), SPLASH_RELOAD_MS);
     return;
   }

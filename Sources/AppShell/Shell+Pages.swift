@@ -96,7 +96,7 @@ extension Shell {
     private func makePage(_ shell: ShellSession, _ session: SessionContext, launch: String?) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
-            shell.coordinator.nextDeadline != nil
+            shell.isStarting
             ? "<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>\n" : ""
         let main = """
             <main id="screen" \(screenAttributes(shell))>
@@ -141,6 +141,7 @@ extension Shell {
             ("data-screen", shell.root.visibleScreen.name), ("data-version", String(shell.root.version)),
             ("data-url", application.url(of: shell)), ("data-stack", stack),
             ("data-presented", shell.root.presented?.name ?? ""), ("data-epoch", shell.channel),
+            ("data-starting", shell.isStarting ? "true" : ""),
         ].map { "\($0.0)=\"\(HTML.escape($0.1))\"" }.joined(separator: " ")
     }
 
@@ -150,6 +151,7 @@ extension Shell {
         members["html"] = .string(shell.root.visibleScreen.renderHTML())
         members["url"] = .string(application.url(of: shell))
         members["title"] = .string(shell.root.visibleScreen.title + " — " + appName)
+        members["starting"] = .bool(shell.isStarting)
         return .object(members)
     }
 

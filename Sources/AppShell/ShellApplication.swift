@@ -110,6 +110,11 @@ public final class ShellSession {
         self.coordinator = coordinator
     }
 
+    /// Whether the app still has start-up work to do (its coordinator has a deadline, such as the
+    /// splash's): its pages refresh themselves without JavaScript, and the page's script passes the
+    /// URL it was opened at on with its event stream (`data-starting`).
+    public var isStarting: Bool { coordinator.nextDeadline != nil }
+
     /// The snapshot of the controller tree as it is now.
     public var snapshot: ShellSnapshot {
         ShellSnapshot(
