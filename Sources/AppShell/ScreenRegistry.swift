@@ -1,6 +1,6 @@
 /// A screen type that can be made again from its name alone, to rebuild a session's controllers
 /// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
-public protocol RestorableScreen: PageRenderer {
+public protocol RestorableScreen: ScreenController {
     /// A new screen, as shown the first time.
     init()
 }
@@ -9,11 +9,11 @@ public protocol RestorableScreen: PageRenderer {
 /// navigation stack, the modal screen) without a switch per app. The coordinators that own them
 /// are then made by the app, which gives them the screens (`ScreenRegistry.Restored`).
 public struct ScreenRegistry: Sendable {
-    private let makers: [String: @Sendable () -> any PageRenderer]
+    private let makers: [String: @Sendable () -> any ScreenController]
 
     /// The screens of `types` that are `RestorableScreen`s, by the name a new one carries.
-    public init(_ types: [any PageRenderer.Type]) {
-        var makers: [String: @Sendable () -> any PageRenderer] = [:]
+    public init(_ types: [any ScreenController.Type]) {
+        var makers: [String: @Sendable () -> any ScreenController] = [:]
         for case let type as any RestorableScreen.Type in types {
             makers[type.init().name] = { type.init() }
         }
@@ -24,20 +24,20 @@ public struct ScreenRegistry: Sendable {
     public var names: Set<String> { Set(makers.keys) }
 
     /// A new screen named `name`, or `nil` when no registered type has that name.
-    public func make(_ name: String) -> (any PageRenderer)? { makers[name]?() }
+    public func make(_ name: String) -> (any ScreenController)? { makers[name]?() }
 
     /// The screens a snapshot names, made afresh (no lifecycle runs; nothing is wired yet).
     public struct Restored {
         /// The root's child: a navigation controller when the snapshot has a stack.
-        public let child: any PageRenderer
+        public let child: any ScreenController
         /// The modal screen, if any.
-        public let presented: (any PageRenderer)?
+        public let presented: (any ScreenController)?
     }
 
     /// The screens `snapshot` names, or `nil` when it names one no registered type has (the
     /// session then starts afresh).
     public func restore(_ snapshot: ShellSnapshot) -> Restored? {
-        let child: any PageRenderer
+        let child: any ScreenController
         if snapshot.stack.isEmpty {
             guard let screen = make(snapshot.root) else { return nil }
             child = screen
@@ -46,7 +46,7 @@ public struct ScreenRegistry: Sendable {
             guard screens.count == snapshot.stack.count, snapshot.stack.first == snapshot.root else { return nil }
             child = NavigationController(restoring: screens)
         }
-        var presented: (any PageRenderer)?
+        var presented: (any ScreenController)?
         if let name = snapshot.presented {
             guard let screen = make(name) else { return nil }
             presented = screen

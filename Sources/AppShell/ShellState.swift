@@ -2,7 +2,7 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
-extension ShellSession {
+extension LiveApp {
     /// `GET /api/state`: what the session shows, in the vocabulary the page, curl and the tests share.
     ///
     /// `screen` is the visible screen, `root` the root's child, `stack` the navigation stack bottom
@@ -32,7 +32,7 @@ extension ShellSession {
     }
 }
 
-extension ShellSession {
+extension LiveApp {
     /// `state(defaults:)` as a JSON response prepared once for as long as nothing changes: the
     /// state endpoint is the hot path, and most reads see the same state again.
     func stateResponse(_ session: SessionContext) -> PreparedResponse {

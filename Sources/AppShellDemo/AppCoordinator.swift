@@ -150,7 +150,7 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         showLogin()
     }
 
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
+    func screen(_ screen: any ScreenController, didRequest action: ScreenAction) throws(ActionError) {
         throw ActionError(status: 409, "\(screen.name) does not offer \(action.name)")
     }
 }

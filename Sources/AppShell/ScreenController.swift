@@ -3,12 +3,13 @@ import AppShellJSON
 /// A container that screens move into and out of: the root controller or a navigation controller.
 public protocol ContainerController: AnyObject {}
 
-/// A screen: UIKit's view-controller lifecycle, an HTML render and a JSON state.
+/// A screen's controller (formerly `PageRenderer`): UIKit's view-controller lifecycle, an HTML
+/// render and a JSON state.
 ///
 /// The controllers call the lifecycle methods in UIKit's order (DESIGN.md's table) and record each
 /// call in the session's lifecycle log; a screen overrides the ones it needs. A screen reports what
 /// the user asked for to its coordinator (`actionHandler`) and never navigates by itself.
-public protocol PageRenderer: AnyObject {
+public protocol ScreenController: AnyObject {
     /// The screen's name in the JSON API and in URLs: `splash`, `login`, `main`, …
     var name: String { get }
     /// The actions the screen offers; any other (except `launch`) is refused with 409.
@@ -68,7 +69,7 @@ public struct ScreenAction: Sendable {
 /// What a screen's coordinator implements to receive the screen's actions (seed 003).
 public protocol ScreenActionHandler: AnyObject {
     /// Handles `action` reported by `screen`. Throw an `ActionError` to refuse it (nothing changes).
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError)
+    func screen(_ screen: any ScreenController, didRequest action: ScreenAction) throws(ActionError)
 }
 
 /// Why an action was refused, with the HTTP status the API answers.
@@ -91,7 +92,7 @@ public struct ActionError: Error, Sendable, Equatable {
 
 /// A screen with UIKit's defaults: subclass it and override what you need, as with
 /// `UIViewController`.
-open class ViewController: PageRenderer {
+open class ViewController: ScreenController {
     /// The screen's name.
     public let name: String
     /// Where the screen reaches its session.
