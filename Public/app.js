@@ -626,10 +626,11 @@ function dismissNotifications() {
     .catch(() => {});
 }
 
-/** Sends `launch` as from a notification (it opens the list). */
+/** Sends the launch action the page names (`data-launch-action`) as from a notification. */
 function launchFromNotification() {
   hideBanner("notification");
-  enqueue(() => performAction({ action: "launch", source: "notification" }));
+  const action = screenElement()?.dataset.launchAction;
+  if (action) enqueue(() => performAction({ action, source: "notification" }));
 }
 
 /** Shows the reminder in #banner with an "Open" button. */

@@ -39,6 +39,11 @@ public struct ActionDescription: Sendable, Hashable {
     /// What it means to the page's script.
     public let role: ActionRole?
 
+    /// `launch` (with its `source`, e.g. `notification`): the app was opened from a notification or a
+    /// link. Every screen accepts it, and the app coordinator handles it; the page's script reads
+    /// its name from the page (`data-launch-action`).
+    public static let launch = ActionDescription(name: "launch", requiredParameters: ["source"])
+
     /// An action named `name`.
     public init(name: String, requiredParameters: [String] = [], role: ActionRole? = nil) {
         self.name = name

@@ -167,7 +167,7 @@ extension Shell {
 
     /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
     func dispatch(_ action: ScreenAction, _ shell: LiveApp) throws(ActionError) {
-        if action.name == "launch" { return try shell.coordinator.launch(action) }
+        if action.name == ActionDescription.launch.name { return try shell.coordinator.launch(action) }
         let visible = shell.root.visibleScreen
         guard visible.actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")

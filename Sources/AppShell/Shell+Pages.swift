@@ -141,7 +141,7 @@ extension Shell {
             ("data-screen", shell.root.visibleScreen.name), ("data-version", String(shell.root.version)),
             ("data-url", application.url(of: shell)), ("data-stack", stack),
             ("data-presented", shell.root.presented?.name ?? ""), ("data-epoch", shell.channel),
-            ("data-starting", shell.isStarting ? "true" : ""),
+            ("data-starting", shell.isStarting ? "true" : ""), ("data-launch-action", ActionDescription.launch.name),
         ].map { "\($0.0)=\"\(HTML.escape($0.1))\"" }.joined(separator: " ")
     }
 

@@ -42,7 +42,7 @@ extension ShellApplication {
         let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
         let all =
             typed.flatMap { $0.offeredActions } + [
-                ActionDescription(name: "launch", requiredParameters: ["source"])
+                ActionDescription.launch
             ]
         return all.filter { seen.insert($0.name).inserted }
     }

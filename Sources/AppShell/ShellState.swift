@@ -13,7 +13,7 @@ extension LiveApp {
     public func state(defaults: DefaultsStore) -> JSON {
         let visible = root.visibleScreen
         var actions = visible.actions
-        if !actions.contains("launch") { actions.append("launch") }
+        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
         return [
             "screen": .string(visible.name),
             "root": .string(root.child.name),

@@ -243,6 +243,7 @@ import Testing
         let client = live.client()
         let login = try Self.html(client, "/login").text
         #expect(login.contains("data-starting=\"\""))
+        #expect(login.contains("data-launch-action=\"launch\""))
         #expect(login.contains("data-action=\"login\" data-role=\"rotates-session\">"))
         let answer = try client.postJSON(
             "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#,
