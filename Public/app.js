@@ -17,8 +17,6 @@ const OFFLINE_RETRY_MIN_MS = 2000;
 const OFFLINE_RETRY_MAX_MS = 15000;
 /** The tag of a reminder's system notification: a new one replaces the one shown. */
 const NOTIFICATION_TAG = "appshell-reminder";
-/** Actions after which the session has a new id: the event stream is opened again with it. */
-const ID_ROTATING_ACTIONS = new Set(["login", "logout"]);
 
 /**
  * The classes each transition kind puts on the new content (#screen) and the old (the ghost),
@@ -141,6 +139,12 @@ function writeAttributes(screen, payload) {
   if (typeof payload.url === "string") screen.dataset.url = payload.url;
   screen.dataset.stack = stackText(payload);
   screen.dataset.presented = String(payload.presented ?? "");
+  if (typeof payload.starting === "boolean") screen.dataset.starting = payload.starting ? "true" : "";
+}
+
+/** Whether the app is still starting (the server marks it `data-starting`, e.g. on the splash). */
+function isStarting() {
+  return screenElement()?.dataset.starting === "true";
 }
 
 /** Loads `url` (a same-site path) or reloads: for a payload that came without its fragment. */
@@ -308,6 +312,9 @@ function reportFailure(error) {
 
 /** Sends one action (`{"action": …, …}`) to the API and applies the answer. */
 async function performAction(body, { historyMode = "auto" } = {}) {
+  // After an action whose form says it gives the session a new id (a login, a logout), the event
+  // stream is opened again with it; the form is looked up now, before the answer replaces it.
+  const rotatesSession = actionForm(body.action, "rotates-session") !== null;
   let response;
   try {
     response = await fetch(ACTIONS_URL, requestOptions(body));
@@ -331,7 +338,7 @@ async function performAction(body, { historyMode = "auto" } = {}) {
   } else if (!response.ok) {
     showError(typeof data?.error === "string" ? data.error : `The server answered ${response.status}.`);
   }
-  if (response.ok && ID_ROTATING_ACTIONS.has(body.action)) restartEvents();
+  if (response.ok && rotatesSession) restartEvents();
 }
 
 /** The fetch options of an action: JSON, asking for the fragment, given up after a while. */
@@ -429,13 +436,25 @@ function onPopState() {
   });
 }
 
-/** What the back button asks of the page as it is: `dismiss`, `pop` or nothing. */
+/**
+ * What the back button asks of the page as it is: the screen's close action while one is
+ * presented, else its back action on a pushed screen, else nothing. The actions are those whose
+ * forms the server marked `data-role="close"` and `data-role="back"`.
+ */
 function historyAction() {
   const screen = screenElement();
   if (!screen) return null;
-  if ((screen.dataset.presented ?? "") !== "") return "dismiss";
+  if ((screen.dataset.presented ?? "") !== "") return actionForm(null, "close")?.dataset.action ?? null;
   const stack = (screen.dataset.stack ?? "").split(/\s+/).filter(Boolean);
-  return stack.length > 1 ? "pop" : null;
+  return stack.length > 1 ? (actionForm(null, "back")?.dataset.action ?? null) : null;
+}
+
+/** The page's form with `role` (`data-role`) — for the action `name` when given — or null. */
+function actionForm(name, role) {
+  for (const form of document.querySelectorAll("form[data-role]")) {
+    if (form.dataset.role === role && (name === null || form.dataset.action === name)) return form;
+  }
+  return null;
 }
 
 /** Opens the session's event stream (state changes and reminders). */
@@ -453,12 +472,13 @@ function connectEvents() {
 }
 
 /**
- * The event stream's URL. A splash rendered at a deep link (its data-url, e.g. /main/second)
- * passes that URL on as `next`, so that the splash turns into /login?next=… (or that page).
+ * The event stream's URL. A page rendered while the app starts (`data-starting`, the splash) at a
+ * deep link (its data-url, e.g. /main/second) passes that URL on as `next`, so that the splash
+ * turns into /login?next=… (or that page).
  */
 function eventsURL() {
   const screen = screenElement();
-  const target = screen?.dataset.screen === "splash" ? screen.dataset.url : "";
+  const target = isStarting() ? (screen?.dataset.url ?? "") : "";
   if (!target || target === "/") return EVENTS_URL;
   return `${EVENTS_URL}?next=${encodeURIComponent(target)}`;
 }
@@ -478,12 +498,12 @@ function closeEvents() {
 
 /**
  * A stream error: quiet. EventSource reconnects by itself; only when it gave up (closed) does the
- * page try again later — or, on the splash, reload as the no-script page would.
+ * page try again later — or, while the app starts (the splash), reload as the no-script page would.
  */
 function onEventsError(source) {
   if (source !== events || source.readyState !== EventSource.CLOSED) return;
   closeEvents();
-  if (screenElement()?.dataset.screen === "splash") {
+  if (isStarting()) {
     reconnectTimer = window.setTimeout(() => window.location.reload(), SPLASH_RELOAD_MS);
     return;
   }
@@ -606,10 +626,11 @@ function dismissNotifications() {
     .catch(() => {});
 }
 
-/** Sends `launch` as from a notification (it opens the list). */
+/** Sends the launch action the page names (`data-launch-action`) as from a notification. */
 function launchFromNotification() {
   hideBanner("notification");
-  enqueue(() => performAction({ action: "launch", source: "notification" }));
+  const action = screenElement()?.dataset.launchAction;
+  if (action) enqueue(() => performAction({ action, source: "notification" }));
 }
 
 /** Shows the reminder in #banner with an "Open" button. */

@@ -5,9 +5,9 @@ import AppShellJSON
 ///
 /// It is shown as the root controller's child; its name, actions, HTML and state are those of
 /// its screens (its name is its root screen's, its actions and render its top screen's).
-public final class NavigationController: PageRenderer, ContainerController {
+public final class NavigationController: ScreenController, ContainerController {
     /// The stack, bottom first.
-    public private(set) var viewControllers: [any PageRenderer]
+    public private(set) var viewControllers: [any ScreenController]
     /// Where the stack reaches its session (given to every screen pushed).
     public var context: ScreenContext? {
         didSet { for screen in viewControllers { screen.context = context } }
@@ -16,18 +16,18 @@ public final class NavigationController: PageRenderer, ContainerController {
     public weak var actionHandler: (any ScreenActionHandler)?
 
     /// A stack whose bottom is `rootViewController`.
-    public init(rootViewController: any PageRenderer) {
+    public init(rootViewController: any ScreenController) {
         viewControllers = [rootViewController]
     }
 
     /// A stack restored as it was (no lifecycle runs).
-    public init(restoring viewControllers: [any PageRenderer]) {
+    public init(restoring viewControllers: [any ScreenController]) {
         precondition(!viewControllers.isEmpty, "a navigation stack has at least its root screen")
         self.viewControllers = viewControllers
     }
 
     /// The screen on top of the stack.
-    public var topScreen: any PageRenderer { viewControllers[viewControllers.count - 1] }
+    public var topScreen: any ScreenController { viewControllers[viewControllers.count - 1] }
     /// The root screen's name.
     public var name: String { viewControllers[0].name }
     /// The top screen's actions.
@@ -42,7 +42,7 @@ public final class NavigationController: PageRenderer, ContainerController {
 
     /// Pushes `screen`: A viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear,
     /// completion.
-    public func push(_ screen: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func push(_ screen: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
         let root = self.root
         root.enqueue(.push, animated: animated, completion: completion) { [unowned self] in
             let old = topScreen
@@ -106,4 +106,6 @@ public final class NavigationController: PageRenderer, ContainerController {
     public func renderHTML() -> String { topScreen.renderHTML() }
     /// The top screen's state.
     public func state() -> JSON? { topScreen.state() }
+    /// The top screen handles the action.
+    public func perform(_ action: ScreenAction) throws(ActionError) { try topScreen.perform(action) }
 }

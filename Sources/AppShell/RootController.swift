@@ -9,9 +9,9 @@ import AppShellSessions
 /// transitions never interleave and completions run in the order they were asked for.
 public final class RootController: ContainerController {
     /// The child screen: splash, login, or a navigation controller holding main.
-    public private(set) var child: any PageRenderer
+    public private(set) var child: any ScreenController
     /// The modal screen over everything, if any.
-    public private(set) var presented: (any PageRenderer)?
+    public private(set) var presented: (any ScreenController)?
     /// The last 50 lifecycle events and completions.
     public private(set) var log = LifecycleLog()
     /// Incremented by every change the session can see.
@@ -49,7 +49,7 @@ public final class RootController: ContainerController {
 
     /// A root that starts with `initial` as its child, as `RootVC.init()` does with the splash:
     /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears.
-    public init(initial: any PageRenderer, defaults: DefaultsStore) {
+    public init(initial: any ScreenController, defaults: DefaultsStore) {
         child = initial
         detachedDefaults = defaults
         initial.context = context
@@ -62,7 +62,7 @@ public final class RootController: ContainerController {
 
     /// A root restored from a snapshot: the screens are in place, no lifecycle runs.
     public init(
-        restoring child: any PageRenderer, presented: (any PageRenderer)?, log: LifecycleLog, version: Int,
+        restoring child: any ScreenController, presented: (any ScreenController)?, log: LifecycleLog, version: Int,
         lastTransition: LastTransition? = nil, defaults: DefaultsStore
     ) {
         self.child = child
@@ -85,7 +85,7 @@ public final class RootController: ContainerController {
     }
 
     /// The screen the user sees: the modal one, else the top of the navigation stack, else the child.
-    public var visibleScreen: any PageRenderer {
+    public var visibleScreen: any ScreenController {
         if let presented { return presented }
         if let navigation = child as? NavigationController { return navigation.topScreen }
         return child
@@ -114,7 +114,7 @@ public final class RootController: ContainerController {
     /// viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear, A
     /// removeFromParent, B didMove(root), completion. A modal screen up when the swap's turn
     /// comes is dismissed first (without animation, with dismiss's order and completion).
-    public func transition(to new: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func transition(to new: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
         // Whether a modal screen is up is known only when this runs: a present asked for before
         // the swap may still be queued. Run when nothing else is (the common case), it dismisses
         // at once, and what that dismissal asks for (main pushing the list) runs before the swap.
@@ -142,7 +142,7 @@ public final class RootController: ContainerController {
 
     /// Presents `screen` modally over the visible one: A viewWillDisappear, B viewWillAppear,
     /// B viewDidAppear, A viewDidDisappear, completion.
-    public func present(_ screen: any PageRenderer, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func present(_ screen: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
         enqueue(.present, animated: animated, completion: completion) { [unowned self] in
             let old = visibleScreen
             screen.context = context
@@ -208,7 +208,7 @@ public final class RootController: ContainerController {
 
     /// Calls an appearance method on `screen` (forwarded to the top of a navigation controller)
     /// and records it.
-    func call(_ event: LifecycleEvent, on screen: any PageRenderer, animated: Bool) {
+    func call(_ event: LifecycleEvent, on screen: any ScreenController, animated: Bool) {
         let target = (screen as? NavigationController)?.topScreen ?? screen
         record(target, event)
         switch event {
@@ -221,13 +221,13 @@ public final class RootController: ContainerController {
     }
 
     /// Calls a containment method on `screen` and records it.
-    func call(_ event: LifecycleEvent, on screen: any PageRenderer, parent: (any ContainerController)?) {
+    func call(_ event: LifecycleEvent, on screen: any ScreenController, parent: (any ContainerController)?) {
         record(screen, event)
         if event == .willMove { screen.willMove(toParent: parent) } else { screen.didMove(toParent: parent) }
     }
 
     /// Calls `viewDidLoad` the first time a screen (or a navigation controller's top) is shown.
-    func load(_ screen: any PageRenderer) {
+    func load(_ screen: any ScreenController) {
         let target = (screen as? NavigationController)?.topScreen ?? screen
         guard loaded.insert(ObjectIdentifier(target)).inserted else { return }
         if target !== screen { loaded.insert(ObjectIdentifier(screen)) }
@@ -236,14 +236,14 @@ public final class RootController: ContainerController {
     }
 
     /// Forgets a screen that left the hierarchy (its identifier may be reused).
-    func forget(_ screen: any PageRenderer) {
+    func forget(_ screen: any ScreenController) {
         loaded.remove(ObjectIdentifier(screen))
         if let navigation = screen as? NavigationController {
             for inner in navigation.viewControllers { loaded.remove(ObjectIdentifier(inner)) }
         }
     }
 
-    func record(_ screen: any PageRenderer, _ event: LifecycleEvent) {
+    func record(_ screen: any ScreenController, _ event: LifecycleEvent) {
         log.append(.screen(screen.name, event))
     }
 }

@@ -23,12 +23,16 @@ public final class ScreenContext {
     public func assetURL(_ name: String) -> String { root.services?.assetURL(name) ?? "/" + name }
 
     /// An HTML form that sends `action` (with the session's token): it works without JavaScript
-    /// (`POST /actions`), and the page's script sends it as JSON.
-    public func form(_ action: String, label: String, fields: String = "", buttonClass: String = "") -> String {
+    /// (`POST /actions`), and the page's script sends it as JSON. `role` tells the script what the
+    /// action means (`data-role`: back, close, rotates-session).
+    public func form(
+        _ action: String, label: String, fields: String = "", buttonClass: String = "", role: ActionRole? = nil
+    ) -> String {
         let token = HTML.escape(csrfToken)
         let classAttribute = buttonClass.isEmpty ? "" : " class=\"\(HTML.escape(buttonClass))\""
+        let roleAttribute = role.map { " data-role=\"\($0.rawValue)\"" } ?? ""
         return """
-            <form method="post" action="/actions" data-action="\(HTML.escape(action))">
+            <form method="post" action="/actions" data-action="\(HTML.escape(action))"\(roleAttribute)>
             <input type="hidden" name="csrf" value="\(token)">
             <input type="hidden" name="action" value="\(HTML.escape(action))">
             \(fields)<button type="submit"\(classAttribute)>\(HTML.escape(label))</button>

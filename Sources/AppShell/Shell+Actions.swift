@@ -5,7 +5,7 @@ import AppShellSessions
 extension Shell {
     /// `POST /api/actions`: `{"action": name, …parameters}` → the new state (with the page fragment
     /// when the page's script asks with `X-AppShell-Fragment: 1`).
-    func performJSON(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+    func performJSON(_ request: Request, _ shell: LiveApp, _ session: SessionContext) throws -> Response {
         try checkOrigin(request)
         guard !session.isRetired else { throw Shell.retiredSessionError }
         let body = try request.decodeJSON()
@@ -14,7 +14,7 @@ extension Shell {
         }
         let action = try makeAction(name, members, request)
         let wantsFragment = request.headers["X-AppShell-Fragment"] == "1"
-        let answer: @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response = {
+        let answer: @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response = {
             [self] error, request, shell, session in
             guard let error else {
                 if wantsFragment { return .json(payload(shell, session)) }
@@ -62,7 +62,7 @@ extension Shell {
     /// `POST /actions`: an HTML form without JavaScript, checked by `checkForm`. The action runs
     /// and the answer is a 303 to the page to show.
     func performForm(
-        _ form: Form, _ request: Request, _ shell: ShellSession, _ session: SessionContext
+        _ form: Form, _ request: Request, _ shell: LiveApp, _ session: SessionContext
     ) throws
         -> Response
     {
@@ -72,7 +72,7 @@ extension Shell {
         let action = try makeAction(form.action, form.fields.mapValues { JSON.string($0) }, request)
         // A refused action still leads back to the page, which says why (e.g. the login message);
         // a malformed one (a field missing) is the form's mistake: 400, with what was wrong.
-        let answer: @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response = {
+        let answer: @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response = {
             [self] error, request, shell, _ in
             if let error, error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
             return .redirect(to: application.url(of: shell))
@@ -84,9 +84,9 @@ extension Shell {
     /// work off (a password check) — once that work is done (`ifRetired` when the session's id was
     /// retired meanwhile).
     private func run(
-        _ action: ScreenAction, _ request: Request, _ shell: ShellSession, _ session: SessionContext,
+        _ action: ScreenAction, _ request: Request, _ shell: LiveApp, _ session: SessionContext,
         ifRetired retired: Response,
-        answer: @escaping @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response
+        answer: @escaping @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         do {
             try apply(action, shell, session)
@@ -104,8 +104,8 @@ extension Shell {
         "this session changed (a login or logout) while the request was on its way; nothing was done. Reload the page")
 
     private func makeAction(_ name: String, _ parameters: [String: JSON], _ request: Request) throws -> ScreenAction {
-        guard application.knownActions.contains(name) else {
-            let known = application.knownActions.sorted().joined(separator: ", ")
+        guard knownActions.contains(name) else {
+            let known = knownActions.sorted().joined(separator: ", ")
             throw HTTPError.badRequest("unknown action \"\(name)\"; known actions: \(known)")
         }
         return ScreenAction(name: name, parameters: parameters, clientAddress: request.clientAddress)
@@ -130,7 +130,7 @@ extension Shell {
     /// message), also when the action then failed — still gives a new version, and values set back
     /// to what they were (a launch on the list) are no change. After a success, a same-site `next`
     /// path is opened (login's "go where you were going").
-    func apply(_ action: ScreenAction, _ shell: ShellSession, _ session: SessionContext) throws(ActionError) {
+    func apply(_ action: ScreenAction, _ shell: LiveApp, _ session: SessionContext) throws(ActionError) {
         try noteChanges(shell, session) { () throws(ActionError) in
             try dispatch(action, shell)
             // Handed off (`RootController.finishLater`): `next` is opened once it succeeded.
@@ -140,7 +140,7 @@ extension Shell {
     }
 
     /// After an action succeeded, its same-site `next` path is opened.
-    func openNext(of action: ScreenAction, in shell: ShellSession) {
+    func openNext(of action: ScreenAction, in shell: LiveApp) {
         if let next = action.string("next"), Shell.isSameSitePath(next) {
             _ = application.open(path: next, next: nil, in: shell)
         }
@@ -149,7 +149,7 @@ extension Shell {
     /// Runs `body` (an action or the rest of one), giving a new version for a change no
     /// transition accompanied (see `apply`).
     func noteChanges(
-        _ shell: ShellSession, _ session: SessionContext, _ body: () throws(ActionError) -> Void
+        _ shell: LiveApp, _ session: SessionContext, _ body: () throws(ActionError) -> Void
     ) throws(ActionError) {
         shell.stateCache = nil
         shell.pageCache = nil
@@ -167,16 +167,13 @@ extension Shell {
     }
 
     /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
-    func dispatch(_ action: ScreenAction, _ shell: ShellSession) throws(ActionError) {
-        if action.name == "launch" { return try shell.coordinator.launch(action) }
+    func dispatch(_ action: ScreenAction, _ shell: LiveApp) throws(ActionError) {
+        if action.name == ActionDescription.launch.name { return try shell.coordinator.launch(action) }
         let visible = shell.root.visibleScreen
         guard visible.actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
         }
-        guard let handler = visible.actionHandler else {
-            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(visible.name) screen")
-        }
-        try handler.screen(visible, didRequest: action)
+        try visible.perform(action)
     }
 
     /// Whether `path` is a path on this site: one leading slash, no scheme, no backslash, no

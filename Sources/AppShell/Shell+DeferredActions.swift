@@ -9,7 +9,7 @@ extension Shell {
     func finishLater(
         _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ session: SessionContext,
         ifRetired retired: Response,
-        answer: @escaping @Sendable (ActionError?, Request, ShellSession, SessionContext) -> Response
+        answer: @escaping @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         let pending = PendingResponse()
         let id = session.id
@@ -32,7 +32,7 @@ extension Shell {
     private func finishDeferred(
         _ finish: @Sendable (RootController) throws(ActionError) -> Void, _ action: ScreenAction, _ request: Request,
         id: SessionID, ifRetired retired: Response,
-        answer: (ActionError?, Request, ShellSession, SessionContext) -> Response
+        answer: (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         var rotatedTo: SessionID?
         let answered: Response?

@@ -14,7 +14,7 @@ extension Shell {
     /// of the stream: nothing is subscribed for a session that holds nothing, and a browser
     /// reconnects with the cookie the answer set. A session with `maxStreamsPerSession` streams
     /// open gets 429. The stream is subscribed only once the request's changes are committed.
-    func openEvents(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+    func openEvents(_ request: Request, _ shell: LiveApp, _ session: SessionContext) throws -> Response {
         let stream = EventStream()
         if session.isNew {
             stream.send(event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
@@ -37,10 +37,10 @@ extension Shell {
     /// The id of the `state` event for what `shell` shows now: `<channel>.<version>`. The channel
     /// is the same for every app rebuilt from the session's snapshot and differs between sessions,
     /// so a page can tell a newer state of its session from the state of another one.
-    func eventID(_ shell: ShellSession) -> String { shell.channel + "." + String(shell.root.version) }
+    func eventID(_ shell: LiveApp) -> String { shell.channel + "." + String(shell.root.version) }
 
     /// Sends the session's new state to its open pages.
-    func publishState(_ shell: ShellSession, _ session: SessionContext) {
+    func publishState(_ shell: LiveApp, _ session: SessionContext) {
         guard events.hasListeners(shell.channel) else { return }
         events.publish(
             shell.channel, event: "state", id: eventID(shell), data: payload(shell, session).serializedString)

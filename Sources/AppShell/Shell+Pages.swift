@@ -15,7 +15,7 @@ extension Shell {
     /// shows the screen it names (idempotently: the same URL again changes nothing more). A
     /// request that must change nothing at all — HEAD, a prefetch — gets what the URL would show,
     /// opened on a throwaway copy of the app (see `preview`).
-    func page(_ request: Request, _ shell: ShellSession, _ session: SessionContext) throws -> Response {
+    func page(_ request: Request, _ shell: LiveApp, _ session: SessionContext) throws -> Response {
         let shell = Shell.isSafeOnly(request) ? preview(of: shell, session) : shell
         let launch = request.query("launch")
         let next = request.query("next").flatMap { Shell.isSameSitePath($0) ? $0 : nil }
@@ -46,11 +46,11 @@ extension Shell {
     /// the session's defaults, rotates nothing and schedules nothing: what it is made to show is
     /// rendered and dropped, and the live app, the values and the version stay as they were.
     /// (What the snapshot does not hold — a login's message — is not on the copy.)
-    func preview(of shell: ShellSession, _ session: SessionContext) -> ShellSession {
+    func preview(of shell: LiveApp, _ session: SessionContext) -> LiveApp {
         let defaults = session.defaults.detachedCopy()
         let copy =
-            application.restoreSession(from: shell.snapshot, defaults: defaults, now: clock())
-            ?? application.makeSession(defaults: defaults, now: clock())
+            application.restoreApp(from: shell.snapshot, defaults: defaults, now: clock())
+            ?? application.makeApp(defaults: defaults, now: clock())
         copy.root.isPreview = true
         copy.root.session = session
         copy.root.services = ShellServices(shell: self, channel: copy.channel)
@@ -62,7 +62,7 @@ extension Shell {
     /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
     /// the launch form).
     func renderPage(
-        _ shell: ShellSession, _ session: SessionContext, target: String, launch: String? = nil
+        _ shell: LiveApp, _ session: SessionContext, target: String, launch: String? = nil
     )
         -> Response
     {
@@ -93,10 +93,10 @@ extension Shell {
             """
     }
 
-    private func makePage(_ shell: ShellSession, _ session: SessionContext, launch: String?) -> Response {
+    private func makePage(_ shell: LiveApp, _ session: SessionContext, launch: String?) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
-            shell.coordinator.nextDeadline != nil
+            shell.isStarting
             ? "<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>\n" : ""
         let main = """
             <main id="screen" \(screenAttributes(shell))>
@@ -133,21 +133,23 @@ extension Shell {
     /// The app's name in titles and the app bar: the chrome's.
     var appName: String { chrome.name }
 
-    private func screenAttributes(_ shell: ShellSession) -> String {
+    private func screenAttributes(_ shell: LiveApp) -> String {
         let stack = (shell.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")
         return [
             ("data-screen", shell.root.visibleScreen.name), ("data-version", String(shell.root.version)),
             ("data-url", application.url(of: shell)), ("data-stack", stack),
             ("data-presented", shell.root.presented?.name ?? ""), ("data-epoch", shell.channel),
+            ("data-starting", shell.isStarting ? "true" : ""), ("data-launch-action", ActionDescription.launch.name),
         ].map { "\($0.0)=\"\(HTML.escape($0.1))\"" }.joined(separator: " ")
     }
 
     /// The state with what a page needs to show it: the fragment, its URL and title.
-    func payload(_ shell: ShellSession, _ session: SessionContext) -> JSON {
+    func payload(_ shell: LiveApp, _ session: SessionContext) -> JSON {
         var members = shell.state(defaults: session.defaults).objectValue ?? [:]
         members["html"] = .string(shell.root.visibleScreen.renderHTML())
         members["url"] = .string(application.url(of: shell))
         members["title"] = .string(shell.root.visibleScreen.title + " — " + appName)
+        members["starting"] = .bool(shell.isStarting)
         return .object(members)
     }
 

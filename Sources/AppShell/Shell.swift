@@ -5,7 +5,7 @@ import AppShellJSON
 import AppShellSessions
 import Glibc
 
-/// The app shell over HTTP: it finds each request's `ShellSession` (live, restored from its
+/// The app shell over HTTP: it finds each request's `LiveApp` (live, restored from its
 /// snapshot, or new), lets time-based work run, serves the JSON API, the pages, the HTML forms and
 /// the event stream, and tells every open page of a session what changed.
 public final class Shell: Sendable {
@@ -31,6 +31,8 @@ public final class Shell: Sendable {
     let webApp: InstallableWebApp?
     /// What every page shows around its screen: the app's name, stylesheets and scripts.
     let chrome: PageChrome
+    /// The app's action names (`ShellApplication.knownActions`), read once.
+    let knownActions: Set<String>
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -52,6 +54,7 @@ public final class Shell: Sendable {
     ) {
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
         self.application = application
+        knownActions = application.knownActions
         self.registry = registry
         self.cookie = cookie
         self.clock = clock
@@ -127,7 +130,7 @@ public final class Shell: Sendable {
     /// A responder that runs `body` with the request's shell session, stores its snapshot, and
     /// tells the session's open pages when it changed.
     public func respond(
-        _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
+        _ body: @escaping @Sendable (Request, LiveApp, SessionContext) throws -> Response
     ) -> SessionResponder {
         SessionResponder(registry: registry, cookie: cookie, handler: handler(body))
     }
@@ -145,7 +148,7 @@ public final class Shell: Sendable {
     /// page, or refused) keeps no app: it stays a bare map entry, and its app is made when it
     /// comes back, as of when it began (see `live`).
     func handler(
-        _ body: @escaping @Sendable (Request, ShellSession, SessionContext) throws -> Response
+        _ body: @escaping @Sendable (Request, LiveApp, SessionContext) throws -> Response
     ) -> @Sendable (Request, SessionContext) throws -> Response {
         { [self] request, session in
             if session.isRetired { return try respondRetired(request, session, body) }
@@ -186,9 +189,9 @@ public final class Shell: Sendable {
     /// of it and sends no cookie. Actions refuse it (see `performJSON`, `performForm`).
     private func respondRetired(
         _ request: Request, _ session: SessionContext,
-        _ body: (Request, ShellSession, SessionContext) throws -> Response
+        _ body: (Request, LiveApp, SessionContext) throws -> Response
     ) throws -> Response {
-        let shell = application.makeSession(defaults: session.defaults, now: clock())
+        let shell = application.makeApp(defaults: session.defaults, now: clock())
         return try withBound(shell, session) { () throws -> Response in
             let response: Response
             do {
@@ -206,7 +209,7 @@ public final class Shell: Sendable {
     /// publishing the new state, then subscribing the streams this request opened (they carry the
     /// state already) — and what follows a failed one.
     func afterCommit(
-        _ shell: ShellSession, _ session: SessionContext, publishing: Bool, subscribing opened: [EventStream] = []
+        _ shell: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [EventStream] = []
     ) {
         let rotated = session.id != session.originalID
         guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
@@ -226,7 +229,7 @@ public final class Shell: Sendable {
 
     /// Lends `shell`'s controllers the session, its defaults and the shell's services for `body`.
     func withBound<Result>(
-        _ shell: ShellSession, _ session: SessionContext, _ body: () throws -> Result
+        _ shell: LiveApp, _ session: SessionContext, _ body: () throws -> Result
     ) rethrows -> Result {
         let outer = shell.root.session
         shell.root.session = session
@@ -237,17 +240,17 @@ public final class Shell: Sendable {
 
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
     /// else a new one at the splash, made at `now` (a new session's) or the clock's time.
-    func live(_ session: SessionContext, now made: Int64? = nil) -> ShellSession {
+    func live(_ session: SessionContext, now made: Int64? = nil) -> LiveApp {
         // A kept app is the common case: the clock is read only for the others.
-        if let kept = session.attachment as? ShellSession { return kept }
+        if let kept = session.attachment as? LiveApp { return kept }
         let now = made ?? clock()
-        let shell: ShellSession
+        let shell: LiveApp
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
-            shell = application.makeSession(defaults: session.defaults, now: startedAt)
+            shell = application.makeApp(defaults: session.defaults, now: startedAt)
         } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
             let snapshot = ShellSnapshot(json: json),
-            let restored = application.restoreSession(from: snapshot, defaults: session.defaults, now: now)
+            let restored = application.restoreApp(from: snapshot, defaults: session.defaults, now: now)
         {
             shell = restored
             shell.stored = (restored.root.version, bytes)
@@ -256,7 +259,7 @@ public final class Shell: Sendable {
                 shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
             }
         } else {
-            shell = application.makeSession(defaults: session.defaults, now: now)
+            shell = application.makeApp(defaults: session.defaults, now: now)
         }
         session.attachment = shell
         session.memo = nil
@@ -265,14 +268,14 @@ public final class Shell: Sendable {
 
     /// Runs the work that is due (the splash finishing), and puts a browser that came back while
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
-    func advance(_ shell: ShellSession, _ session: SessionContext) {
+    func advance(_ shell: LiveApp, _ session: SessionContext) {
         shell.coordinator.advance(now: clock())
         if !session.isNew { scheduleDueWork(shell, id: session.id) }
     }
 
     /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
     /// and id: work scheduled for an id that was rotated since finds nothing to do).
-    func scheduleDueWork(_ shell: ShellSession, id: SessionID, afterRotation: Bool = false) {
+    func scheduleDueWork(_ shell: LiveApp, id: SessionID, afterRotation: Bool = false) {
         guard let deadline = shell.coordinator.nextDeadline, afterRotation || shell.scheduled != deadline else {
             return
         }
@@ -285,7 +288,7 @@ public final class Shell: Sendable {
         do {
             _ = try registry.withLiveSession(id) { session in
                 // Only an app live in memory: any other catches up when it is next read.
-                guard let shell = session.attachment as? ShellSession else { return }
+                guard let shell = session.attachment as? LiveApp else { return }
                 withBound(shell, session) {
                     let version = shell.root.version
                     shell.scheduled = nil
@@ -306,7 +309,7 @@ public final class Shell: Sendable {
     func deliverNotification(_ data: String, to id: SessionID) {
         do {
             _ = try registry.withLiveSession(id) { session in
-                guard let shell = session.attachment as? ShellSession else { return }
+                guard let shell = session.attachment as? LiveApp else { return }
                 session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
             }
         } catch {
@@ -320,7 +323,7 @@ public final class Shell: Sendable {
         if let cached = freshStateCache.withLock({ $0 }) { return cached }
         let defaults = DefaultsStore()
         let now = clock()
-        let shell = application.makeSession(defaults: defaults, now: now)
+        let shell = application.makeApp(defaults: defaults, now: now)
         shell.coordinator.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
         let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))
@@ -331,7 +334,7 @@ public final class Shell: Sendable {
     /// Gives the session the snapshot of the controllers when they changed: the registry stores it
     /// when the session is worth storing, and keeps it in memory in any case, so that a request
     /// whose commit fails rebuilds the app as it was last committed.
-    func keep(_ shell: ShellSession, in session: SessionContext) {
+    func keep(_ shell: LiveApp, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
         let bytes = shell.snapshot.serialized
         shell.stored = (shell.root.version, bytes)

@@ -5,30 +5,53 @@ import AppShellSessions
 /// What an app built on AppShell provides: how a session's controllers start and how they come
 /// back from a snapshot. The demo app is one.
 public protocol ShellApplication: Sendable {
-    /// Every action name any screen of the app offers, plus `launch`; others are 400.
+    /// The app's screen types: the known actions and their parameters are derived from those with
+    /// typed actions (`actionCatalog`), and a `ScreenRegistry` of them rebuilds the screens a
+    /// snapshot names.
+    var screenTypes: [any ScreenController.Type] { get }
+    /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
+    /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
     /// A new session's app: a root controller showing the splash, and the started app coordinator.
-    func makeSession(defaults: DefaultsStore, now: Int64) -> ShellSession
+    func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp
     /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
     /// session then starts afresh).
-    func restoreSession(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> ShellSession?
+    func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp?
     /// The URL that shows what `shell` shows now, e.g. `/main/list`.
-    func url(of shell: ShellSession) -> String
+    func url(of shell: LiveApp) -> String
     /// Makes `shell` show what `path` names, without animation, and says whether to render it,
     /// redirect (a logged-out user asking for a logged-in page) or answer 404. `next` is the
     /// same-site path the user asked for before being sent to log in, if any.
-    func open(path: String, next: String?, in shell: ShellSession) -> PageRoute
+    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute
     /// A page rendered while the app was starting (the splash) asks, through its event stream, for
     /// the page URL it was opened at, `path`: show it once the app can (the demo: main's stack
     /// after the splash, or the login screen's `next`). The page was rendered before the app could
     /// show it, and a new visitor's app is not kept between its first two requests, so the URL
     /// comes back with the stream.
-    func rememberTarget(_ path: String, in shell: ShellSession)
+    func rememberTarget(_ path: String, in shell: LiveApp)
 }
 
 extension ShellApplication {
+    /// No typed screens by default.
+    public var screenTypes: [any ScreenController.Type] { [] }
+
+    /// Every action of `screenTypes`, each name once (the first screen's description), then
+    /// `launch` (with its `source`), which every screen accepts.
+    public var actionCatalog: [ActionDescription] {
+        var seen = Set<String>()
+        let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
+        let all =
+            typed.flatMap { $0.offeredActions } + [
+                ActionDescription.launch
+            ]
+        return all.filter { seen.insert($0.name).inserted }
+    }
+
+    /// The names of `actionCatalog`.
+    public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
+
     /// Does nothing: an app without start-up routing has nothing to remember.
-    public func rememberTarget(_ path: String, in shell: ShellSession) {}
+    public func rememberTarget(_ path: String, in shell: LiveApp) {}
 }
 
 /// What a page URL leads to.
@@ -53,9 +76,10 @@ public protocol ApplicationCoordinator: Coordinator {
     var extraSnapshot: JSON { get }
 }
 
-/// One session's live app: its root controller and its app coordinator. Kept in memory with the
+/// One session's live app (formerly `ShellSession`: it is an app, not a session): its root
+/// controller and its app coordinator. Kept in memory with the
 /// session; rebuilt from a `ShellSnapshot` after a restart.
-public final class ShellSession {
+public final class LiveApp {
     /// The root controller.
     public let root: RootController
     /// The app coordinator.
@@ -86,6 +110,11 @@ public final class ShellSession {
         self.root = root
         self.coordinator = coordinator
     }
+
+    /// Whether the app still has start-up work to do (its coordinator has a deadline, such as the
+    /// splash's): its pages refresh themselves without JavaScript, and the page's script passes the
+    /// URL it was opened at on with its event stream (`data-starting`).
+    public var isStarting: Bool { coordinator.nextDeadline != nil }
 
     /// The snapshot of the controller tree as it is now.
     public var snapshot: ShellSnapshot {

@@ -12,7 +12,7 @@ final class StreamCount: Sendable {
     var isPositive: Bool { value.load(ordering: .relaxed) > 0 }
 }
 
-/// The open event streams of each session's app (`ShellSession.channel`): state changes and
+/// The open event streams of each session's app (`LiveApp.channel`): state changes and
 /// notifications are sent to every page a session has open.
 ///
 /// A channel outlives the app object that publishes on it: it is kept in the session's snapshot,

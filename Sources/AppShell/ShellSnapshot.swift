@@ -21,7 +21,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var version: Int
     /// What the app keeps beside these.
     public var extra: JSON
-    /// The channel the session's pages listen on (`ShellSession.channel`); `nil` in snapshots
+    /// The channel the session's pages listen on (`LiveApp.channel`); `nil` in snapshots
     /// stored before it was kept.
     public var channel: String?
     /// The last transition (`RootController.lastTransition`), which the state shows: restored

@@ -2,7 +2,7 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
-extension ShellSession {
+extension LiveApp {
     /// `GET /api/state`: what the session shows, in the vocabulary the page, curl and the tests share.
     ///
     /// `screen` is the visible screen, `root` the root's child, `stack` the navigation stack bottom
@@ -13,7 +13,7 @@ extension ShellSession {
     public func state(defaults: DefaultsStore) -> JSON {
         let visible = root.visibleScreen
         var actions = visible.actions
-        if !actions.contains("launch") { actions.append("launch") }
+        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
         return [
             "screen": .string(visible.name),
             "root": .string(root.child.name),
@@ -32,7 +32,7 @@ extension ShellSession {
     }
 }
 
-extension ShellSession {
+extension LiveApp {
     /// `state(defaults:)`'s compact encoding, the lifecycle records' bytes copied from the log.
     func stateBytes(defaults: DefaultsStore) -> [UInt8] {
         state(defaults: defaults).serialized(writingMember: "lifecycle") { root.log.write(into: &$0) }

@@ -18,49 +18,40 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
     /// A new session's app: the root shows the splash, whose work began at `now`.
     init(environment: DemoEnvironment, defaults: DefaultsStore, now: Int64) {
         self.environment = environment
-        let splash = SplashScreen(startedAt: now)
+        let splash = SplashScreen()
         root = RootController(initial: splash, defaults: defaults)
         splashStartedAt = now
         super.init(name: "app")
         splash.actionHandler = self
     }
 
-    /// A session's app rebuilt from its snapshot; `nil` when it names screens this app lacks.
+    /// A session's app rebuilt from its snapshot: the screens come from the app's registry by
+    /// name, then the coordinators that own them are made around them; `nil` when the snapshot
+    /// names screens this app lacks or that no flow of it shows together.
     init?(environment: DemoEnvironment, snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) {
         self.environment = environment
-        let child: any PageRenderer
-        var presented: SecondScreen?
-        switch snapshot.root {
-        case "splash":
-            let startedAt = snapshot.extra["splashStartedAt"]?.integerValue.map(Int64.init) ?? now
-            child = SplashScreen(startedAt: startedAt)
-            splashStartedAt = startedAt
-            splashTarget = snapshot.extra["splashTarget"]?.stringValue
-        case "login":
-            child = LoginScreen()
-        case "main":
-            guard let navigation = MainCoordinator.makeNavigation(snapshot.stack) else { return nil }
-            child = navigation
-            if snapshot.presented == "second" { presented = SecondScreen() }
-        default:
-            return nil
-        }
-        guard snapshot.presented == nil || presented != nil else { return nil }
+        guard let screens = DemoShell.screens.restore(snapshot),
+            screens.presented == nil || (screens.child is NavigationController && screens.presented is SecondScreen)
+        else { return nil }
         root = RootController(
-            restoring: child, presented: presented, log: LifecycleLog(records: snapshot.lifecycle),
+            restoring: screens.child, presented: screens.presented, log: LifecycleLog(records: snapshot.lifecycle),
             version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
         super.init(name: "app")
-        switch child {
+        switch screens.child {
         case let splash as SplashScreen:
+            splashStartedAt = snapshot.extra["splashStartedAt"]?.integerValue.map(Int64.init) ?? now
+            splashTarget = snapshot.extra["splashTarget"]?.stringValue
             splash.actionHandler = self
         case let login as LoginScreen:
             adopt(LoginCoordinator(root: root, environment: environment, screen: login))
-        case let navigation as NavigationController:
+        case let navigation as NavigationController where navigation.viewControllers[0] is MainScreen:
             let main = MainCoordinator(root: root, navigation: navigation)
             adopt(main)
-            if let presented { main.addChild(SecondCoordinator(root: root, screen: presented)) }
+            if let second = screens.presented as? SecondScreen {
+                main.addChild(SecondCoordinator(root: root, screen: second))
+            }
         default:
-            break
+            return nil
         }
     }
 
@@ -159,7 +150,7 @@ final class AppCoordinator: Coordinator, ApplicationCoordinator, ScreenActionHan
         showLogin()
     }
 
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
+    func screen(_ screen: any ScreenController, didRequest action: ScreenAction) throws(ActionError) {
         throw ActionError(status: 409, "\(screen.name) does not offer \(action.name)")
     }
 }

@@ -13,30 +13,36 @@ public struct DemoShell: ShellApplication {
     /// The URLs of the demo's pages besides `/`.
     public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
 
-    /// Every action of the demo's screens, and `launch`.
-    public var knownActions: Set<String> {
-        ["login", "logout", "showList", "pop", "presentSecond", "dismiss", "remind", "launch"]
-    }
+    /// The demo's screens: its known actions are theirs (and `launch`), and a restart rebuilds
+    /// them by name (`screens`).
+    public var screenTypes: [any ScreenController.Type] { DemoShell.screenTypes }
+
+    static let screenTypes: [any ScreenController.Type] = [
+        SplashScreen.self, LoginScreen.self, MainScreen.self, ListScreen.self, SecondScreen.self,
+    ]
+
+    /// The demo's screens by name, for restoration.
+    static let screens = ScreenRegistry(screenTypes)
 
     /// A new session at the splash.
-    public func makeSession(defaults: DefaultsStore, now: Int64) -> ShellSession {
+    public func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
         let coordinator = AppCoordinator(environment: environment, defaults: defaults, now: now)
         coordinator.start()
-        return ShellSession(root: coordinator.root, coordinator: coordinator)
+        return LiveApp(root: coordinator.root, coordinator: coordinator)
     }
 
     /// The session as its snapshot left it.
-    public func restoreSession(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> ShellSession? {
+    public func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
         guard
             let coordinator = AppCoordinator(environment: environment, snapshot: snapshot, defaults: defaults, now: now)
         else { return nil }
-        return ShellSession(root: coordinator.root, coordinator: coordinator)
+        return LiveApp(root: coordinator.root, coordinator: coordinator)
     }
 
     /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible; the login
     /// page's URL keeps where the user was going (`/login?next=…`), so that reloading it, a
     /// failed login's redirect and the page's address all keep it.
-    public func url(of shell: ShellSession) -> String {
+    public func url(of shell: LiveApp) -> String {
         // The splash shows at any URL: at the deep link it was opened with, if any.
         if let app = shell.coordinator as? AppCoordinator, let target = app.splashTarget { return target }
         switch shell.root.visibleScreen.name {
@@ -52,7 +58,7 @@ public struct DemoShell: ShellApplication {
 
     /// Shows what `path` names. While the splash runs, every page shows it; a logged-out user
     /// asking for a page of main is sent to log in first, and comes back after.
-    public func open(path: String, next: String?, in shell: ShellSession) -> PageRoute {
+    public func open(path: String, next: String?, in shell: LiveApp) -> PageRoute {
         guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
         let root = shell.root
         if root.child is SplashScreen {
@@ -79,7 +85,7 @@ public struct DemoShell: ShellApplication {
     }
 
     /// The page a deep link opened during the splash asks for: its main page, or login's `next`.
-    public func rememberTarget(_ path: String, in shell: ShellSession) {
+    public func rememberTarget(_ path: String, in shell: LiveApp) {
         guard let app = shell.coordinator as? AppCoordinator, let target = DemoShell.destination(path: path, next: nil)
         else { return }
         if shell.root.child is SplashScreen {

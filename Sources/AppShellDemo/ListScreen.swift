@@ -1,10 +1,16 @@
 import AppShell
 
-/// A screen pushed from main (and the one a notification launch opens).
-final class ListScreen: ViewController {
-    init() { super.init(name: "list") }
+/// The list's actions.
+enum ListAction: String, ScreenActions {
+    /// Back to main.
+    case pop
 
-    override var actions: [String] { ["pop"] }
+    var role: ActionRole? { .back }
+}
+
+/// A screen pushed from main (and the one a notification launch opens).
+final class ListScreen: Screen<ListAction>, RestorableScreen {
+    init() { super.init(name: "list") }
 
     override func renderHTML() -> String {
         """
@@ -15,7 +21,7 @@ final class ListScreen: ViewController {
         <li>Second item</li>
         <li>Third item</li>
         </ul>
-        \(context?.form("pop", label: "Back") ?? "")
+        \(form(.pop, label: "Back"))
         </section>
         """
     }

@@ -6,7 +6,7 @@ import AppShellSessions
 /// The login flow: checks the credentials (on the password-check pool, off the session's lock),
 /// and on success stores the flags, rotates the session id and hands over to the app
 /// coordinator. A failure changes nothing stored.
-final class LoginCoordinator: Coordinator, ScreenActionHandler {
+final class LoginCoordinator: Coordinator {
     private let root: RootController
     private let environment: DemoEnvironment
     private let screen: LoginScreen
@@ -31,7 +31,11 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         self.environment = environment
         self.screen = screen
         super.init(name: "login")
-        screen.actionHandler = self
+        screen.handle(by: self) { coordinator, action, request throws(ActionError) in
+            switch action {
+            case .login: try coordinator.login(request)
+            }
+        }
     }
 
     /// Shows the login screen with a cross-dissolve.
@@ -39,8 +43,8 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
         root.transition(to: screen, animated: true)
     }
 
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
-        guard action.name == "login" else { throw ActionError(status: 409, "login does not offer \(action.name)") }
+    /// `login`: checks the password off the session's lock, then `finish`es.
+    private func login(_ action: ScreenAction) throws(ActionError) {
         guard let username = action.string("username"), let password = action.string("password") else {
             throw ActionError(status: 400, "login needs \"username\" and \"password\" strings")
         }
@@ -68,8 +72,7 @@ final class LoginCoordinator: Coordinator, ScreenActionHandler {
             return valid
         } then: { root, valid throws(ActionError) in
             // Other requests of the session ran meanwhile: it must still be at the login screen.
-            guard let screen = root.visibleScreen as? LoginScreen, let flow = screen.actionHandler as? LoginCoordinator
-            else {
+            guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
                 throw ActionError(
                     status: 409, "The session left the login screen while the password was checked; nothing was done.")
             }

@@ -2,16 +2,23 @@ import AppShell
 import AppShellHTTP
 import AppShellJSON
 
+/// The login screen's action.
+enum LoginAction: String, ScreenActions {
+    /// Checks the username and password; success gives the session a new id.
+    case login
+
+    var requiredParameters: [String] { ["username", "password"] }
+    var role: ActionRole? { .rotatesSession }
+}
+
 /// The login screen: a username and a password, and the message of the last failed attempt.
-final class LoginScreen: ViewController {
+final class LoginScreen: Screen<LoginAction>, RestorableScreen {
     /// What went wrong with the last attempt, shown until the screen goes away.
     var message: String?
     /// The page to open after logging in (sent back by the form).
     var next: String?
 
     init() { super.init(name: "login") }
-
-    override var actions: [String] { ["login"] }
 
     override var title: String { "Log in" }
 
@@ -30,7 +37,7 @@ final class LoginScreen: ViewController {
         return """
             <section class="screen screen-login" aria-labelledby="login-title">
             <h1 id="login-title" tabindex="-1">Log in</h1>
-            \(alert)\(context?.form("login", label: "Log in", fields: fields) ?? "")
+            \(alert)\(form(.login, label: "Log in", fields: fields))
             </section>
             """
     }

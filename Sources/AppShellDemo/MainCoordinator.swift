@@ -2,7 +2,7 @@ import AppShell
 
 /// The logged-in flow: owns the navigation stack (main, list) and starts the second screen's
 /// coordinator.
-final class MainCoordinator: Coordinator, ScreenActionHandler {
+final class MainCoordinator: Coordinator {
     private let root: RootController
     private let navigation: NavigationController
     /// Called when the user logs out.
@@ -11,18 +11,18 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
     var reminderDelayMilliseconds: Int64 = 5000
 
     /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
-    init(root: RootController, navigation: NavigationController = MainCoordinator.makeNavigation(["main"])!) {
+    init(
+        root: RootController, navigation: NavigationController = NavigationController(rootViewController: MainScreen())
+    ) {
         self.root = root
         self.navigation = navigation
         super.init(name: "main")
-        for screen in navigation.viewControllers { screen.actionHandler = self }
-    }
-
-    /// A stack of the screens `names` (bottom first): main, then lists; `nil` for anything else.
-    static func makeNavigation(_ names: [String]) -> NavigationController? {
-        guard names.first == "main", names.dropFirst().allSatisfy({ $0 == "list" }) else { return nil }
-        let screens: [any PageRenderer] = [MainScreen()] + names.dropFirst().map { _ in ListScreen() }
-        return NavigationController(restoring: screens)
+        for screen in navigation.viewControllers {
+            if let main = screen as? MainScreen {
+                main.handle(by: self) { coordinator, action, _ in coordinator.handle(action) }
+            }
+            if let list = screen as? ListScreen { wire(list) }
+        }
     }
 
     private var main: MainScreen? { navigation.viewControllers.first as? MainScreen }
@@ -53,9 +53,7 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
         }
         if stacked && !wantsList { navigation.popToRoot(animated: false) }
         if wantsList && navigation.viewControllers.count == 1 {
-            let list = ListScreen()
-            list.actionHandler = self
-            navigation.push(list, animated: false)
+            navigation.push(wire(ListScreen()), animated: false)
         }
         if wantsSecond && root.presented == nil {
             let second = SecondCoordinator(root: root)
@@ -64,26 +62,32 @@ final class MainCoordinator: Coordinator, ScreenActionHandler {
         }
     }
 
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
-        switch action.name {
-        case "showList":
-            let list = ListScreen()
-            list.actionHandler = self
-            navigation.push(list, animated: true)
-        case "pop":
-            navigation.pop(animated: true)
-        case "presentSecond":
+    /// Makes this coordinator handle the list's actions.
+    @discardableResult
+    private func wire(_ list: ListScreen) -> ListScreen {
+        list.handle(by: self) { coordinator, action, _ in
+            switch action {
+            case .pop: coordinator.navigation.pop(animated: true)
+            }
+        }
+        return list
+    }
+
+    /// Main's actions.
+    private func handle(_ action: MainAction) {
+        switch action {
+        case .showList:
+            navigation.push(wire(ListScreen()), animated: true)
+        case .presentSecond:
             let second = SecondCoordinator(root: root)
             addChild(second)
             second.start()
-        case "remind":
+        case .remind:
             root.context.scheduleNotification(
                 title: "AppShell", body: "Your reminder: open the list.",
                 afterMilliseconds: reminderDelayMilliseconds)
-        case "logout":
+        case .logout:
             onLogout()
-        default:
-            throw ActionError(status: 409, "\(screen.name) does not offer \(action.name)")
         }
     }
 }

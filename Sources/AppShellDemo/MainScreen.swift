@@ -1,14 +1,19 @@
 import AppShell
 import AppShellHTTP
 
+/// What main offers.
+enum MainAction: String, ScreenActions {
+    case showList, presentSecond, remind, logout
+
+    var role: ActionRole? { self == .logout ? .rotatesSession : nil }
+}
+
 /// The main screen, at the bottom of the navigation stack.
 ///
 /// Seed 002: when it appears and the one-shot `viewType` flag is 1 (the app was launched from a
 /// notification), it resets the flag and asks for the list — exactly once per launch.
-final class MainScreen: ViewController {
+final class MainScreen: Screen<MainAction>, RestorableScreen {
     init() { super.init(name: "main") }
-
-    override var actions: [String] { ["showList", "presentSecond", "remind", "logout"] }
 
     override func viewDidAppear(_ animated: Bool) {
         consumeLaunchFlag()
@@ -18,22 +23,23 @@ final class MainScreen: ViewController {
     func consumeLaunchFlag() {
         guard let defaults = context?.defaults, defaults.integer(forKey: "viewType") == 1 else { return }
         defaults.set(0, forKey: "viewType")
-        try? report(ScreenAction(name: "showList"))
+        try? report(.showList)
     }
 
     override var title: String { "Main" }
 
     override func renderHTML() -> String {
         let user = context?.defaults.string(forKey: "username") ?? ""
-        let forms = [
-            ("showList", "Show the list"), ("presentSecond", "Present the second screen"),
-            ("remind", "Remind me in 5 seconds"), ("logout", "Log out"),
-        ].map { context?.form($0.0, label: $0.1) ?? "" }.joined(separator: "\n")
+        let forms: [(MainAction, String)] = [
+            (.showList, "Show the list"), (.presentSecond, "Present the second screen"),
+            (.remind, "Remind me in 5 seconds"), (.logout, "Log out"),
+        ]
+        let buttons = forms.map { form($0.0, label: $0.1) }.joined(separator: "\n")
         return """
             <section class="screen screen-main" aria-labelledby="main-title">
             <h1 id="main-title" tabindex="-1">Welcome, \(HTML.escape(user))</h1>
             <nav class="actions" aria-label="Main actions">
-            \(forms)
+            \(buttons)
             </nav>
             </section>
             """

@@ -2,7 +2,7 @@ import AppShell
 
 // tutorial:coordinator:begin
 /// Presents the second screen and finishes (leaves its parent) once it is dismissed.
-final class SecondCoordinator: Coordinator, ScreenActionHandler {
+final class SecondCoordinator: Coordinator {
     private let root: RootController
     private let screen: SecondScreen
 
@@ -11,7 +11,7 @@ final class SecondCoordinator: Coordinator, ScreenActionHandler {
         self.root = root
         self.screen = screen
         super.init(name: "second")
-        screen.actionHandler = self
+        screen.handle(by: self) { coordinator, action, _ in coordinator.handle(action) }
     }
 
     /// Presents the screen modally.
@@ -23,9 +23,10 @@ final class SecondCoordinator: Coordinator, ScreenActionHandler {
     }
 
     /// `dismiss`: closes the screen, then finishes.
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError) {
-        guard action.name == "dismiss" else { throw ActionError(status: 409, "second does not offer \(action.name)") }
-        root.dismiss(animated: true) { [self] in finish() }
+    private func handle(_ action: SecondAction) {
+        switch action {
+        case .dismiss: root.dismiss(animated: true) { [self] in finish() }
+        }
     }
 }
 // tutorial:coordinator:end

@@ -1,19 +1,24 @@
 import AppShell
 
 // tutorial:screen:begin
-/// A screen presented modally from main, with a close button.
-final class SecondScreen: ViewController {
-    init() { super.init(name: "second") }
+/// What the second screen offers; any other action gets 409 while it is visible.
+enum SecondAction: String, ScreenActions {
+    /// Closes the screen.
+    case dismiss
 
-    /// What the screen offers; any other action gets 409 while it is visible.
-    override var actions: [String] { ["dismiss"] }
+    var role: ActionRole? { .close }
+}
+
+/// A screen presented modally from main, with a close button.
+final class SecondScreen: Screen<SecondAction>, RestorableScreen {
+    init() { super.init(name: "second") }
 
     override func renderHTML() -> String {
         """
         <section class="screen screen-second" role="dialog" aria-modal="true" aria-labelledby="second-title">
         <h1 id="second-title" tabindex="-1">Second</h1>
         <p>A modal screen. Close it to go back.</p>
-        \(context?.form("dismiss", label: "Close") ?? "")
+        \(form(.dismiss, label: "Close"))
         </section>
         """
     }

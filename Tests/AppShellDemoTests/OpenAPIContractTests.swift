@@ -63,6 +63,23 @@ import Testing
         #expect(Set(mapping.keys) == DemoShell(environment: environment).knownActions)
     }
 
+    /// The document's actions are the screens' typed actions: each one's required members are
+    /// `action` and the parameters its enum case names, in that order.
+    @Test func theDocumentsActionParametersAreTheTypedActions() throws {
+        let document = try Self.document()
+        let schemas = try #require(document["components"]?["schemas"])
+        let mapping = try #require(schemas["Action"]?["discriminator"]?["mapping"]?.objectValue)
+        let catalog = DemoShell(environment: DemoEnvironment(users: [:], splashDelayMilliseconds: 0)).actionCatalog
+        #expect(catalog.map(\.name).sorted() == mapping.keys.sorted())
+        for action in catalog {
+            let reference = try #require(mapping[action.name]?.stringValue)
+            let schema = try #require(schemas[String(reference.split(separator: "/").last ?? "")])
+            let required = (schema["required"]?.arrayValue ?? []).compactMap(\.stringValue)
+            #expect(required == ["action"] + action.requiredParameters, "\(action.name)")
+            #expect(schema["properties"]?["action"]?["const"]?.stringValue == action.name)
+        }
+    }
+
     @Test func theServerServesTheCheckedInDocumentWithoutASession() throws {
         let (_, live) = try ShellAPITests.start()
         defer { _ = live.stop() }

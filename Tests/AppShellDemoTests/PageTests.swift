@@ -244,4 +244,25 @@ import Testing
         let plain = try client.postJSON("/api/actions", #"{"action": "showList"}"#).json
         #expect(plain["html"] == nil)
     }
+    /// The script knows no app's action or screen names: the markup says which form goes back,
+    /// closes or gives the session a new id (`data-role`), and whether the app still starts.
+    @Test func theMarkupTellsTheScriptWhatActionsMeanAndWhetherTheAppStarts() throws {
+        let (_, starting) = try Self.start(splashDelay: 60_000)
+        #expect(try Self.html(starting.client(), "/main").text.contains("data-starting=\"true\""))
+        let (_, live) = try Self.start()
+        let client = live.client()
+        let login = try Self.html(client, "/login").text
+        #expect(login.contains("data-starting=\"\""))
+        #expect(login.contains("data-launch-action=\"launch\""))
+        #expect(login.contains("data-action=\"login\" data-role=\"rotates-session\">"))
+        let answer = try client.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#,
+            headers: [("X-AppShell-Fragment", "1")]
+        ).json
+        #expect(answer["starting"] == false)
+        #expect(answer["html"]?.stringValue?.contains("data-action=\"logout\" data-role=\"rotates-session\">") == true)
+        #expect(answer["html"]?.stringValue?.contains("data-action=\"showList\">") == true)
+        #expect(try Self.html(client, "/main/list").text.contains("data-action=\"pop\" data-role=\"back\">"))
+        #expect(try Self.html(client, "/main/second").text.contains("data-action=\"dismiss\" data-role=\"close\">"))
+    }
 }

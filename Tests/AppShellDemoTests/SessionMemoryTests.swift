@@ -8,10 +8,10 @@ import Testing
 /// app kept alive by a reference cycle would grow the server with every session that ever lived.
 @Suite struct SessionMemoryTests {
     /// The live app of the session `client`'s cookie names.
-    static func liveApp(_ app: DemoApp, _ client: TestClient) throws -> ShellSession? {
+    static func liveApp(_ app: DemoApp, _ client: TestClient) throws -> LiveApp? {
         let text = try #require(client.cookies[app.cookie.name])
         let id = try #require(SessionID(text))
-        return try app.sessions.withLiveSession(id) { $0.attachment as? ShellSession } ?? nil
+        return try app.sessions.withLiveSession(id) { $0.attachment as? LiveApp } ?? nil
     }
 
     @Test func anAppPushedOutOfMemoryIsFreed() throws {

@@ -85,7 +85,7 @@ import Testing
         for _ in 0..<40 where screen != "login" {
             Thread.sleep(forTimeInterval: 0.05)
             // Looked at from inside the server, without a request that could advance it.
-            screen = try app.sessions.withLiveSession(id) { ($0.attachment as? ShellSession)?.root.child.name } ?? nil
+            screen = try app.sessions.withLiveSession(id) { ($0.attachment as? LiveApp)?.root.child.name } ?? nil
         }
         #expect(screen == "login")
         #expect(app.shell.scheduler.pendingCount == 0)

@@ -3,12 +3,13 @@ import AppShellJSON
 /// A container that screens move into and out of: the root controller or a navigation controller.
 public protocol ContainerController: AnyObject {}
 
-/// A screen: UIKit's view-controller lifecycle, an HTML render and a JSON state.
+/// A screen's controller (formerly `PageRenderer`): UIKit's view-controller lifecycle, an HTML
+/// render and a JSON state.
 ///
 /// The controllers call the lifecycle methods in UIKit's order (DESIGN.md's table) and record each
 /// call in the session's lifecycle log; a screen overrides the ones it needs. A screen reports what
 /// the user asked for to its coordinator (`actionHandler`) and never navigates by itself.
-public protocol PageRenderer: AnyObject {
+public protocol ScreenController: AnyObject {
     /// The screen's name in the JSON API and in URLs: `splash`, `login`, `main`, …
     var name: String { get }
     /// The actions the screen offers; any other (except `launch`) is refused with 409.
@@ -40,6 +41,8 @@ public protocol PageRenderer: AnyObject {
     func renderHTML() -> String
     /// What the screen adds to `GET /api/state` (e.g. a message), or `nil`.
     func state() -> JSON?
+    /// Hands `action`, one of `actions`, to whoever handles the screen's actions (its coordinator).
+    func perform(_ action: ScreenAction) throws(ActionError)
 }
 
 /// The actions a screen can report, with their parameters from the request.
@@ -66,7 +69,7 @@ public struct ScreenAction: Sendable {
 /// What a screen's coordinator implements to receive the screen's actions (seed 003).
 public protocol ScreenActionHandler: AnyObject {
     /// Handles `action` reported by `screen`. Throw an `ActionError` to refuse it (nothing changes).
-    func screen(_ screen: any PageRenderer, didRequest action: ScreenAction) throws(ActionError)
+    func screen(_ screen: any ScreenController, didRequest action: ScreenAction) throws(ActionError)
 }
 
 /// Why an action was refused, with the HTTP status the API answers.
@@ -89,7 +92,7 @@ public struct ActionError: Error, Sendable, Equatable {
 
 /// A screen with UIKit's defaults: subclass it and override what you need, as with
 /// `UIViewController`.
-open class ViewController: PageRenderer {
+open class ViewController: ScreenController {
     /// The screen's name.
     public let name: String
     /// Where the screen reaches its session.
@@ -125,7 +128,10 @@ open class ViewController: PageRenderer {
 
     /// Reports `action` to the coordinator (seed 003: the screen only reports, the coordinator
     /// decides what happens).
-    public func report(_ action: ScreenAction) throws(ActionError) {
+    public func report(_ action: ScreenAction) throws(ActionError) { try perform(action) }
+
+    /// Gives `action` to `actionHandler` (409 when there is none); `Screen` gives it typed.
+    open func perform(_ action: ScreenAction) throws(ActionError) {
         guard let actionHandler else { throw ActionError(status: 409, "\(name) has nobody to handle \(action.name)") }
         try actionHandler.screen(self, didRequest: action)
     }

@@ -1,0 +1,115 @@
+import AppShellHTTP
+import AppShellJSON
+
+/// What an action means to the page's script besides its effect on the server. The framework
+/// renders it on the action's form (`data-role`), so the script never knows an app's action names.
+public enum ActionRole: String, Sendable {
+    /// Goes back one screen: the browser's back button sends it on a pushed screen.
+    case back
+    /// Closes a presented screen: the browser's back button sends it while the screen is up.
+    case close
+    /// Gives the session a new id (a login, a logout): the page opens its event stream again.
+    case rotatesSession = "rotates-session"
+}
+
+/// A screen's actions: an enum whose raw values are the names the JSON API and the forms use.
+///
+/// The screen offers every case, its coordinator switches over them (the compiler checks that it
+/// handles each one), and the app's set of known actions and their parameters are derived from them.
+public protocol ScreenActions: RawRepresentable, CaseIterable, Sendable where RawValue == String {
+    /// The string parameters the action needs (the coordinator answers 400 without them).
+    var requiredParameters: [String] { get }
+    /// What the action means to the page's script, if anything.
+    var role: ActionRole? { get }
+}
+
+extension ScreenActions {
+    /// No parameters by default.
+    public var requiredParameters: [String] { [] }
+    /// No role by default.
+    public var role: ActionRole? { nil }
+}
+
+/// One action as the app's catalogue describes it: its name, its parameters and its role.
+public struct ActionDescription: Sendable, Hashable {
+    /// The name in the JSON API and the forms.
+    public let name: String
+    /// The string parameters it needs.
+    public let requiredParameters: [String]
+    /// What it means to the page's script.
+    public let role: ActionRole?
+
+    /// `launch` (with its `source`, e.g. `notification`): the app was opened from a notification or a
+    /// link. Every screen accepts it, and the app coordinator handles it; the page's script reads
+    /// its name from the page (`data-launch-action`).
+    public static let launch = ActionDescription(name: "launch", requiredParameters: ["source"])
+
+    /// An action named `name`.
+    public init(name: String, requiredParameters: [String] = [], role: ActionRole? = nil) {
+        self.name = name
+        self.requiredParameters = requiredParameters
+        self.role = role
+    }
+}
+
+/// A screen type whose actions are known without making one.
+public protocol ActionOffering {
+    /// The actions every screen of this type offers.
+    static var offeredActions: [ActionDescription] { get }
+}
+
+/// A screen with typed actions: subclass it with the screen's `ScreenActions` enum, render its
+/// forms with `form(_:label:)`, and let its coordinator handle them with `handle(by:_:)`.
+open class Screen<Action: ScreenActions>: ViewController, ActionOffering {
+    private var handler: ((Action, ScreenAction) throws(ActionError) -> Void)?
+    /// Whom `handle(by:_:)` made handle the actions (not retained).
+    public private(set) weak var coordinator: AnyObject?
+
+    /// Every case of `Action`, with its parameters and role.
+    public static var offeredActions: [ActionDescription] {
+        Action.allCases.map {
+            ActionDescription(name: $0.rawValue, requiredParameters: $0.requiredParameters, role: $0.role)
+        }
+    }
+
+    /// Every case of `Action`.
+    open override var actions: [String] { Action.allCases.map(\.rawValue) }
+
+    /// Makes `coordinator` (not retained) handle this screen's actions with `body`; a screen
+    /// whose coordinator is gone refuses them (409).
+    public func handle<C: AnyObject>(
+        by coordinator: C, _ body: @escaping (C, Action, ScreenAction) throws(ActionError) -> Void
+    ) {
+        self.coordinator = coordinator
+        handler = { [weak coordinator] action, request throws(ActionError) in
+            guard let coordinator else { throw ActionError(status: 409, "nothing handles \(action.rawValue) now") }
+            try body(coordinator, action, request)
+        }
+    }
+
+    /// Gives `action` to the coordinator, typed; a name this screen does not offer is refused (409).
+    open override func perform(_ action: ScreenAction) throws(ActionError) {
+        guard let typed = Action(rawValue: action.name) else {
+            throw ActionError(status: 409, "the \(name) screen does not offer \"\(action.name)\"")
+        }
+        for key in typed.requiredParameters where action.string(key) == nil {
+            let names = typed.requiredParameters.map { "\"\($0)\"" }.joined(separator: " and ")
+            throw ActionError(status: 400, "\(action.name) needs \(names) strings")
+        }
+        guard let handler else {
+            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(name) screen")
+        }
+        try handler(typed, action)
+    }
+
+    /// Reports `action` as if the user had sent it (e.g. main asking for the list on a launch).
+    public func report(_ action: Action) throws(ActionError) {
+        try perform(ScreenAction(name: action.rawValue))
+    }
+
+    /// The form that sends `action`, with its role for the page's script.
+    public func form(_ action: Action, label: String, fields: String = "", buttonClass: String = "") -> String {
+        context?.form(action.rawValue, label: label, fields: fields, buttonClass: buttonClass, role: action.role)
+            ?? ""
+    }
+}

@@ -1,0 +1,56 @@
+/// A screen type that can be made again from its name alone, to rebuild a session's controllers
+/// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
+public protocol RestorableScreen: ScreenController {
+    /// A new screen, as shown the first time.
+    init()
+}
+
+/// The app's screens by name: it rebuilds the screens a snapshot names (the root's child, the
+/// navigation stack, the modal screen) without a switch per app. The coordinators that own them
+/// are then made by the app, which gives them the screens (`ScreenRegistry.Restored`).
+public struct ScreenRegistry: Sendable {
+    private let makers: [String: @Sendable () -> any ScreenController]
+
+    /// The screens of `types` that are `RestorableScreen`s, by the name a new one carries.
+    public init(_ types: [any ScreenController.Type]) {
+        var makers: [String: @Sendable () -> any ScreenController] = [:]
+        for case let type as any RestorableScreen.Type in types {
+            makers[type.init().name] = { type.init() }
+        }
+        self.makers = makers
+    }
+
+    /// The names of the screens the registry can make.
+    public var names: Set<String> { Set(makers.keys) }
+
+    /// A new screen named `name`, or `nil` when no registered type has that name.
+    public func make(_ name: String) -> (any ScreenController)? { makers[name]?() }
+
+    /// The screens a snapshot names, made afresh (no lifecycle runs; nothing is wired yet).
+    public struct Restored {
+        /// The root's child: a navigation controller when the snapshot has a stack.
+        public let child: any ScreenController
+        /// The modal screen, if any.
+        public let presented: (any ScreenController)?
+    }
+
+    /// The screens `snapshot` names, or `nil` when it names one no registered type has (the
+    /// session then starts afresh).
+    public func restore(_ snapshot: ShellSnapshot) -> Restored? {
+        let child: any ScreenController
+        if snapshot.stack.isEmpty {
+            guard let screen = make(snapshot.root) else { return nil }
+            child = screen
+        } else {
+            let screens = snapshot.stack.compactMap(make)
+            guard screens.count == snapshot.stack.count, snapshot.stack.first == snapshot.root else { return nil }
+            child = NavigationController(restoring: screens)
+        }
+        var presented: (any ScreenController)?
+        if let name = snapshot.presented {
+            guard let screen = make(name) else { return nil }
+            presented = screen
+        }
+        return Restored(child: child, presented: presented)
+    }
+}
