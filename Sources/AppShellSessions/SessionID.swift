@@ -184,7 +184,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     /// Hashes the identifier: its first word is enough, the words being uniformly random. (The
     /// standard hashing runs SipHash over it; skipping that took the standard library's
-    /// underscored `_rawHashValue(seed:)`, which has no stability promise, for about N
+    /// underscored `_rawHashValue(seed:)`, which has no stability promise, for about 160
     /// instructions per request: see the README's Performance.)
     public func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
