@@ -175,6 +175,6 @@ bench: deps
 
 ## bench-check: the benchmark compiles and its parsers pass; starts nothing (for make test)
 bench-check:
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test
