@@ -1,17 +1,26 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Release builds leave out the run-time exclusivity checks (debug builds, and so the tests, keep
-/// them): on the request path they were a tenth of the server's own instructions (callgrind,
-/// `make bench`). The compile-time checks stay in both.
-let releaseSettings: [SwiftSetting] = [
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
-]
+// No target has unsafe flags: SwiftPM refuses them in a package another one depends on. The
+// run-time exclusivity checks the release build used to leave out (`-enforce-exclusivity=unchecked`)
+// are left out only where callgrind found them on the request path, with
+// `@exclusivity(unchecked)` beside the measurement (README, Performance).
 
 let package = Package(
     name: "AppShell",
     products: [
-        .executable(name: "appshell", targets: ["appshell"])
+        // The framework. Its modules stay separate (each imports only those below it, see the
+        // README's Architecture) and the product lists them all, so an app imports the ones it
+        // uses (`import AppShell`, `import AppShellHTTP`, …) without a re-export.
+        .library(
+            name: "AppShell",
+            targets: [
+                "AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency",
+            ]),
+        // Tests of an app: a live server on port 0 and a blocking HTTP client.
+        .library(name: "AppShellTesting", targets: ["AppShellTesting"]),
+        // The demo app.
+        .executable(name: "appshell", targets: ["appshell"]),
     ],
     targets: [
         // libmicrohttpd from Debian; only AppShellHTTP imports it.
@@ -22,9 +31,9 @@ let package = Package(
         ),
         // What every module shares, on pthreads (which ThreadSanitizer understands) and without
         // Foundation: the lock, a condition, background threads, standard error.
-        .target(name: "AppShellConcurrency", swiftSettings: releaseSettings),
+        .target(name: "AppShellConcurrency"),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
-        .target(name: "AppShellJSON", swiftSettings: releaseSettings),
+        .target(name: "AppShellJSON"),
         // SQLite from Debian; only AppShellSessions imports it.
         .systemLibrary(
             name: "CSQLite",
@@ -39,20 +48,17 @@ let package = Package(
         ),
         // Password hashing (Argon2id) and the login rate limiter; no HTTP or session types.
         .target(
-            name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"], swiftSettings: releaseSettings),
+            name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"]),
         // Sessions, their registry and the defaults store with its backends; no HTTP types.
         .target(
-            name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"],
-            swiftSettings: releaseSettings),
+            name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"]),
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(
-            name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"],
-            swiftSettings: releaseSettings),
+            name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),
         // The app shell: sessions over HTTP (cookie policy), and later the root controller.
         .target(
             name: "AppShell",
-            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],
-            swiftSettings: releaseSettings),
+            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency"]),
         // The demo app: configuration, routes, and (later) its screens and coordinators.
@@ -60,10 +66,9 @@ let package = Package(
             name: "AppShellDemo",
             dependencies: [
                 "AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellConcurrency",
-            ],
-            swiftSettings: releaseSettings),
+            ]),
         .executableTarget(
-            name: "appshell", dependencies: ["AppShell", "AppShellDemo"], swiftSettings: releaseSettings),
+            name: "appshell", dependencies: ["AppShell", "AppShellDemo"]),
         // A test-only server over the session registry, run as a process by the session tests.
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],

@@ -15,7 +15,7 @@ public final class RootController: ContainerController {
     /// The last 50 lifecycle events and completions.
     public private(set) var log = LifecycleLog()
     /// Incremented by every change the session can see.
-    public private(set) var version = 0
+    @exclusivity(unchecked) public private(set) var version = 0
     /// The last transition that ran and whether it was animated (for the browser).
     public private(set) var lastTransition: (kind: TransitionKind, animated: Bool)?
     /// The defaults of the request being handled: the bound session's (its store is made only
@@ -31,13 +31,13 @@ public final class RootController: ContainerController {
     }
     private var detachedDefaults: DefaultsStore
     /// The session of the request being handled (for id rotation).
-    var session: SessionContext?
+    @exclusivity(unchecked) var session: SessionContext?
     /// Whether this root is a throwaway copy showing what a safe request (HEAD, a prefetch)
     /// would see: it reads its own copy of the defaults, never rotates the session's id and
     /// schedules nothing, so nothing it does reaches the session.
     var isPreview = false
     /// What the shell lends the screens during the request being handled.
-    var services: ShellServices?
+    @exclusivity(unchecked) var services: ShellServices?
     /// The rest of the action being handled, handed off the session's lock (`finishLater`).
     var deferredAction: DeferredAction?
     /// What screens use to reach this root.

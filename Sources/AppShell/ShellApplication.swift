@@ -79,24 +79,27 @@ public protocol ApplicationCoordinator: Coordinator {
 /// One session's live app (formerly `ShellSession`: it is an app, not a session): its root
 /// controller and its app coordinator. Kept in memory with the
 /// session; rebuilt from a `ShellSnapshot` after a restart.
+///
+/// Used under its session's lock only: the properties every read touches are
+/// `@exclusivity(unchecked)`, as are the root controller's (callgrind, README Performance).
 public final class LiveApp {
     /// The root controller.
     public let root: RootController
     /// The app coordinator.
     public let coordinator: any ApplicationCoordinator
     /// The version the stored snapshot was taken at, and its bytes.
-    var stored: (version: Int, bytes: [UInt8])?
+    @exclusivity(unchecked) var stored: (version: Int, bytes: [UInt8])?
     /// The deadline already given to the scheduler.
-    var scheduled: Int64?
+    @exclusivity(unchecked) var scheduled: Int64?
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
     /// same and no action ran since (an action may change what a screen shows, e.g. a message).
-    var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
+    @exclusivity(unchecked) var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
     /// The last page rendered, valid on the same terms, for the same session id (its forms carry
     /// a token made from the id) and the same URL.
-    var pageCache:
+    @exclusivity(unchecked) var pageCache:
         (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
     /// Streams opened by the request being handled, subscribed once its changes are committed.
-    var pendingStreams: [EventStream] = []
+    @exclusivity(unchecked) var pendingStreams: [EventStream] = []
     /// How many of this app's streams are subscribed.
     private(set) var streamCount = StreamCount()
     /// Names the session's open pages in `ShellEvents`: stable across id rotations, and kept in

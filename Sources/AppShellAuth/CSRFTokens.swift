@@ -27,13 +27,10 @@ public struct CSRFTokens: Sendable {
         precondition(sodiumIsReady, "libsodium did not initialise")
         var mac = [UInt8](repeating: 0, count: crypto_auth_bytes())
         _ = crypto_auth(&mac, session, UInt64(session.count), key)
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in mac {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        // sodium_bin2hex writes the digits and a terminating NUL (constant time, like the MAC).
+        var text = [CChar](repeating: 0, count: mac.count * 2 + 1)
+        _ = sodium_bin2hex(&text, text.count, mac, mac.count)
+        return String(decoding: text.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Whether `token` is the session's, compared in constant time.

@@ -2,11 +2,15 @@ import CMicroHTTPD
 import Glibc
 
 // libmicrohttpd's C callbacks. They cannot capture context: the server comes back through the
-// `cls` pointer (unretained: the server outlives its daemon) and each connection's
-// `PendingRequest` through its socket context, which is also each request's `*con_cls` (retained
-// from the connection's start until both its close and its last request's completion). Both are
-// used as guaranteed references (`_withUnsafeGuaranteedRef`): something else keeps them alive for
-// the whole call, so no retain and release is spent on them per call.
+// `cls` pointer and each connection's `PendingRequest` through its socket context, which is also
+// each request's `*con_cls`. Who keeps them alive while a callback runs:
+//
+// - the server: its daemon holds a strong reference, taken in `start()` and given back by
+//   `shutdown()` after `MHD_stop_daemon` has returned, when no callback runs any more;
+// - a `PendingRequest`: retained when its connection starts, released after both its connection's
+//   close and its last request's completion (`close()` and `complete()` say which came last).
+//
+// So a callback reads them with `takeUnretainedValue()`, which borrows without taking ownership.
 
 /// Decides whether to keep a new connection: not once a graceful shutdown has begun.
 let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
@@ -17,42 +21,39 @@ let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
 /// Called when a connection starts (its `PendingRequest` is made) and when it closes.
 let connectionCallback: MHD_NotifyConnectionCallback = { cls, _, socketContext, event in
     guard let cls, let socketContext else { return }
-    Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
-        switch event {
-        case .CONNECTION_NOTIFY_STARTED:
-            socketContext.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
-            server.statistics.connectionCounter.add(1, ordering: .relaxed)
-        case .CONNECTION_NOTIFY_CLOSED:
-            guard let raw = socketContext.pointee else { return }
-            socketContext.pointee = nil
-            let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
-            if pending._withUnsafeGuaranteedRef({ $0.close() }) { server.release(pending) }
-        }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    switch event {
+    case .CONNECTION_NOTIFY_STARTED:
+        socketContext.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+        server.statistics.connectionCounter.add(1, ordering: .relaxed)
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let raw = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
+        if pending.takeUnretainedValue().close() { server.release(pending) }
     }
 }
 
 /// Called with the raw request target as soon as the request line is parsed; returns the
 /// connection's `PendingRequest`, which becomes the request's `*con_cls`.
 let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connection in
-    Unmanaged<HTTPServer>.fromOpaque(cls!)._withUnsafeGuaranteedRef { server in
-        server.statistics.inFlightCounter.add(1, ordering: .relaxed)
-        let target = uri.map { String(cString: $0) } ?? ""
-        // For the latency histogram and the access log's duration.
-        let startMicros = Clock.monotonicMicros()
-        guard let raw = connection.flatMap(appshell_mhd_socket_context) else {
-            // Not expected (every connection is reported started): one for this request alone,
-            // released when it completes.
-            let pending = PendingRequest()
-            pending.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
-            _ = pending.close()
-            server.statistics.connectionCounter.add(1, ordering: .relaxed)
-            return Unmanaged.passRetained(pending).toOpaque()
-        }
-        Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-            $0.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
-        }
-        return raw
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+    server.statistics.inFlightCounter.add(1, ordering: .relaxed)
+    let target = uri.map { String(cString: $0) } ?? ""
+    // For the latency histogram and the access log's duration.
+    let startMicros = Clock.monotonicMicros()
+    guard let raw = connection.flatMap(appshell_mhd_socket_context) else {
+        // Not expected (every connection is reported started): one for this request alone,
+        // released when it completes.
+        let pending = PendingRequest()
+        pending.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
+        _ = pending.close()
+        server.statistics.connectionCounter.add(1, ordering: .relaxed)
+        return Unmanaged.passRetained(pending).toOpaque()
     }
+    Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue().begin(
+        target: target, startMicros: startMicros, route: server.unroutedLabel)
+    return raw
 }
 
 /// Called once more for every chunk of the body and once at the end.
@@ -60,33 +61,28 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = {
     cls, connection, _, method, _, uploadData, uploadSize, requestContext in
     guard let cls, let connection, let uploadSize, let requestContext, let raw = requestContext.pointee
     else { return .NO }
-    return Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
-        Unmanaged<PendingRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef { pending in
-            server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
-        }
-    }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
+    return server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
 }
 
 /// Called when a request is done (sent, failed or timed out).
 let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let cls, let requestContext, let raw = requestContext.pointee else { return }
     requestContext.pointee = nil
-    let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
-    Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
-        let last = pending._withUnsafeGuaranteedRef { pending in
-            if pending.status != 0 { server.count(pending) }
-            if let deferred = pending.deferred {
-                // Completed while waiting (the connection failed): its answer has nowhere to go.
-                deferred.pending.detach()
-                server.deferredResponses.remove(deferred.pending)
-                pending.deferred = nil
-            }
-            server.statistics.completedCounter.add(1, ordering: .relaxed)
-            server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
-            return pending.complete()
-        }
-        if last { server.release(pending) }
+    let retained = Unmanaged<PendingRequest>.fromOpaque(raw)
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let pending = retained.takeUnretainedValue()
+    if pending.status != 0 { server.count(pending) }
+    if let deferred = pending.deferred {
+        // Completed while waiting (the connection failed): its answer has nowhere to go.
+        deferred.pending.detach()
+        server.deferredResponses.remove(deferred.pending)
+        pending.deferred = nil
     }
+    server.statistics.completedCounter.add(1, ordering: .relaxed)
+    server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
+    if pending.complete() { server.release(retained) }
 }
 
 /// Gives libmicrohttpd the next bytes of an event stream.

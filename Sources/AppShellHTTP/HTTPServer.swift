@@ -11,6 +11,10 @@ import Synchronization
 /// waitForTerminationSignal()
 /// server.shutdown()
 /// ```
+///
+/// A started server is owned by its daemon as well: `start()` gives libmicrohttpd a strong
+/// reference for its callbacks, and `shutdown()` takes it back once the daemon has stopped. So a
+/// server runs until it is shut down, even when nothing else holds it.
 public final class HTTPServer: Sendable {
     /// The settings the server was made with.
     public let configuration: HTTPServerConfiguration
@@ -33,9 +37,11 @@ public final class HTTPServer: Sendable {
     /// The label index of requests answered before any route: the last one.
     let unroutedLabel: Int
 
-    /// The daemon pointer; libmicrohttpd's daemon functions are thread-safe.
+    /// The daemon pointer (libmicrohttpd's daemon functions are thread-safe) and the strong
+    /// reference to the server its callbacks use as their `cls`.
     private struct Daemon: @unchecked Sendable {
         let pointer: OpaquePointer
+        let server: Unmanaged<HTTPServer>
     }
 
     private struct State {
@@ -83,7 +89,9 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError("host \(config.host) is not an IPv4 or IPv6 address")
         }
         if Int32(storage.ss_family) == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        // The daemon's reference, given back by `shutdown()` after `MHD_stop_daemon`.
+        let retained = Unmanaged.passRetained(self)
+        let context = retained.toOpaque()
         let daemon: OpaquePointer? = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 var settings = appshell_mhd_settings(
@@ -101,11 +109,12 @@ public final class HTTPServer: Sendable {
             }
         }
         guard let daemon else {
+            retained.release()
             throw HTTPServerError(
                 "could not listen on \(config.host):\(config.port) (address in use, or not allowed)")
         }
         state.withLock {
-            $0.daemon = Daemon(pointer: daemon)
+            $0.daemon = Daemon(pointer: daemon, server: retained)
             $0.port = Int(appshell_mhd_bound_port(daemon))
         }
         streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
@@ -117,12 +126,13 @@ public final class HTTPServer: Sendable {
     @discardableResult
     public func shutdown(timeoutSeconds: Int? = nil) -> Bool {
         guard
-            let daemon = state.withLock({ state -> Daemon? in
+            let running = state.withLock({ state -> Daemon? in
                 guard !state.stopped, let daemon = state.daemon else { return nil }
                 state.stopped = true
                 return daemon
-            })?.pointer
+            })
         else { return true }
+        let daemon = running.pointer
         // Stop accepting: from now on a new connection is closed as soon as it is accepted.
         // (MHD_quiesce_daemon would close the listening socket instead, but with an epoll thread
         // pool it races with the workers and libmicrohttpd 0.9.75 aborts the process.)
@@ -149,6 +159,9 @@ public final class HTTPServer: Sendable {
         }
         MHD_stop_daemon(daemon)
         state.withLock { $0.daemon = nil }
+        // No callback runs after MHD_stop_daemon: the daemon's reference can go (this is never
+        // the last one, the caller holds the server).
+        running.server.release()
         return finished
     }
 
@@ -156,9 +169,8 @@ public final class HTTPServer: Sendable {
     static let shuttingDown = Response.error(
         HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"]), for: nil)
 
-    deinit {
-        shutdown(timeoutSeconds: 0)
-    }
+    // No deinit: a started server is held by its daemon until `shutdown()`, so one that is
+    // deinitialised has no daemon left to stop.
 }
 
 /// A router held by reference (see `HTTPServer.router`).

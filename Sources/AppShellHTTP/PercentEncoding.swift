@@ -70,6 +70,7 @@ public enum PercentEncoding {
                 UInt8(ascii: "_"), UInt8(ascii: "~"):
                 output.unicodeScalars.append(Unicode.Scalar(byte))
             default:
+                // RFC 3986's upper-case `%XX`; libsodium (lower case) is linked by AppShellAuth only.
                 let hex = Array("0123456789ABCDEF".unicodeScalars)
                 output.unicodeScalars.append("%")
                 output.unicodeScalars.append(hex[Int(byte >> 4)])

@@ -85,6 +85,8 @@ public enum RequestID {
             case .given(let text):
                 return text.withCString { body($0, text.utf8.count) }
             case .generated(var number):
+                // By hand, not `sodium_bin2hex`: this runs on every request, writes a counter's
+                // nibbles (not bytes) on the stack, and libsodium is linked by AppShellAuth only.
                 var words: (UInt64, UInt64) = (processPrefix, 0)
                 return withUnsafeMutableBytes(of: &words) { raw in
                     for index in stride(from: 14, through: 6, by: -1) {

@@ -133,6 +133,7 @@ extension JSON {
         }
     }
 
+    /// One digit of a `\u00XX` escape (AppShellJSON links no C library that would write it).
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }

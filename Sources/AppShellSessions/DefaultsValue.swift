@@ -1,4 +1,5 @@
 import AppShellJSON
+import FoundationEssentials
 
 /// A value the defaults store holds: the property-list types of `UserDefaults`.
 public enum DefaultsValue: Sendable, Hashable {
@@ -83,48 +84,14 @@ extension DefaultsValue {
     }
 }
 
-/// Standard base64 (RFC 4648 §4, padded), for bytes inside JSON.
+/// Standard base64 (RFC 4648 §4, padded), for bytes inside JSON: FoundationEssentials' coder.
 enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
     static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        for index in stride(from: 0, to: bytes.count, by: 3) {
-            let count = min(3, bytes.count - index)
-            var group = UInt32(bytes[index]) << 16
-            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
-            if count > 2 { group |= UInt32(bytes[index + 2]) }
-            output.append(alphabet[Int(group >> 18 & 63)])
-            output.append(alphabet[Int(group >> 12 & 63)])
-            output.append(count > 1 ? alphabet[Int(group >> 6 & 63)] : UInt8(ascii: "="))
-            output.append(count > 2 ? alphabet[Int(group & 63)] : UInt8(ascii: "="))
-        }
-        return String(decoding: output, as: UTF8.self)
+        Data(bytes).base64EncodedString()
     }
 
+    /// The bytes of padded base64 text; `nil` for any other text (another character, no padding).
     static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 4 == 0 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(characters.count / 4 * 3)
-        for index in stride(from: 0, to: characters.count, by: 4) {
-            var group: UInt32 = 0
-            var padding = 0
-            for offset in 0..<4 {
-                let character = characters[index + offset]
-                if character == UInt8(ascii: "=") && index + 4 == characters.count && offset >= 2 {
-                    padding += 1
-                    group <<= 6
-                    continue
-                }
-                guard padding == 0, let value = alphabet.firstIndex(of: character) else { return nil }
-                group = group << 6 | UInt32(value)
-            }
-            output.append(UInt8(group >> 16 & 0xFF))
-            if padding < 2 { output.append(UInt8(group >> 8 & 0xFF)) }
-            if padding < 1 { output.append(UInt8(group & 0xFF)) }
-        }
-        return output
+        Data(base64Encoded: text).map(Array.init)
     }
 }

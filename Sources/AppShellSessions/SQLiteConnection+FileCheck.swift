@@ -42,7 +42,7 @@ extension SQLiteConnection {
             ? "it holds \(count) byte\(count == 1 ? "" : "s"), fewer than SQLite's header"
             : "it does not begin with SQLite's header"
         throw StoreError(
-            "store \(path): file is not a database: \(why) (\(codeName(SQLITE_NOTADB)), \(SQLITE_NOTADB)); "
+            "store \(path): file is not a database: \(why) (\(codeLabel(SQLITE_NOTADB))); "
                 + "it is not a session store, or it is damaged, and was left as it is")
     }
 }

@@ -161,12 +161,19 @@ final class SQLiteConnection {
         if let handle, primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR, sqlite3_system_errno(handle) != 0 {
             reason = ": " + String(cString: strerror(sqlite3_system_errno(handle)))
         }
-        return StoreError("store \(path): \(operation): \(message)\(reason) (\(codeName(code)), \(code))")
+        return StoreError("store \(path): \(operation): \(message)\(reason) (\(codeLabel(code)))")
     }
 
-    /// SQLite's text for `code` with its name and number, for errors that have no connection.
+    /// SQLite's text for `code` with its number, for errors that have no connection.
     static func describe(code: Int32) -> String {
-        "\(String(cString: sqlite3_errstr(code))) (\(codeName(code)), \(code))"
+        "\(String(cString: sqlite3_errstr(code))) (\(codeLabel(code)))"
+    }
+
+    /// The result code as sqlite3.h numbers it: "code 26", or "code 10, extended 522" (SQLite
+    /// names codes only in its header; its words for them are `sqlite3_errstr`'s, in the message).
+    static func codeLabel(_ code: Int32) -> String {
+        let primary = code & 0xFF
+        return primary == code ? "code \(code)" : "code \(primary), extended \(code)"
     }
 
     /// SQL for an error message: on one line, and short enough to read.
@@ -174,108 +181,4 @@ final class SQLiteConnection {
         let line = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return "\"" + (line.count > 80 ? line.prefix(79) + "…" : line) + "\""
     }
-
-    /// The C name of a result code (`SQLITE_NOTADB`, `SQLITE_IOERR_SHORT_READ`, …).
-    static func codeName(_ code: Int32) -> String {
-        if let name = extendedCodeNames[code] { return name }
-        let primary = code & 0xFF
-        let name = primary < primaryCodeNames.count ? primaryCodeNames[Int(primary)] : nil
-        switch (name, code == primary) {
-        case (let name?, true): return name
-        // An extended code newer than this table: still say which family it belongs to.
-        case (let name?, false): return "\(name) extended \(code >> 8)"
-        case (nil, _):
-            if code == SQLITE_ROW { return "SQLITE_ROW" }
-            if code == SQLITE_DONE { return "SQLITE_DONE" }
-            return "SQLITE_UNKNOWN"
-        }
-    }
-
-    private static let primaryCodeNames = [
-        "SQLITE_OK", "SQLITE_ERROR", "SQLITE_INTERNAL", "SQLITE_PERM", "SQLITE_ABORT", "SQLITE_BUSY",
-        "SQLITE_LOCKED", "SQLITE_NOMEM", "SQLITE_READONLY", "SQLITE_INTERRUPT", "SQLITE_IOERR", "SQLITE_CORRUPT",
-        "SQLITE_NOTFOUND", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL", "SQLITE_EMPTY", "SQLITE_SCHEMA",
-        "SQLITE_TOOBIG", "SQLITE_CONSTRAINT", "SQLITE_MISMATCH", "SQLITE_MISUSE", "SQLITE_NOLFS", "SQLITE_AUTH",
-        "SQLITE_FORMAT", "SQLITE_RANGE", "SQLITE_NOTADB", "SQLITE_NOTICE", "SQLITE_WARNING",
-    ]
-
-    // Swift does not import the extended-code macros (their values are expressions), so they are
-    // spelled out here exactly as sqlite3.h (3.40) defines them.
-    private static let extendedCodeNames: [Int32: String] = [
-        SQLITE_ERROR | 1 << 8: "SQLITE_ERROR_MISSING_COLLSEQ",
-        SQLITE_ERROR | 2 << 8: "SQLITE_ERROR_RETRY",
-        SQLITE_ERROR | 3 << 8: "SQLITE_ERROR_SNAPSHOT",
-        SQLITE_IOERR | 1 << 8: "SQLITE_IOERR_READ",
-        SQLITE_IOERR | 2 << 8: "SQLITE_IOERR_SHORT_READ",
-        SQLITE_IOERR | 3 << 8: "SQLITE_IOERR_WRITE",
-        SQLITE_IOERR | 4 << 8: "SQLITE_IOERR_FSYNC",
-        SQLITE_IOERR | 5 << 8: "SQLITE_IOERR_DIR_FSYNC",
-        SQLITE_IOERR | 6 << 8: "SQLITE_IOERR_TRUNCATE",
-        SQLITE_IOERR | 7 << 8: "SQLITE_IOERR_FSTAT",
-        SQLITE_IOERR | 8 << 8: "SQLITE_IOERR_UNLOCK",
-        SQLITE_IOERR | 9 << 8: "SQLITE_IOERR_RDLOCK",
-        SQLITE_IOERR | 10 << 8: "SQLITE_IOERR_DELETE",
-        SQLITE_IOERR | 11 << 8: "SQLITE_IOERR_BLOCKED",
-        SQLITE_IOERR | 12 << 8: "SQLITE_IOERR_NOMEM",
-        SQLITE_IOERR | 13 << 8: "SQLITE_IOERR_ACCESS",
-        SQLITE_IOERR | 14 << 8: "SQLITE_IOERR_CHECKRESERVEDLOCK",
-        SQLITE_IOERR | 15 << 8: "SQLITE_IOERR_LOCK",
-        SQLITE_IOERR | 16 << 8: "SQLITE_IOERR_CLOSE",
-        SQLITE_IOERR | 17 << 8: "SQLITE_IOERR_DIR_CLOSE",
-        SQLITE_IOERR | 18 << 8: "SQLITE_IOERR_SHMOPEN",
-        SQLITE_IOERR | 19 << 8: "SQLITE_IOERR_SHMSIZE",
-        SQLITE_IOERR | 20 << 8: "SQLITE_IOERR_SHMLOCK",
-        SQLITE_IOERR | 21 << 8: "SQLITE_IOERR_SHMMAP",
-        SQLITE_IOERR | 22 << 8: "SQLITE_IOERR_SEEK",
-        SQLITE_IOERR | 23 << 8: "SQLITE_IOERR_DELETE_NOENT",
-        SQLITE_IOERR | 24 << 8: "SQLITE_IOERR_MMAP",
-        SQLITE_IOERR | 25 << 8: "SQLITE_IOERR_GETTEMPPATH",
-        SQLITE_IOERR | 26 << 8: "SQLITE_IOERR_CONVPATH",
-        SQLITE_IOERR | 27 << 8: "SQLITE_IOERR_VNODE",
-        SQLITE_IOERR | 28 << 8: "SQLITE_IOERR_AUTH",
-        SQLITE_IOERR | 29 << 8: "SQLITE_IOERR_BEGIN_ATOMIC",
-        SQLITE_IOERR | 30 << 8: "SQLITE_IOERR_COMMIT_ATOMIC",
-        SQLITE_IOERR | 31 << 8: "SQLITE_IOERR_ROLLBACK_ATOMIC",
-        SQLITE_IOERR | 32 << 8: "SQLITE_IOERR_DATA",
-        SQLITE_IOERR | 33 << 8: "SQLITE_IOERR_CORRUPTFS",
-        SQLITE_LOCKED | 1 << 8: "SQLITE_LOCKED_SHAREDCACHE",
-        SQLITE_LOCKED | 2 << 8: "SQLITE_LOCKED_VTAB",
-        SQLITE_BUSY | 1 << 8: "SQLITE_BUSY_RECOVERY",
-        SQLITE_BUSY | 2 << 8: "SQLITE_BUSY_SNAPSHOT",
-        SQLITE_BUSY | 3 << 8: "SQLITE_BUSY_TIMEOUT",
-        SQLITE_CANTOPEN | 1 << 8: "SQLITE_CANTOPEN_NOTEMPDIR",
-        SQLITE_CANTOPEN | 2 << 8: "SQLITE_CANTOPEN_ISDIR",
-        SQLITE_CANTOPEN | 3 << 8: "SQLITE_CANTOPEN_FULLPATH",
-        SQLITE_CANTOPEN | 4 << 8: "SQLITE_CANTOPEN_CONVPATH",
-        SQLITE_CANTOPEN | 5 << 8: "SQLITE_CANTOPEN_DIRTYWAL",
-        SQLITE_CANTOPEN | 6 << 8: "SQLITE_CANTOPEN_SYMLINK",
-        SQLITE_CORRUPT | 1 << 8: "SQLITE_CORRUPT_VTAB",
-        SQLITE_CORRUPT | 2 << 8: "SQLITE_CORRUPT_SEQUENCE",
-        SQLITE_CORRUPT | 3 << 8: "SQLITE_CORRUPT_INDEX",
-        SQLITE_READONLY | 1 << 8: "SQLITE_READONLY_RECOVERY",
-        SQLITE_READONLY | 2 << 8: "SQLITE_READONLY_CANTLOCK",
-        SQLITE_READONLY | 3 << 8: "SQLITE_READONLY_ROLLBACK",
-        SQLITE_READONLY | 4 << 8: "SQLITE_READONLY_DBMOVED",
-        SQLITE_READONLY | 5 << 8: "SQLITE_READONLY_CANTINIT",
-        SQLITE_READONLY | 6 << 8: "SQLITE_READONLY_DIRECTORY",
-        SQLITE_ABORT | 2 << 8: "SQLITE_ABORT_ROLLBACK",
-        SQLITE_CONSTRAINT | 1 << 8: "SQLITE_CONSTRAINT_CHECK",
-        SQLITE_CONSTRAINT | 2 << 8: "SQLITE_CONSTRAINT_COMMITHOOK",
-        SQLITE_CONSTRAINT | 3 << 8: "SQLITE_CONSTRAINT_FOREIGNKEY",
-        SQLITE_CONSTRAINT | 4 << 8: "SQLITE_CONSTRAINT_FUNCTION",
-        SQLITE_CONSTRAINT | 5 << 8: "SQLITE_CONSTRAINT_NOTNULL",
-        SQLITE_CONSTRAINT | 6 << 8: "SQLITE_CONSTRAINT_PRIMARYKEY",
-        SQLITE_CONSTRAINT | 7 << 8: "SQLITE_CONSTRAINT_TRIGGER",
-        SQLITE_CONSTRAINT | 8 << 8: "SQLITE_CONSTRAINT_UNIQUE",
-        SQLITE_CONSTRAINT | 9 << 8: "SQLITE_CONSTRAINT_VTAB",
-        SQLITE_CONSTRAINT | 10 << 8: "SQLITE_CONSTRAINT_ROWID",
-        SQLITE_CONSTRAINT | 11 << 8: "SQLITE_CONSTRAINT_PINNED",
-        SQLITE_CONSTRAINT | 12 << 8: "SQLITE_CONSTRAINT_DATATYPE",
-        SQLITE_NOTICE | 1 << 8: "SQLITE_NOTICE_RECOVER_WAL",
-        SQLITE_NOTICE | 2 << 8: "SQLITE_NOTICE_RECOVER_ROLLBACK",
-        SQLITE_WARNING | 1 << 8: "SQLITE_WARNING_AUTOINDEX",
-        SQLITE_AUTH | 1 << 8: "SQLITE_AUTH_USER",
-        SQLITE_OK | 1 << 8: "SQLITE_OK_LOAD_PERMANENTLY",
-        SQLITE_OK | 2 << 8: "SQLITE_OK_SYMLINK",
-    ]
 }

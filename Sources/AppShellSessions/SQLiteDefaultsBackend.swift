@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -270,32 +271,29 @@ extension SQLiteDefaultsBackend {
         Int(try connection.query("PRAGMA user_version") { $0.int64(at: 0) }.first ?? 0)
     }
 
-    /// Creates the directories leading to `path` that are missing, as `mkdir -p` would.
+    /// Creates the directories leading to `path` that are missing, as `mkdir -p` would (another
+    /// process creating one at the same moment is success too).
     private static func createParentDirectory(of path: String) throws(StoreError) {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        var directory = path.hasPrefix("/") ? "" : "."
-        for component in path[..<slash].split(separator: "/") {
-            directory = directory == "." ? String(component) : directory + "/" + component
-            if isDirectory(directory) { continue }
-            if exists(directory) {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        let directory = String(path[..<slash])
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            // Foundation says "File exists" when the folder's name is taken by a file: say which.
+            let existing = try? FileManager.default.attributesOfItem(atPath: directory)[.type] as? FileAttributeType
+            if let existing, existing != .typeDirectory {
                 throw StoreError(
                     "store \(path): cannot create its directory: \(directory) exists and is not a directory")
             }
-            // Another process may create the same directory at the same moment: that is success too.
-            if mkdir(directory, 0o777) != 0, !isDirectory(directory) {
-                let reason = String(cString: strerror(errno))
-                throw StoreError("store \(path): cannot create directory \(directory): \(reason)")
-            }
+            throw StoreError("store \(path): cannot create its directory \(directory): \(reason(error))")
         }
     }
 
-    private static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
-    }
-
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    /// Why a file operation failed, as the system says it ("Not a directory", "Permission denied").
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? CocoaError, let underlying = error.underlying as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return "\(error)"
     }
 }

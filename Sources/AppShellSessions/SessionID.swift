@@ -70,6 +70,9 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The words of 43 base64url characters; `nil` for any other byte or non-zero padding bits.
+    /// By hand, not FoundationEssentials' base64 (which has no base64url): every request with a
+    /// cookie decodes one, straight from libmicrohttpd's bytes into the words, with no string and
+    /// no allocation (README, Performance: "Bytes, not strings").
     private static func decode(_ characters: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let valid = sextets.withUnsafeBufferPointer { sextets in
@@ -179,19 +182,12 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         return difference == 0
     }
 
-    /// Hashes the identifier: its first word is enough, the words being uniformly random.
+    /// Hashes the identifier: its first word is enough, the words being uniformly random. (The
+    /// standard hashing runs SipHash over it; skipping that took the standard library's
+    /// underscored `_rawHashValue(seed:)`, which has no stability promise, for about 160
+    /// instructions per request: see the README's Performance.)
     public func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
-    }
-
-    /// The hash the standard library's `Dictionary` and `Set` use, without running SipHash over
-    /// the first word: the words come from the kernel's CSPRNG, so they are already uniformly
-    /// spread, and no client can choose the id of a session the server creates (an id that is
-    /// not held is never inserted), so nobody can flood a bucket. Mixing in `seed` keeps each
-    /// table's order its own, as the standard hashing does. (`_rawHashValue(seed:)` is the
-    /// standard library's public, underscored customisation point for exactly this.)
-    public func _rawHashValue(seed: Int) -> Int {
-        Int(truncatingIfNeeded: words.0) ^ seed
     }
 
     /// The last word, used to pick a registry shard: not the word the tables hash, or every id of

@@ -94,4 +94,14 @@ import Testing
         ]
         #expect(DefaultsValue.decode(DefaultsValue.encode(values)) == values)
     }
+
+    @Test func bytesAreStandardPaddedBase64() {
+        #expect(DefaultsValue.data([0, 1, 255]).json == .object(["data": .string("AAH/")]))
+        #expect(DefaultsValue.data([0, 1]).json == .object(["data": .string("AAE=")]))
+        #expect(DefaultsValue(json: .object(["data": .string("AAE=")])) == .data([0, 1]))
+        // Not what `json` writes: no padding, the URL alphabet, a space.
+        for text in ["AAE", "AA_-", "AA E="] {
+            #expect(DefaultsValue(json: .object(["data": .string(text)])) != .data([0, 1]), "\(text)")
+        }
+    }
 }

@@ -100,7 +100,7 @@ import Testing
             let description = try #require(error).description
             #expect(description.contains(path))
             #expect(description.contains("not a database"))
-            #expect(description.contains("(SQLITE_NOTADB, 26)"))
+            #expect(description.contains("(code 26)"))
             #expect(try Self.bytes(path) == garbage)
             #expect(!Self.exists(path + "-wal"))
             #expect(!Self.exists(path + "-journal"))
