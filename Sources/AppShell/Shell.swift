@@ -269,14 +269,14 @@ public final class Shell: Sendable {
     /// Runs the work that is due (the splash finishing), and puts a browser that came back while
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
     func advance(_ shell: LiveApp, _ session: SessionContext) {
-        shell.coordinator.advance(now: clock())
+        shell.advance(now: clock())
         if !session.isNew { scheduleDueWork(shell, id: session.id) }
     }
 
     /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
     /// and id: work scheduled for an id that was rotated since finds nothing to do).
     func scheduleDueWork(_ shell: LiveApp, id: SessionID, afterRotation: Bool = false) {
-        guard let deadline = shell.coordinator.nextDeadline, afterRotation || shell.scheduled != deadline else {
+        guard let deadline = shell.nextDeadline, afterRotation || shell.scheduled != deadline else {
             return
         }
         shell.scheduled = deadline
@@ -292,7 +292,7 @@ public final class Shell: Sendable {
                 withBound(shell, session) {
                     let version = shell.root.version
                     shell.scheduled = nil
-                    shell.coordinator.advance(now: clock())
+                    shell.advance(now: clock())
                     keep(shell, in: session)
                     afterCommit(shell, session, publishing: shell.root.version != version)
                 }
@@ -324,7 +324,7 @@ public final class Shell: Sendable {
         let defaults = DefaultsStore()
         let now = clock()
         let shell = application.makeApp(defaults: defaults, now: now)
-        shell.coordinator.advance(now: now)
+        shell.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
         let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))
         freshStateCache.withLock { $0 = response }
