@@ -80,10 +80,15 @@ open class Coordinator {
     }
 
     /// Makes this coordinator the owner of `screen` (its actions come here) and returns it, to
-    /// show it: `navigation.push(own(ListScreen()))`. Its type must be one of `shows` (checked in
+    /// show it: `navigation.push(own(ListScreen()))` (a navigation controller: its screens). Its type must be one of `shows` (checked in
     /// debug builds), or a restart could not make it again.
     @discardableResult
     public func own<S: ScreenController>(_ screen: S) -> S {
+        if let navigation = screen as? NavigationController {
+            // A stack is not a screen of its own: its screens are.
+            for inner in navigation.viewControllers { own(inner) }
+            return screen
+        }
         assert(
             Self.shows.contains { ObjectIdentifier($0) == ObjectIdentifier(type(of: screen)) },
             "\(Self.self) shows \(S.self) but does not declare it in `shows`")
