@@ -104,6 +104,7 @@ extension ShellApplication {
             version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
         let coordinator = makeCoordinator(root: root)
         guard registry.restoreCoordinators(snapshot.coordinators, under: coordinator, root: root) else { return nil }
+        root.notifications = ScheduledNotification.list(in: snapshot.extra)
         let app = LiveApp(root: root, coordinator: coordinator)
         app.startup = StartupState(restoring: snapshot.extra, work: startup)
         return app
@@ -212,7 +213,7 @@ public final class LiveApp {
             coordinators: coordinator.tree,
             log: root.log,
             version: root.version,
-            extra: startup?.json ?? [:],
+            extra: restorationExtra,
             channel: channel,
             transition: root.lastTransition.map { LastTransition(kind: $0.kind, animated: $0.animated) })
     }

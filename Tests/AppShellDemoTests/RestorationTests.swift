@@ -105,4 +105,40 @@ import Testing
         server.terminate()
         #expect(server.waitForExit() == 0)
     }
+
+    /// A reminder not yet due when the server stops is kept with the session, and reaches the
+    /// page that reconnects after the restart (before, the scheduler's memory was all it had).
+    @Test func aReminderScheduledBeforeARestartIsDeliveredAfterIt() throws {
+        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        func start() throws -> (ServerProcess, Int) {
+            let server = try CommandTests.run(
+                environment: [
+                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+                    "APPSHELL_REMINDER_DELAY_MILLISECONDS": "1500", "APPSHELL_ACCESS_LOG": "false",
+                ])
+            return (server, try server.port())
+        }
+        var (server, port) = try start()
+        var client = TestClient(port: port)
+        _ = try client.get("/api/state")
+        #expect(
+            try Self.act(client, #"{"action": "login", "username": "demo", "password": "appshell"}"#)["screen"]
+                == "main")
+        _ = try Self.act(client, #"{"action": "remind"}"#)
+        Self.stop(server, "SIGTERM")
+
+        let cookies = client.cookies
+        (server, port) = try start()
+        client = TestClient(port: port)
+        client.cookies = cookies
+        let events = try RawConnection(port: port)
+        try events.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: " + SessionIsolationTests.cookieHeader(client)
+                + "\r\n\r\n")
+        let heard = try events.read(through: "event: notification\n")
+        #expect(heard.contains("\"screen\":\"main\""))
+        #expect(try events.read(through: "}\n\n").contains("Your reminder"))
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
 }
