@@ -1,6 +1,5 @@
 import AppShell
 
-// tutorial:coordinator:begin
 /// Presents the second screen and finishes (leaves its parent) once it is dismissed.
 final class SecondCoordinator: Coordinator, RestorableCoordinator {
     static let restorationIdentifier = "second"
@@ -39,4 +38,3 @@ final class SecondCoordinator: Coordinator, RestorableCoordinator {
         }
     }
 }
-// tutorial:coordinator:end
