@@ -7,9 +7,59 @@ public protocol Restorable: AnyObject, SendableMetatype {}
 
 /// A screen type that can be made again from its name alone, to rebuild a session's controllers
 /// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
+///
+/// A screen that shows something chosen when it was made (the note a detail screen shows, the
+/// parameters a sheet was presented with) keeps it in `restorationState`, and takes it back in
+/// `restore(from:)` — as UIKit's `encodeRestorableState(with:)`/`decodeRestorableState(with:)`.
 public protocol RestorableScreen: ScreenController, Restorable {
     /// A new screen, as shown the first time.
     init()
+    /// What the screen keeps across a restart beside its name, if anything (`nil` by default).
+    var restorationState: JSON? { get }
+    /// Takes back what `restorationState` was when the snapshot was taken (before any lifecycle).
+    func restore(from state: JSON)
+}
+
+extension RestorableScreen {
+    /// Nothing by default.
+    public var restorationState: JSON? { nil }
+    /// Does nothing by default.
+    public func restore(from state: JSON) {}
+}
+
+/// Where a screen is in the controller tree, as the snapshot's extra names it: `root`, `stack.<n>`
+/// (bottom first) or `presented`.
+enum ScreenPlace {
+    /// The screens of `root` by their place.
+    static func screens(of root: RootController) -> [(String, any ScreenController)] {
+        var screens: [(String, any ScreenController)] = []
+        if let navigation = root.navigation {
+            for (index, screen) in navigation.viewControllers.enumerated() {
+                screens.append(("stack.\(index)", screen))
+            }
+        } else {
+            screens.append(("root", root.child))
+        }
+        if let presented = root.presented { screens.append(("presented", presented)) }
+        return screens
+    }
+
+    /// The screens' restoration states by place (`nil` when none has one).
+    static func states(of root: RootController) -> JSON? {
+        var states: [String: JSON] = [:]
+        for (place, screen) in screens(of: root) {
+            if let state = (screen as? any RestorableScreen)?.restorationState { states[place] = state }
+        }
+        return states.isEmpty ? nil : .object(states)
+    }
+
+    /// Gives each screen of `root` the state `states` keeps for its place.
+    static func restore(_ states: JSON?, in root: RootController) {
+        guard let states else { return }
+        for (place, screen) in screens(of: root) {
+            if let state = states[place], let screen = screen as? any RestorableScreen { screen.restore(from: state) }
+        }
+    }
 }
 
 /// A coordinator type that can be made again under its parent after a restart: the framework

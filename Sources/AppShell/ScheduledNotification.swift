@@ -40,10 +40,11 @@ struct ScheduledNotification: Equatable, Sendable {
 
 extension LiveApp {
     /// What the framework keeps in the snapshot beside the controllers: the start-up work under
-    /// way and the notifications not yet delivered.
+    /// way, the notifications not yet delivered, and the screens' restoration states.
     var restorationExtra: JSON {
         var members = startup?.json.objectValue ?? [:]
         if !root.notifications.isEmpty { members["notifications"] = .array(root.notifications.map(\.json)) }
+        if let states = ScreenPlace.states(of: root) { members["screens"] = states }
         return .object(members)
     }
 }

@@ -102,6 +102,7 @@ extension ShellApplication {
         let root = RootController(
             restoring: screens.child, presented: screens.presented, log: LifecycleLog(records: snapshot.lifecycle),
             version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
+        ScreenPlace.restore(snapshot.extra["screens"], in: root)
         let coordinator = makeCoordinator(root: root)
         guard registry.restoreCoordinators(snapshot.coordinators, under: coordinator, root: root) else { return nil }
         root.notifications = ScheduledNotification.list(in: snapshot.extra)

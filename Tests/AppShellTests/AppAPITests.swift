@@ -8,7 +8,10 @@ import Testing
 // stack of shelves pushing books, owned by a `books` flow that presents a cover modally through a
 // `cover` flow of its own.
 
-enum ShelfAction: String, ScreenActions { case openBook }
+enum ShelfAction: String, ScreenActions {
+    case openBook
+    var requiredParameters: [String] { ["id"] }
+}
 enum BookAction: String, ScreenActions { case showCover }
 enum CoverAction: String, CoordinatedActions {
     case close
@@ -19,7 +22,13 @@ enum CoverAction: String, CoordinatedActions {
 
 final class ShelfSplash: ViewController, RestorableScreen { init() { super.init(name: "shelfSplash") } }
 final class ShelfScreen: Screen<ShelfAction>, RestorableScreen { init() { super.init(name: "shelf") } }
-final class BookScreen: Screen<BookAction>, RestorableScreen { init() { super.init(name: "book") } }
+final class BookScreen: Screen<BookAction>, RestorableScreen {
+    /// The book it shows: chosen when it was pushed, kept across a restart.
+    var bookID = ""
+    init() { super.init(name: "book") }
+    var restorationState: JSON? { ["id": .string(bookID)] }
+    func restore(from state: JSON) { bookID = state["id"]?.stringValue ?? "" }
+}
 final class CoverScreen: Screen<CoverAction>, RestorableScreen { init() { super.init(name: "cover") } }
 
 enum ShelfLaunch: String, LaunchSources { case widget, link }
@@ -56,9 +65,12 @@ final class BooksCoordinator: Coordinator, RestorableCoordinator {
     init(root: RootController) {
         self.root = root
         super.init(name: Self.restorationIdentifier)
-        handle(ShelfAction.self) { [unowned self] action, _ in
+        handle(ShelfAction.self) { [unowned self] action, request in
             switch action {
-            case .openBook: self.root.navigation?.push(own(BookScreen()), animated: false)
+            case .openBook:
+                let book = BookScreen()
+                book.bookID = request.string("id") ?? ""
+                self.root.navigation?.push(own(book), animated: false)
             }
         }
         handle(BookAction.self) { [unowned self] action, _ in
@@ -112,8 +124,8 @@ struct ShelfApp: ShellApplication {
 /// The app API: what the framework derives from the coordinators' declarations (known actions,
 /// restoration), the start-up work it runs and persists, and typed launch sources.
 @Suite struct AppAPITests {
-    static func act(_ app: LiveApp, _ name: String) throws {
-        try app.root.visibleScreen.perform(ScreenAction(name: name))
+    static func act(_ app: LiveApp, _ name: String, _ parameters: [String: JSON] = [:]) throws {
+        try app.root.visibleScreen.perform(ScreenAction(name: name, parameters: parameters))
     }
 
     static func rebuilt(_ app: LiveApp, by shelf: ShelfApp = ShelfApp()) throws -> LiveApp? {
@@ -159,11 +171,13 @@ struct ShelfApp: ShellApplication {
     @Test func theTreeComesBackWithEachScreenOwnedByTheFlowThatShowsIt() throws {
         let app = ShelfApp().makeApp(defaults: DefaultsStore(), now: 0)
         app.advance(now: 100)
-        try Self.act(app, "openBook")
+        try Self.act(app, "openBook", ["id": "moby-dick"])
         try Self.act(app, "showCover")
         let restored = try #require(try Self.rebuilt(app))
         #expect(restored.coordinator.tree == app.coordinator.tree)
         #expect(restored.root.navigation?.viewControllers.map(\.name) == ["shelf", "book"])
+        // The book screen's parameter comes back with it.
+        #expect((restored.root.navigation?.viewControllers.last as? BookScreen)?.bookID == "moby-dick")
         #expect(restored.root.presented is CoverScreen)
         // The cover's own action finds its flow, which finishes.
         try Self.act(restored, "close")
@@ -177,6 +191,7 @@ struct ShelfApp: ShellApplication {
     @Test func aTreeThatDoesNotFitTheScreensRestoresNothing() throws {
         let app = ShelfApp().makeApp(defaults: DefaultsStore(), now: 0)
         app.advance(now: 100)
+        try Self.act(app, "openBook", ["id": "a"])
         var snapshot = app.snapshot
         // A coordinator the app does not have.
         snapshot.coordinators = ["name": "app", "children": [["name": "gone", "children": []]]]
