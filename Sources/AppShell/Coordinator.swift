@@ -2,16 +2,27 @@ import AppShellJSON
 
 /// A coordinator (seed 003): it owns a flow, starts child coordinators, and is told by its screens
 /// what the user asked for. `finish()` removes it from its parent.
+///
+/// A coordinator declares what it shows, by type (`shows`): the framework derives from those
+/// declarations, starting at the app coordinator's type, which screens and coordinators an app has
+/// — its known actions, and the registry that rebuilds a session's controllers after a restart
+/// (as UIKit's restoration identifiers do, with no switch per app).
 open class Coordinator {
-    /// The coordinator's name in `GET /api/state`'s tree.
+    /// The coordinator's name in `GET /api/state`'s tree (and in the stored snapshot).
     public let name: String
     /// The coordinator that started this one.
     public private(set) weak var parent: Coordinator?
     /// The coordinators this one started and that have not finished.
     public private(set) var children: [Coordinator] = []
+    /// This coordinator's action handlers, by the `ScreenActions` type they take.
+    private var handlers: [ObjectIdentifier: AnyObject] = [:]
 
     /// A coordinator named `name`.
     public init(name: String) { self.name = name }
+
+    /// The screens this coordinator shows and the coordinators it starts, by type: what a restart
+    /// can make again under it. Override it with every type the coordinator shows.
+    open class var shows: [any Restorable.Type] { [] }
 
     /// Starts the flow; override it.
     open func start() {}
@@ -35,8 +46,67 @@ open class Coordinator {
     /// The first child with `name`, if any.
     public func child(named name: String) -> Coordinator? { children.first { $0.name == name } }
 
+    /// The nearest coordinator of type `type` from this one up (itself included), e.g. the app
+    /// coordinator that holds what the flows share.
+    public func ancestor<C: Coordinator>(_ type: C.Type) -> C? {
+        var coordinator: Coordinator? = self
+        while let current = coordinator {
+            if let found = current as? C { return found }
+            coordinator = current.parent
+        }
+        return nil
+    }
+
     /// `{"name": …, "children": […]}`, recursively.
     public var tree: JSON {
         ["name": .string(name), "children": .array(children.map(\.tree))]
     }
+
+    // MARK: Screens and their actions
+
+    /// Makes this coordinator handle every action of type `Action` that a screen it owns
+    /// (`own(_:)`) reports. Call it in `init`: a coordinator rebuilt after a restart has its
+    /// handlers again, and its restored screens find them. `body` should not retain `self`.
+    public func handle<Action: ScreenActions>(
+        _ type: Action.Type, _ body: @escaping (Action, ScreenAction) throws(ActionError) -> Void
+    ) {
+        handlers[ObjectIdentifier(type)] = ActionHandler(body)
+    }
+
+    /// The handler `handle(_:_:)` registered for `Action`, if any.
+    func handler<Action: ScreenActions>(for type: Action.Type) -> ((Action, ScreenAction) throws(ActionError) -> Void)?
+    {
+        (handlers[ObjectIdentifier(type)] as? ActionHandler<Action>)?.body
+    }
+
+    /// Makes this coordinator the owner of `screen` (its actions come here) and returns it, to
+    /// show it: `navigation.push(own(ListScreen()))` (a navigation controller: its screens). Its type must be one of `shows` (checked in
+    /// debug builds), or a restart could not make it again.
+    @discardableResult
+    public func own<S: ScreenController>(_ screen: S) -> S {
+        if let navigation = screen as? NavigationController {
+            // A stack is not a screen of its own: its screens are.
+            for inner in navigation.viewControllers { own(inner) }
+            return screen
+        }
+        assert(
+            Self.shows.contains { ObjectIdentifier($0) == ObjectIdentifier(type(of: screen)) },
+            "\(Self.self) shows \(S.self) but does not declare it in `shows`")
+        (screen as? any OwnedScreen)?.owner = self
+        return screen
+    }
+
+    /// Takes back `screen`, one of `shows` that a restart made again, as this coordinator's own:
+    /// by default it owns it (`own(_:)`). Override it to keep a reference to the screen (and call
+    /// `super`).
+    open func restore(_ screen: any ScreenController) {
+        (screen as? any OwnedScreen)?.owner = self
+    }
+}
+
+/// A coordinator's handler of one `ScreenActions` type.
+private final class ActionHandler<Action: ScreenActions> {
+    let body: (Action, ScreenAction) throws(ActionError) -> Void
+
+    init(_ body: @escaping (Action, ScreenAction) throws(ActionError) -> Void) { self.body = body }
 }

@@ -40,6 +40,10 @@ public final class RootController: ContainerController {
     @exclusivity(unchecked) var services: ShellServices?
     /// The rest of the action being handled, handed off the session's lock (`finishLater`).
     var deferredAction: DeferredAction?
+    /// The notifications the screens scheduled that are not delivered yet (kept in the snapshot).
+    var notifications: [ScheduledNotification] = []
+    /// Whether something the snapshot keeps changed without a new version (a notification).
+    var snapshotIsStale = false
     /// What screens use to reach this root.
     public private(set) lazy var context = ScreenContext(root: self)
 

@@ -58,12 +58,43 @@ public protocol ActionOffering {
     static var offeredActions: [ActionDescription] { get }
 }
 
+/// Actions that carry out their own effect on the coordinator that owns their screen: a small
+/// screen's file can hold its whole behaviour, without a handler in the coordinator.
+public protocol CoordinatedActions: ScreenActions {
+    /// The coordinator that owns the screen (`Coordinator.own(_:)`, or `shows` after a restart).
+    associatedtype Owner: Coordinator
+    /// Does what the action asks, on `owner`, with the request's parameters.
+    func perform(on owner: Owner, _ request: ScreenAction) throws(ActionError)
+}
+
+extension CoordinatedActions {
+    /// Performs the action when `owner` is its `Owner`; says whether it was.
+    fileprivate func perform(onAny owner: AnyObject?, _ request: ScreenAction) throws(ActionError) -> Bool {
+        guard let owner = owner as? Owner else { return false }
+        try perform(on: owner, request)
+        return true
+    }
+}
+
+/// A screen whose coordinator the framework sets (`Coordinator.own(_:)`, `Coordinator.restore(_:)`).
+protocol OwnedScreen: AnyObject {
+    /// The coordinator its actions go to (not retained).
+    var owner: Coordinator? { get set }
+}
+
 /// A screen with typed actions: subclass it with the screen's `ScreenActions` enum, render its
-/// forms with `form(_:label:)`, and let its coordinator handle them with `handle(by:_:)`.
-open class Screen<Action: ScreenActions>: ViewController, ActionOffering {
+/// forms with `form(_:label:)`, and let its coordinator handle them: the coordinator that owns it
+/// (`Coordinator.own(_:)`) with its `handle(_:_:)` handler for the enum, or the enum itself
+/// (`CoordinatedActions`), or a handler given to this screen (`handle(by:_:)`).
+open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedScreen {
     private var handler: ((Action, ScreenAction) throws(ActionError) -> Void)?
-    /// Whom `handle(by:_:)` made handle the actions (not retained).
+    /// The coordinator that handles the screen's actions (not retained).
     public private(set) weak var coordinator: AnyObject?
+
+    var owner: Coordinator? {
+        get { coordinator as? Coordinator }
+        set { coordinator = newValue }
+    }
 
     /// Every case of `Action`, with its parameters and role.
     public static var offeredActions: [ActionDescription] {
@@ -98,10 +129,12 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering {
             let names = typed.requiredParameters.map { "\"\($0)\"" }.joined(separator: " and ")
             throw ActionError(status: 400, "\(action.name) needs \(names) strings")
         }
-        guard let handler else {
-            throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(name) screen")
+        if let handler { return try handler(typed, action) }
+        if let handler = owner?.handler(for: Action.self) { return try handler(typed, action) }
+        if let coordinated = typed as? any CoordinatedActions, try coordinated.perform(onAny: coordinator, action) {
+            return
         }
-        try handler(typed, action)
+        throw ActionError(status: 409, "nothing handles \"\(action.name)\" on the \(name) screen")
     }
 
     /// Reports `action` as if the user had sent it (e.g. main asking for the list on a launch).

@@ -43,13 +43,18 @@ public final class ScreenContext {
     /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
     /// page shows it, and clicking it launches as from a notification).
     ///
-    /// The notification belongs to the session as it is now: it is scheduled once the request's
-    /// changes are committed (a request that fails sends nothing), and when it is due it goes out
-    /// only if the session's id is still the one it was scheduled under — not after a logout or
-    /// login (which rotate the id), not after the session expired or ended.
+    /// The notification belongs to the session as it is now: it is kept with the controllers (in
+    /// the snapshot, so a restart still sends it) and scheduled once the request's changes are
+    /// committed (a request that fails sends nothing); when it is due it goes out only if the
+    /// session's id is still the one it was scheduled under — not after a logout or login (which
+    /// rotate the id and drop it), not after the session expired or ended.
     public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
         guard let services = root.services, let session = root.session, !root.isPreview else { return }
-        session.afterCommit { services.notify(title, body, milliseconds, session: session.id) }
+        let notification = ScheduledNotification(
+            due: services.shell.clock() + milliseconds, title: title, body: body)
+        root.notifications.append(notification)
+        root.snapshotIsStale = true
+        session.afterCommit { services.shell.schedule(notification, for: session.id) }
     }
 }
 
@@ -63,12 +68,4 @@ struct ShellServices {
     func csrfToken(for session: SessionContext) -> String { shell.tokens.token(for: session.id.bytes) }
 
     func assetURL(_ name: String) -> String { shell.assets.url(name) }
-
-    /// Sends a `notification` event to the open pages of the session `id` names after `delay`
-    /// milliseconds, if it still names it then.
-    func notify(_ title: String, _ body: String, _ delay: Int64, session id: SessionID) {
-        let data = JSON.object(["title": .string(title), "body": .string(body)]).serializedString
-        let shell = self.shell
-        shell.scheduler.schedule(at: shell.clock() + delay) { shell.deliverNotification(data, to: id) }
-    }
 }

@@ -1,13 +1,6 @@
-/// A screen type that can be made again from its name alone, to rebuild a session's controllers
-/// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
-public protocol RestorableScreen: ScreenController {
-    /// A new screen, as shown the first time.
-    init()
-}
-
 /// The app's screens by name: it rebuilds the screens a snapshot names (the root's child, the
-/// navigation stack, the modal screen) without a switch per app. The coordinators that own them
-/// are then made by the app, which gives them the screens (`ScreenRegistry.Restored`).
+/// navigation stack, the modal screen) without a switch per app. `RestorationRegistry` derives
+/// one from the app's coordinators and then rebuilds the coordinators that own them.
 public struct ScreenRegistry: Sendable {
     private let makers: [String: @Sendable () -> any ScreenController]
 
@@ -15,9 +8,14 @@ public struct ScreenRegistry: Sendable {
     public init(_ types: [any ScreenController.Type]) {
         var makers: [String: @Sendable () -> any ScreenController] = [:]
         for case let type as any RestorableScreen.Type in types {
-            makers[type.init().name] = { type.init() }
+            makers[type.init().name] = Self.maker(of: type)
         }
         self.makers = makers
+    }
+
+    /// What makes a new `S` (a generic closure captures no metatype value).
+    private static func maker<S: RestorableScreen>(of type: S.Type) -> @Sendable () -> any ScreenController {
+        { S() }
     }
 
     /// The names of the screens the registry can make.

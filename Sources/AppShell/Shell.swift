@@ -254,6 +254,8 @@ public final class Shell: Sendable {
         {
             shell = restored
             shell.stored = (restored.root.version, bytes)
+            // What it had scheduled and not delivered goes out when due (at once if overdue).
+            for notification in restored.root.notifications { schedule(notification, for: session.id) }
             // The pages still open on the session listen where its last app published.
             if let channel = snapshot.channel {
                 shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
@@ -269,14 +271,14 @@ public final class Shell: Sendable {
     /// Runs the work that is due (the splash finishing), and puts a browser that came back while
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
     func advance(_ shell: LiveApp, _ session: SessionContext) {
-        shell.coordinator.advance(now: clock())
+        shell.advance(now: clock())
         if !session.isNew { scheduleDueWork(shell, id: session.id) }
     }
 
     /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
     /// and id: work scheduled for an id that was rotated since finds nothing to do).
     func scheduleDueWork(_ shell: LiveApp, id: SessionID, afterRotation: Bool = false) {
-        guard let deadline = shell.coordinator.nextDeadline, afterRotation || shell.scheduled != deadline else {
+        guard let deadline = shell.nextDeadline, afterRotation || shell.scheduled != deadline else {
             return
         }
         shell.scheduled = deadline
@@ -292,7 +294,7 @@ public final class Shell: Sendable {
                 withBound(shell, session) {
                     let version = shell.root.version
                     shell.scheduled = nil
-                    shell.coordinator.advance(now: clock())
+                    shell.advance(now: clock())
                     keep(shell, in: session)
                     afterCommit(shell, session, publishing: shell.root.version != version)
                 }
@@ -302,14 +304,28 @@ public final class Shell: Sendable {
         }
     }
 
+    /// Has `notification` delivered when it is due, to the session `id` names.
+    func schedule(_ notification: ScheduledNotification, for id: SessionID) {
+        scheduler.schedule(at: notification.due) { [self] in deliverNotification(notification, to: id) }
+    }
+
     /// A notification that came due for the session `id` named when it was scheduled: sent to the
     /// open pages of its live app — under the session's lock, after the commit, as a request's
-    /// events are — or dropped when `id` names no live session any more (rotated by a logout or
-    /// login, expired, removed): it belonged to the session state that asked for it.
-    func deliverNotification(_ data: String, to id: SessionID) {
+    /// events are — and taken out of the app's snapshot; dropped when `id` names no live session
+    /// any more (rotated by a logout or login, expired, removed): it belonged to the session state
+    /// that asked for it. When the app is not in memory it stays in the snapshot, and goes out when
+    /// the app is rebuilt (`live`); when it was delivered already (scheduled again by a rebuild),
+    /// nothing happens.
+    func deliverNotification(_ notification: ScheduledNotification, to id: SessionID) {
         do {
             _ = try registry.withLiveSession(id) { session in
-                guard let shell = session.attachment as? LiveApp else { return }
+                guard let shell = session.attachment as? LiveApp,
+                    let index = shell.root.notifications.firstIndex(of: notification)
+                else { return }
+                shell.root.notifications.remove(at: index)
+                shell.root.snapshotIsStale = true
+                keep(shell, in: session)
+                let data = notification.data
                 session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
             }
         } catch {
@@ -324,7 +340,7 @@ public final class Shell: Sendable {
         let defaults = DefaultsStore()
         let now = clock()
         let shell = application.makeApp(defaults: defaults, now: now)
-        shell.coordinator.advance(now: now)
+        shell.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
         let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))
         freshStateCache.withLock { $0 = response }
@@ -335,7 +351,13 @@ public final class Shell: Sendable {
     /// when the session is worth storing, and keeps it in memory in any case, so that a request
     /// whose commit fails rebuilds the app as it was last committed.
     func keep(_ shell: LiveApp, in session: SessionContext) {
-        guard shell.stored?.version != shell.root.version else { return }
+        if session.id != session.originalID, !shell.root.notifications.isEmpty {
+            // Scheduled under the id this request retired (a login, a logout): they go with it.
+            shell.root.notifications.removeAll()
+            shell.root.snapshotIsStale = true
+        }
+        guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
+        shell.root.snapshotIsStale = false
         let bytes = shell.snapshot.serialized
         shell.stored = (shell.root.version, bytes)
         session.snapshot = bytes

@@ -2,17 +2,29 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
-/// What an app built on AppShell provides: how a session's controllers start and how they come
-/// back from a snapshot. The demo app is one.
+/// What an app built on AppShell provides: its app coordinator, the screen a session shows
+/// first, its start-up work, and its page URLs. The framework derives the rest from the app
+/// coordinator's type — the screens and coordinators it shows (`Coordinator.shows`), their known
+/// actions, and how a session's controllers come back from a snapshot. The demo app is one.
 public protocol ShellApplication: Sendable {
-    /// The app's screen types: the known actions and their parameters are derived from those with
-    /// typed actions (`actionCatalog`), and a `ScreenRegistry` of them rebuilds the screens a
-    /// snapshot names.
+    /// The app coordinator's type: the top of every session's coordinator tree.
+    associatedtype RootCoordinator: ApplicationCoordinator
+    /// The screen a new session shows first (the splash), which the app coordinator shows.
+    func makeFirstScreen() -> any ScreenController
+    /// The app coordinator of a session whose controllers `root` holds, not started: for a new
+    /// session (the framework then starts it), or one rebuilt from its snapshot (the framework then
+    /// rebuilds its children around the restored screens).
+    func makeCoordinator(root: RootController) -> RootCoordinator
+    /// The work a new session does before it routes (the splash's), or `nil` for none.
+    var startup: StartupWork? { get }
+    /// The app's screen types: by default every one the app coordinator's type shows, directly
+    /// or through the coordinators it shows (`RestorationRegistry`).
     var screenTypes: [any ScreenController.Type] { get }
     /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
     /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
-    /// A new session's app: a root controller showing the splash, and the started app coordinator.
+    /// A new session's app: the first screen, the started app coordinator, and the start-up work
+    /// begun at `now`.
     func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp
     /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
     /// session then starts afresh).
@@ -23,17 +35,22 @@ public protocol ShellApplication: Sendable {
     /// redirect (a logged-out user asking for a logged-in page) or answer 404. `next` is the
     /// same-site path the user asked for before being sent to log in, if any.
     func open(path: String, next: String?, in shell: LiveApp) -> PageRoute
+    /// The deep link a page opened at `path` (with `next`) asks the app to show, or `nil` for none.
+    /// By default `path` itself, except `/`.
+    func deepLink(forPath path: String, next: String?) -> String?
     /// A page rendered while the app was starting (the splash) asks, through its event stream, for
-    /// the page URL it was opened at, `path`: show it once the app can (the demo: main's stack
-    /// after the splash, or the login screen's `next`). The page was rendered before the app could
-    /// show it, and a new visitor's app is not kept between its first two requests, so the URL
-    /// comes back with the stream.
+    /// the page URL it was opened at, `path`: the page was rendered before the app could show it,
+    /// and a new visitor's app is not kept between its first two requests, so the URL comes back
+    /// with the stream. By default its deep link (`deepLink(forPath:next:)`) is opened
+    /// (`LiveApp.open(deepLink:)`).
     func rememberTarget(_ path: String, in shell: LiveApp)
 }
 
 extension ShellApplication {
-    /// No typed screens by default.
-    public var screenTypes: [any ScreenController.Type] { [] }
+    /// Every screen type the app coordinator's type shows, directly or through its coordinators.
+    public var screenTypes: [any ScreenController.Type] {
+        RestorationRegistry.screenTypes(shownBy: RootCoordinator.self)
+    }
 
     /// Every action of `screenTypes`, each name once (the first screen's description), then
     /// `launch` (with its `source`), which every screen accepts.
@@ -50,8 +67,49 @@ extension ShellApplication {
     /// The names of `actionCatalog`.
     public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
 
-    /// Does nothing: an app without start-up routing has nothing to remember.
-    public func rememberTarget(_ path: String, in shell: LiveApp) {}
+    /// No start-up work by default.
+    public var startup: StartupWork? { nil }
+
+    /// `path`, except `/` (which asks for nothing in particular).
+    public func deepLink(forPath path: String, next: String?) -> String? { path == "/" ? nil : path }
+
+    /// Opens the deep link `path` asks for, if any: kept until the start-up work is done, else
+    /// given to the app coordinator.
+    public func rememberTarget(_ path: String, in shell: LiveApp) {
+        guard let link = deepLink(forPath: path, next: nil) else { return }
+        shell.open(deepLink: link)
+    }
+
+    /// The first screen, owned by a new app coordinator, which is then started; the start-up
+    /// work (if any) begins at `now`.
+    public func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
+        let first = makeFirstScreen()
+        let root = RootController(initial: first, defaults: defaults)
+        let coordinator = makeCoordinator(root: root)
+        coordinator.own(first)
+        let app = LiveApp(root: root, coordinator: coordinator)
+        if let startup { app.startup = StartupState(began: now, work: startup) }
+        coordinator.start()
+        return app
+    }
+
+    /// The screens the snapshot names, made by name; a new app coordinator; under it the
+    /// coordinators of the snapshot's tree, made by type, each given the screens it shows
+    /// (`RestorationRegistry`); and the start-up work where it was.
+    public func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
+        let registry = RestorationRegistry.of(RootCoordinator.self)
+        guard let screens = registry.screens.restore(snapshot) else { return nil }
+        let root = RootController(
+            restoring: screens.child, presented: screens.presented, log: LifecycleLog(records: snapshot.lifecycle),
+            version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
+        ScreenPlace.restore(snapshot.extra["screens"], in: root)
+        let coordinator = makeCoordinator(root: root)
+        guard registry.restoreCoordinators(snapshot.coordinators, under: coordinator, root: root) else { return nil }
+        root.notifications = ScheduledNotification.list(in: snapshot.extra)
+        let app = LiveApp(root: root, coordinator: coordinator)
+        app.startup = StartupState(restoring: snapshot.extra, work: startup)
+        return app
+    }
 }
 
 /// What a page URL leads to.
@@ -64,16 +122,41 @@ public enum PageRoute: Equatable, Sendable {
     case notFound
 }
 
-/// The app coordinator at the top of a session's coordinator tree.
+/// The app coordinator at the top of a session's coordinator tree: it makes the routing
+/// decisions — where the app goes once its start-up work is done, what a launch or a deep link
+/// opens. The framework runs the work, keeps what waits for it and persists both.
 public protocol ApplicationCoordinator: Coordinator {
-    /// Runs the work that is due at `now` (milliseconds since 1970), such as finishing the splash.
-    func advance(now: Int64)
-    /// When `advance(now:)` next has work to do, if it has any (the splash's deadline).
-    var nextDeadline: Int64? { get }
-    /// Handles `launch` (from a notification), which every screen accepts.
-    func launch(_ action: ScreenAction) throws(ActionError)
-    /// What the app keeps in the snapshot beside the controller tree (e.g. when the splash began).
-    var extraSnapshot: JSON { get }
+    /// Where the app can be launched from (`launch` with its `source`), e.g. a notification.
+    associatedtype LaunchSource: LaunchSources = NoLaunchSources
+    /// The start-up work (`ShellApplication.startup`) is done: route, to `deepLink` if a page
+    /// asked for one meanwhile (kept across restarts).
+    func startupDidFinish(deepLink: String?)
+    /// The app was launched from `source` (`launch`, which every screen accepts), with the
+    /// request's other parameters in `request`.
+    func launch(from source: LaunchSource, _ request: ScreenAction) throws(ActionError)
+    /// A page asked for `deepLink` once the start-up work was done (its stream came late).
+    func open(deepLink: String)
+}
+
+extension ApplicationCoordinator {
+    /// Does nothing by default.
+    public func startupDidFinish(deepLink: String?) {}
+    /// Does nothing by default.
+    public func open(deepLink: String) {}
+
+    /// `launch`: its `source` is one of `LaunchSource`'s (else 400), handled typed.
+    public func launch(_ action: ScreenAction) throws(ActionError) {
+        guard let name = action.string("source"), let source = LaunchSource(rawValue: name) else {
+            let names = LaunchSource.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+            throw ActionError(status: 400, "launch needs \"source\": \(names.isEmpty ? "a launch source" : names)")
+        }
+        try launch(from: source, action)
+    }
+}
+
+extension ApplicationCoordinator where LaunchSource == NoLaunchSources {
+    /// Never called: there is no source.
+    public func launch(from source: NoLaunchSources, _ request: ScreenAction) throws(ActionError) {}
 }
 
 /// One session's live app (formerly `ShellSession`: it is an app, not a session): its root
@@ -114,10 +197,13 @@ public final class LiveApp {
         self.coordinator = coordinator
     }
 
-    /// Whether the app still has start-up work to do (its coordinator has a deadline, such as the
-    /// splash's): its pages refresh themselves without JavaScript, and the page's script passes the
-    /// URL it was opened at on with its event stream (`data-starting`).
-    public var isStarting: Bool { coordinator.nextDeadline != nil }
+    /// The start-up work under way, if any (`StartupWork`).
+    @exclusivity(unchecked) var startup: StartupState?
+
+    /// Whether the app still has start-up work to do (the splash's): its pages refresh themselves
+    /// without JavaScript, and the page's script passes the URL it was opened at on with its
+    /// event stream (`data-starting`).
+    public var isStarting: Bool { startup != nil }
 
     /// The snapshot of the controller tree as it is now.
     public var snapshot: ShellSnapshot {
@@ -128,7 +214,7 @@ public final class LiveApp {
             coordinators: coordinator.tree,
             log: root.log,
             version: root.version,
-            extra: coordinator.extraSnapshot,
+            extra: restorationExtra,
             channel: channel,
             transition: root.lastTransition.map { LastTransition(kind: $0.kind, animated: $0.animated) })
     }

@@ -13,30 +13,18 @@ public struct DemoShell: ShellApplication {
     /// The URLs of the demo's pages besides `/`.
     public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
 
-    /// The demo's screens: its known actions are theirs (and `launch`), and a restart rebuilds
-    /// them by name (`screens`).
-    public var screenTypes: [any ScreenController.Type] { DemoShell.screenTypes }
+    /// The splash, where every new session starts.
+    public func makeFirstScreen() -> any ScreenController { SplashScreen() }
 
-    static let screenTypes: [any ScreenController.Type] = [
-        SplashScreen.self, LoginScreen.self, MainScreen.self, ListScreen.self, SecondScreen.self,
-    ]
-
-    /// The demo's screens by name, for restoration.
-    static let screens = ScreenRegistry(screenTypes)
-
-    /// A new session at the splash.
-    public func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
-        let coordinator = AppCoordinator(environment: environment, defaults: defaults, now: now)
-        coordinator.start()
-        return LiveApp(root: coordinator.root, coordinator: coordinator)
+    /// The demo's app coordinator: what it shows (`AppCoordinator.shows`) is every screen and
+    /// coordinator the demo has, so its known actions and its restoration come from there.
+    public func makeCoordinator(root: RootController) -> AppCoordinator {
+        AppCoordinator(root: root, environment: environment)
     }
 
-    /// The session as its snapshot left it.
-    public func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
-        guard
-            let coordinator = AppCoordinator(environment: environment, snapshot: snapshot, defaults: defaults, now: now)
-        else { return nil }
-        return LiveApp(root: coordinator.root, coordinator: coordinator)
+    /// The splash's start-up work: at least `splashDelayMilliseconds`, then the environment's.
+    public var startup: StartupWork? {
+        StartupWork(milliseconds: environment.splashDelayMilliseconds, work: environment.startupWork)
     }
 
     /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible; the login
@@ -44,7 +32,7 @@ public struct DemoShell: ShellApplication {
     /// failed login's redirect and the page's address all keep it.
     public func url(of shell: LiveApp) -> String {
         // The splash shows at any URL: at the deep link it was opened with, if any.
-        if let app = shell.coordinator as? AppCoordinator, let target = app.splashTarget { return target }
+        if let target = shell.pendingDeepLink { return target }
         switch shell.root.visibleScreen.name {
         case "login":
             guard let next = (shell.root.visibleScreen as? LoginScreen)?.next else { return "/login" }
@@ -61,10 +49,10 @@ public struct DemoShell: ShellApplication {
     public func open(path: String, next: String?, in shell: LiveApp) -> PageRoute {
         guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
         let root = shell.root
-        if root.child is SplashScreen {
+        if shell.isStarting {
             guard path == "/" || DemoShell.pagePaths.contains(path) else { return .notFound }
             // Where the user was going, once the splash is done (`/` keeps what was asked before).
-            if let target = DemoShell.destination(path: path, next: next) { app.rememberSplashTarget(target) }
+            if let target = deepLink(forPath: path, next: next) { shell.open(deepLink: target) }
             return .show
         }
         let loggedIn = root.child is NavigationController
@@ -84,20 +72,9 @@ public struct DemoShell: ShellApplication {
         }
     }
 
-    /// The page a deep link opened during the splash asks for: its main page, or login's `next`.
-    public func rememberTarget(_ path: String, in shell: LiveApp) {
-        guard let app = shell.coordinator as? AppCoordinator, let target = DemoShell.destination(path: path, next: nil)
-        else { return }
-        if shell.root.child is SplashScreen {
-            app.rememberSplashTarget(target)
-        } else if let login = shell.root.visibleScreen as? LoginScreen, login.next == nil {
-            // The splash finished before the page's stream arrived: login still leads there.
-            app.rememberNext(target)
-        }
-    }
-
-    /// The logged-in page `path` (with `next` for `/login`) leads to, if it names one.
-    static func destination(path: String, next: String?) -> String? {
+    /// The logged-in page `path` (with `next` for `/login`) leads to, if it names one: what a deep
+    /// link opened during the splash shows once it is done.
+    public func deepLink(forPath path: String, next: String?) -> String? {
         let mainPaths = ["/main", "/main/list", "/main/second"]
         if mainPaths.contains(path) { return path }
         if path == "/login", let next, mainPaths.contains(next) { return next }

@@ -6,7 +6,10 @@ import AppShellSessions
 /// The login flow: checks the credentials (on the password-check pool, off the session's lock),
 /// and on success stores the flags, rotates the session id and hands over to the app
 /// coordinator. A failure changes nothing stored.
-final class LoginCoordinator: Coordinator {
+final class LoginCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "login"
+    override class var shows: [any Restorable.Type] { [LoginScreen.self] }
+
     private let root: RootController
     private let environment: DemoEnvironment
     private let screen: LoginScreen
@@ -17,8 +20,6 @@ final class LoginCoordinator: Coordinator {
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
     /// Whether a password check of this flow is under way (its answer not yet applied).
     private var checking = false
-    /// Called after a successful login.
-    var onLogin: () -> Void = {}
     /// The page asked for before logging in (the form sends it back as `next`).
     var next: String? {
         get { screen.next }
@@ -30,12 +31,19 @@ final class LoginCoordinator: Coordinator {
         self.root = root
         self.environment = environment
         self.screen = screen
-        super.init(name: "login")
-        screen.handle(by: self) { coordinator, action, request throws(ActionError) in
+        super.init(name: Self.restorationIdentifier)
+        handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
             switch action {
-            case .login: try coordinator.login(request)
+            case .login: try login(request)
             }
         }
+        own(screen)
+    }
+
+    /// The flow of the login screen a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let app = parent as? AppCoordinator, let screen = root.child as? LoginScreen else { return nil }
+        self.init(root: root, environment: app.environment, screen: screen)
     }
 
     /// Shows the login screen with a cross-dissolve.
@@ -95,7 +103,7 @@ final class LoginCoordinator: Coordinator {
         defaults.set(true, forKey: "isLogin")
         defaults.set(username, forKey: "username")
         root.rotateSessionID()
-        onLogin()
+        (parent as? AppCoordinator)?.showMain()
     }
 
     /// A refused attempt: the screen shows the same words the JSON answer's `error` carries, so

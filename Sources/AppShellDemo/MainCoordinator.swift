@@ -2,27 +2,37 @@ import AppShell
 
 /// The logged-in flow: owns the navigation stack (main, list) and starts the second screen's
 /// coordinator.
-final class MainCoordinator: Coordinator {
+final class MainCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "main"
+    override class var shows: [any Restorable.Type] { [MainScreen.self, ListScreen.self, SecondCoordinator.self] }
+
     private let root: RootController
     private let navigation: NavigationController
-    /// Called when the user logs out.
-    var onLogout: () -> Void = {}
     /// How long after `remind` the notification comes.
-    var reminderDelayMilliseconds: Int64 = 5000
+    private let reminderDelayMilliseconds: Int64
 
     /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
-    init(
-        root: RootController, navigation: NavigationController = NavigationController(rootViewController: MainScreen())
-    ) {
+    init(root: RootController, reminderDelayMilliseconds: Int64, navigation: NavigationController? = nil) {
         self.root = root
-        self.navigation = navigation
-        super.init(name: "main")
-        for screen in navigation.viewControllers {
-            if let main = screen as? MainScreen {
-                main.handle(by: self) { coordinator, action, _ in coordinator.handle(action) }
+        self.reminderDelayMilliseconds = reminderDelayMilliseconds
+        self.navigation = navigation ?? NavigationController(rootViewController: MainScreen())
+        super.init(name: Self.restorationIdentifier)
+        handle(MainAction.self) { [unowned self] action, _ in handle(action) }
+        handle(ListAction.self) { [unowned self] action, _ in
+            switch action {
+            case .pop: self.navigation.pop(animated: true)
             }
-            if let list = screen as? ListScreen { wire(list) }
         }
+        if navigation == nil { own(self.navigation.viewControllers[0]) }
+    }
+
+    /// The flow of the navigation stack a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let app = parent as? AppCoordinator, let navigation = root.navigation,
+            navigation.viewControllers[0] is MainScreen
+        else { return nil }
+        self.init(
+            root: root, reminderDelayMilliseconds: app.environment.reminderDelayMilliseconds, navigation: navigation)
     }
 
     private var main: MainScreen? { navigation.viewControllers.first as? MainScreen }
@@ -53,7 +63,7 @@ final class MainCoordinator: Coordinator {
         }
         if stacked && !wantsList { navigation.popToRoot(animated: false) }
         if wantsList && navigation.viewControllers.count == 1 {
-            navigation.push(wire(ListScreen()), animated: false)
+            navigation.push(own(ListScreen()), animated: false)
         }
         if wantsSecond && root.presented == nil {
             let second = SecondCoordinator(root: root)
@@ -62,22 +72,11 @@ final class MainCoordinator: Coordinator {
         }
     }
 
-    /// Makes this coordinator handle the list's actions.
-    @discardableResult
-    private func wire(_ list: ListScreen) -> ListScreen {
-        list.handle(by: self) { coordinator, action, _ in
-            switch action {
-            case .pop: coordinator.navigation.pop(animated: true)
-            }
-        }
-        return list
-    }
-
     /// Main's actions.
     private func handle(_ action: MainAction) {
         switch action {
         case .showList:
-            navigation.push(wire(ListScreen()), animated: true)
+            navigation.push(own(ListScreen()), animated: true)
         case .presentSecond:
             let second = SecondCoordinator(root: root)
             addChild(second)
@@ -87,7 +86,7 @@ final class MainCoordinator: Coordinator {
                 title: "AppShell", body: "Your reminder: open the list.",
                 afterMilliseconds: reminderDelayMilliseconds)
         case .logout:
-            onLogout()
+            (parent as? AppCoordinator)?.logout()
         }
     }
 }

@@ -1,8 +1,10 @@
 import AppShell
 
-// tutorial:coordinator:begin
 /// Presents the second screen and finishes (leaves its parent) once it is dismissed.
-final class SecondCoordinator: Coordinator {
+final class SecondCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "second"
+    override class var shows: [any Restorable.Type] { [SecondScreen.self] }
+
     private let root: RootController
     private let screen: SecondScreen
 
@@ -10,8 +12,15 @@ final class SecondCoordinator: Coordinator {
     init(root: RootController, screen: SecondScreen = SecondScreen()) {
         self.root = root
         self.screen = screen
-        super.init(name: "second")
-        screen.handle(by: self) { coordinator, action, _ in coordinator.handle(action) }
+        super.init(name: Self.restorationIdentifier)
+        handle(SecondAction.self) { [unowned self] action, _ in handle(action) }
+        own(screen)
+    }
+
+    /// The flow of the modal screen a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let screen = root.presented as? SecondScreen else { return nil }
+        self.init(root: root, screen: screen)
     }
 
     /// Presents the screen modally.
@@ -29,4 +38,3 @@ final class SecondCoordinator: Coordinator {
         }
     }
 }
-// tutorial:coordinator:end

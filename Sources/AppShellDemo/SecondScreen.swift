@@ -1,6 +1,5 @@
 import AppShell
 
-// tutorial:screen:begin
 /// What the second screen offers; any other action gets 409 while it is visible.
 enum SecondAction: String, ScreenActions {
     /// Closes the screen.
@@ -23,4 +22,3 @@ final class SecondScreen: Screen<SecondAction>, RestorableScreen {
         """
     }
 }
-// tutorial:screen:end

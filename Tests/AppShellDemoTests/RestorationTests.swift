@@ -65,4 +65,80 @@ import Testing
         server.terminate()
         #expect(server.waitForExit() == 0)
     }
+
+    /// A deep link that waits for the splash survives a restart: the link's page stream named it
+    /// (`/api/events?next=`), which changes no version, and the snapshot was not stored again, so
+    /// the restarted splash had forgotten it (its page showed at `/`, and the splash led to
+    /// `/login` without `next`).
+    @Test func aDeepLinkWaitingForTheSplashSurvivesARestart() throws {
+        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        func start() throws -> (ServerProcess, Int) {
+            let server = try CommandTests.run(
+                environment: [
+                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store,
+                    "APPSHELL_SPLASH_DELAY_MILLISECONDS": "60000", "APPSHELL_ACCESS_LOG": "false",
+                ])
+            return (server, try server.port())
+        }
+        var (server, port) = try start()
+        var client = TestClient(port: port)
+        #expect(try client.get("/api/state").json["screen"] == "splash")
+        // A value, so that the session is stored: a launch during the splash.
+        let launched = try Self.act(client, #"{"action": "launch", "source": "notification"}"#)
+        #expect(launched["defaults"]?["viewType"] == 1)
+        let events = try RawConnection(port: port)
+        try events.send(
+            "GET /api/events?next=%2Fmain%2Flist HTTP/1.1\r\nHost: localhost\r\nCookie: "
+                + SessionIsolationTests.cookieHeader(client) + "\r\n\r\n")
+        _ = try events.read(through: "}\n\n")
+        let page = try client.get("/", headers: [("Accept", "text/html")])
+        #expect(page.text.contains("data-url=\"/main/list\""))
+        Self.stop(server, "SIGTERM")
+
+        let cookies = client.cookies
+        (server, port) = try start()
+        client = TestClient(port: port)
+        client.cookies = cookies
+        let restored = try client.get("/", headers: [("Accept", "text/html")])
+        #expect(restored.text.contains("data-screen=\"splash\""))
+        #expect(restored.text.contains("data-url=\"/main/list\""))
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
+
+    /// A reminder not yet due when the server stops is kept with the session, and reaches the
+    /// page that reconnects after the restart (before, the scheduler's memory was all it had).
+    @Test func aReminderScheduledBeforeARestartIsDeliveredAfterIt() throws {
+        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        func start() throws -> (ServerProcess, Int) {
+            let server = try CommandTests.run(
+                environment: [
+                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+                    "APPSHELL_REMINDER_DELAY_MILLISECONDS": "1500", "APPSHELL_ACCESS_LOG": "false",
+                ])
+            return (server, try server.port())
+        }
+        var (server, port) = try start()
+        var client = TestClient(port: port)
+        _ = try client.get("/api/state")
+        #expect(
+            try Self.act(client, #"{"action": "login", "username": "demo", "password": "appshell"}"#)["screen"]
+                == "main")
+        _ = try Self.act(client, #"{"action": "remind"}"#)
+        Self.stop(server, "SIGTERM")
+
+        let cookies = client.cookies
+        (server, port) = try start()
+        client = TestClient(port: port)
+        client.cookies = cookies
+        let events = try RawConnection(port: port)
+        try events.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: " + SessionIsolationTests.cookieHeader(client)
+                + "\r\n\r\n")
+        let heard = try events.read(through: "event: notification\n")
+        #expect(heard.contains("\"screen\":\"main\""))
+        #expect(try events.read(through: "}\n\n").contains("Your reminder"))
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
 }

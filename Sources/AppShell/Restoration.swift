@@ -1,0 +1,186 @@
+import AppShellConcurrency
+import AppShellJSON
+
+/// A screen or coordinator type the framework can make again after a restart, as UIKit does from
+/// a restoration identifier: what a coordinator lists in `Coordinator.shows`.
+public protocol Restorable: AnyObject, SendableMetatype {}
+
+/// A screen type that can be made again from its name alone, to rebuild a session's controllers
+/// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
+///
+/// A screen that shows something chosen when it was made (the note a detail screen shows, the
+/// parameters a sheet was presented with) keeps it in `restorationState`, and takes it back in
+/// `restore(from:)` — as UIKit's `encodeRestorableState(with:)`/`decodeRestorableState(with:)`.
+public protocol RestorableScreen: ScreenController, Restorable {
+    /// A new screen, as shown the first time.
+    init()
+    /// What the screen keeps across a restart beside its name, if anything (`nil` by default).
+    var restorationState: JSON? { get }
+    /// Takes back what `restorationState` was when the snapshot was taken (before any lifecycle).
+    func restore(from state: JSON)
+}
+
+extension RestorableScreen {
+    /// Nothing by default.
+    public var restorationState: JSON? { nil }
+    /// Does nothing by default.
+    public func restore(from state: JSON) {}
+}
+
+/// Where a screen is in the controller tree, as the snapshot's extra names it: `root`, `stack.<n>`
+/// (bottom first) or `presented`.
+enum ScreenPlace {
+    /// The screens of `root` by their place.
+    static func screens(of root: RootController) -> [(String, any ScreenController)] {
+        var screens: [(String, any ScreenController)] = []
+        if let navigation = root.navigation {
+            for (index, screen) in navigation.viewControllers.enumerated() {
+                screens.append(("stack.\(index)", screen))
+            }
+        } else {
+            screens.append(("root", root.child))
+        }
+        if let presented = root.presented { screens.append(("presented", presented)) }
+        return screens
+    }
+
+    /// The screens' restoration states by place (`nil` when none has one).
+    static func states(of root: RootController) -> JSON? {
+        var states: [String: JSON] = [:]
+        for (place, screen) in screens(of: root) {
+            if let state = (screen as? any RestorableScreen)?.restorationState { states[place] = state }
+        }
+        return states.isEmpty ? nil : .object(states)
+    }
+
+    /// Gives each screen of `root` the state `states` keeps for its place.
+    static func restore(_ states: JSON?, in root: RootController) {
+        guard let states else { return }
+        for (place, screen) in screens(of: root) {
+            if let state = states[place], let screen = screen as? any RestorableScreen { screen.restore(from: state) }
+        }
+    }
+}
+
+/// A coordinator type that can be made again under its parent after a restart: the framework
+/// makes it (not started) where the snapshot's coordinator tree names it, then gives it the
+/// restored screens it shows (`Coordinator.restore(_:)`).
+public protocol RestorableCoordinator: Coordinator, Restorable {
+    /// The name its instances have (`Coordinator.name`), by which the snapshot names it.
+    static var restorationIdentifier: String { get }
+    /// The coordinator as it was under `parent` on `root`, not started; `nil` when what is
+    /// restored cannot be its (the session then starts afresh).
+    init?(restoringUnder parent: Coordinator, root: RootController)
+}
+
+/// An app's screens and coordinators, derived from the declarations (`Coordinator.shows`)
+/// reachable from its app coordinator's type: the actions it knows, and how a session's
+/// controller tree comes back from its snapshot.
+public struct RestorationRegistry: Sendable {
+    /// The screens by name, as `ScreenRegistry`.
+    public let screens: ScreenRegistry
+    private let coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?]
+    /// Which coordinator types declare each screen type.
+    private let owners: [ObjectIdentifier: Set<ObjectIdentifier>]
+
+    /// The registry of everything `root` shows, directly or through the coordinators it shows.
+    public init(root: Coordinator.Type) {
+        var coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?] = [:]
+        var owners: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
+        let screenTypes = Self.walk(from: root) { coordinator, shown in
+            if let screen = shown as? any RestorableScreen.Type {
+                owners[ObjectIdentifier(screen), default: []].insert(ObjectIdentifier(coordinator))
+            } else if let child = shown as? any RestorableCoordinator.Type {
+                coordinators[child.restorationIdentifier] = Self.maker(of: child)
+            }
+        }
+        self.screens = ScreenRegistry(screenTypes)
+        self.coordinators = coordinators
+        self.owners = owners
+    }
+
+    /// What makes a `C` under a parent (a generic closure captures no metatype value).
+    private static func maker<C: RestorableCoordinator>(
+        of type: C.Type
+    ) -> @Sendable (Coordinator, RootController) -> Coordinator? {
+        { C(restoringUnder: $0, root: $1) }
+    }
+
+    /// Every screen type `root` shows, directly or through the coordinators it shows, each once,
+    /// breadth first in declaration order.
+    public static func screenTypes(shownBy root: Coordinator.Type) -> [any ScreenController.Type] {
+        walk(from: root) { _, _ in }
+    }
+
+    /// Visits every declaration reachable from `root` (each coordinator type once) and returns
+    /// the screen types met, each once.
+    private static func walk(
+        from root: Coordinator.Type, _ visit: (Coordinator.Type, any Restorable.Type) -> Void
+    ) -> [any ScreenController.Type] {
+        var screenTypes: [any ScreenController.Type] = []
+        var seen = Set<ObjectIdentifier>()
+        var visited = Set<ObjectIdentifier>()
+        var pending: [Coordinator.Type] = [root]
+        while !pending.isEmpty {
+            let coordinator = pending.removeFirst()
+            guard visited.insert(ObjectIdentifier(coordinator)).inserted else { continue }
+            for shown in coordinator.shows {
+                visit(coordinator, shown)
+                if let screen = shown as? any RestorableScreen.Type, seen.insert(ObjectIdentifier(screen)).inserted {
+                    screenTypes.append(screen)
+                } else if let child = shown as? any RestorableCoordinator.Type {
+                    pending.append(child)
+                }
+            }
+        }
+        return screenTypes
+    }
+
+    /// The registry of `root`'s type, derived once per type.
+    public static func of(_ root: Coordinator.Type) -> RestorationRegistry {
+        let key = ObjectIdentifier(root)
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let registry = RestorationRegistry(root: root)
+        cache.withLock { $0[key] = registry }
+        return registry
+    }
+
+    private static let cache = Locked<[ObjectIdentifier: RestorationRegistry]>([:])
+
+    /// Rebuilds under `app` (an app coordinator made afresh, not started) the coordinators the
+    /// snapshot's tree names, and gives each restored screen of `root` to the deepest coordinator
+    /// that declares its type. Returns false — the session then starts afresh — when the tree
+    /// names a coordinator the app lacks or one refuses what was restored, or when a screen has no
+    /// coordinator to own it.
+    public func restoreCoordinators(_ tree: JSON, under app: Coordinator, root: RootController) -> Bool {
+        guard tree["name"]?.stringValue == app.name, restoreChildren(of: tree, under: app, root: root) else {
+            return false
+        }
+        var screens: [any ScreenController] = root.navigation?.viewControllers ?? [root.child]
+        if let presented = root.presented { screens.append(presented) }
+        var flows: [(Coordinator, depth: Int)] = []
+        func walk(_ coordinator: Coordinator, _ depth: Int) {
+            flows.append((coordinator, depth))
+            for child in coordinator.children { walk(child, depth + 1) }
+        }
+        walk(app, 0)
+        for screen in screens {
+            let declaring = owners[ObjectIdentifier(type(of: screen))] ?? []
+            let candidates = flows.filter { declaring.contains(ObjectIdentifier(type(of: $0.0))) }
+            guard let owner = candidates.max(by: { $0.depth < $1.depth })?.0 else { return false }
+            owner.restore(screen)
+        }
+        return true
+    }
+
+    private func restoreChildren(of node: JSON, under parent: Coordinator, root: RootController) -> Bool {
+        for child in node["children"]?.arrayValue ?? [] {
+            guard let name = child["name"]?.stringValue, let make = coordinators[name],
+                let coordinator = make(parent, root), coordinator.name == name
+            else { return false }
+            parent.addChild(coordinator)
+            guard restoreChildren(of: child, under: coordinator, root: root) else { return false }
+        }
+        return true
+    }
+}

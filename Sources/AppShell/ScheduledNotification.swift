@@ -1,0 +1,50 @@
+import AppShellJSON
+
+/// A notification a screen scheduled for its session's open pages (`ScreenContext
+/// .scheduleNotification`): kept with the controllers, in the snapshot, until it is delivered, so
+/// that a restart or an app rebuilt from its snapshot still sends it when it is due. It belongs to
+/// the session's id as it was scheduled: a rotation (login, logout) drops it.
+struct ScheduledNotification: Equatable, Sendable {
+    /// When it is due (milliseconds since 1970).
+    let due: Int64
+    /// Its title.
+    let title: String
+    /// Its text.
+    let body: String
+
+    /// The `notification` event's data.
+    var data: String { JSON.object(["title": .string(title), "body": .string(body)]).serializedString }
+
+    /// What the snapshot keeps of it.
+    var json: JSON { ["due": .integer(Int(due)), "title": .string(title), "body": .string(body)] }
+
+    init(due: Int64, title: String, body: String) {
+        self.due = due
+        self.title = title
+        self.body = body
+    }
+
+    /// The notification `json` keeps, if it is one.
+    init?(json: JSON) {
+        guard let due = json["due"]?.integerValue, let title = json["title"]?.stringValue,
+            let body = json["body"]?.stringValue
+        else { return nil }
+        self.init(due: Int64(due), title: title, body: body)
+    }
+
+    /// The notifications a snapshot's `extra` keeps.
+    static func list(in extra: JSON) -> [ScheduledNotification] {
+        (extra["notifications"]?.arrayValue ?? []).compactMap(ScheduledNotification.init(json:))
+    }
+}
+
+extension LiveApp {
+    /// What the framework keeps in the snapshot beside the controllers: the start-up work under
+    /// way, the notifications not yet delivered, and the screens' restoration states.
+    var restorationExtra: JSON {
+        var members = startup?.json.objectValue ?? [:]
+        if !root.notifications.isEmpty { members["notifications"] = .array(root.notifications.map(\.json)) }
+        if let states = ScreenPlace.states(of: root) { members["screens"] = states }
+        return .object(members)
+    }
+}

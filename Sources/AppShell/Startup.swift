@@ -1,0 +1,94 @@
+import AppShellJSON
+import AppShellSessions
+
+/// The work a new session does before its app routes (the splash's, seed 001): it lasts at least
+/// `milliseconds`, then `work` runs with the session's defaults and the app coordinator routes
+/// (`ApplicationCoordinator.startupDidFinish(deepLink:)`). The framework finishes it on time
+/// without a request, keeps a deep link that arrives meanwhile, and persists both across restarts.
+public struct StartupWork: Sendable {
+    /// How long the start-up lasts at least.
+    public let milliseconds: Int64
+    /// The work itself, run when the time has passed, before the app coordinator routes.
+    public let work: @Sendable (DefaultsStore) -> Void
+
+    /// Start-up work that lasts at least `milliseconds`, then runs `work`.
+    public init(milliseconds: Int64, work: @escaping @Sendable (DefaultsStore) -> Void = { _ in }) {
+        self.milliseconds = milliseconds
+        self.work = work
+    }
+}
+
+/// Where a launch can come from (`launch`'s `source`): an enum whose raw values are the sources'
+/// names, e.g. `case notification`. The app coordinator handles each, typed.
+public protocol LaunchSources: RawRepresentable, CaseIterable, Sendable where RawValue == String {}
+
+/// No launch source: an app coordinator that declares none refuses every launch (400).
+public struct NoLaunchSources: LaunchSources {
+    /// Never made.
+    public init?(rawValue: String) { nil }
+    /// Never read.
+    public var rawValue: String { "" }
+    /// None.
+    public static var allCases: [NoLaunchSources] { [] }
+}
+
+/// A live app's start-up work under way: when it began, and the deep link waiting for it.
+struct StartupState {
+    /// When it began (milliseconds since 1970).
+    let began: Int64
+    /// The app's work.
+    let work: StartupWork
+    /// The page a link opened during the start-up asked for, shown once it is done.
+    var deepLink: String?
+
+    init(began: Int64, work: StartupWork) {
+        self.began = began
+        self.work = work
+    }
+
+    /// The state a snapshot kept (`json`), or `nil` when the start-up was done. Snapshots of
+    /// before the framework kept it have the demo's names for the same values.
+    init?(restoring extra: JSON, work: StartupWork?) {
+        guard let began = (extra["startupBegan"] ?? extra["splashStartedAt"])?.integerValue else { return nil }
+        self.began = Int64(began)
+        self.work = work ?? StartupWork(milliseconds: 0)
+        deepLink = (extra["deepLink"] ?? extra["splashTarget"])?.stringValue
+    }
+
+    /// When it is due to finish.
+    var deadline: Int64 { began + work.milliseconds }
+
+    /// What the snapshot keeps of it.
+    var json: JSON {
+        var members: [String: JSON] = ["startupBegan": .integer(Int(began))]
+        if let deepLink { members["deepLink"] = .string(deepLink) }
+        return .object(members)
+    }
+}
+
+extension LiveApp {
+    /// When the app next has work to do without a request (its start-up work's end), if ever.
+    public var nextDeadline: Int64? { startup?.deadline }
+
+    /// The deep link waiting for the start-up work, if any: the URL the splash shows at.
+    public var pendingDeepLink: String? { startup?.deepLink }
+
+    /// Runs the work that is due at `now`: the start-up work, then the app coordinator's routing.
+    public func advance(now: Int64) {
+        guard let startup, now >= startup.deadline else { return }
+        self.startup = nil
+        startup.work.work(root.defaults)
+        coordinator.startupDidFinish(deepLink: startup.deepLink)
+    }
+
+    /// Shows `deepLink` (a same-site path the app knows) once the app can: during the start-up
+    /// work it waits (and is kept in the snapshot, as the URL an iOS app is launched with waits
+    /// for its launch to finish); after it, the app coordinator opens it.
+    public func open(deepLink: String) {
+        guard startup != nil else { return coordinator.open(deepLink: deepLink) }
+        guard startup?.deepLink != deepLink else { return }
+        startup?.deepLink = deepLink
+        // Not a change the state shows (no new version), but one the snapshot must keep.
+        stored = nil
+    }
+}
