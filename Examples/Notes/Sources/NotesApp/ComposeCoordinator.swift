@@ -2,7 +2,10 @@ import AppShell
 
 /// The compose flow: presents the sheet, keeps the note on `save`, and finishes (leaves its
 /// parent) once the sheet is dismissed.
-final class ComposeCoordinator: Coordinator {
+final class ComposeCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "compose"
+    override class var shows: [any Restorable.Type] { [ComposeScreen.self] }
+
     private let root: RootController
     private let screen: ComposeScreen
 
@@ -10,10 +13,17 @@ final class ComposeCoordinator: Coordinator {
     init(root: RootController, screen: ComposeScreen = ComposeScreen()) {
         self.root = root
         self.screen = screen
-        super.init(name: "compose")
-        screen.handle(by: self) { coordinator, action, request throws(ActionError) in
-            try coordinator.handle(action, request)
+        super.init(name: Self.restorationIdentifier)
+        handle(ComposeAction.self) { [unowned self] action, request throws(ActionError) in
+            try act(action, request)
         }
+        own(screen)
+    }
+
+    /// The flow of the sheet a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let screen = root.presented as? ComposeScreen else { return nil }
+        self.init(root: root, screen: screen)
     }
 
     /// Presents the sheet.
@@ -28,7 +38,7 @@ final class ComposeCoordinator: Coordinator {
         finish()
     }
 
-    private func handle(_ action: ComposeAction, _ request: ScreenAction) throws(ActionError) {
+    private func act(_ action: ComposeAction, _ request: ScreenAction) throws(ActionError) {
         switch action {
         case .save:
             // The screen checked that both parameters are strings (400 otherwise).

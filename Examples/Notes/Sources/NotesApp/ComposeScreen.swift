@@ -23,6 +23,18 @@ final class ComposeScreen: Screen<ComposeAction>, RestorableScreen {
 
     init() { super.init(name: "compose") }
 
+    /// A refused draft and why, kept in the snapshot so that the sheet comes back as it was.
+    var restorationState: JSON? {
+        guard let message else { return nil }
+        return ["message": .string(message), "title": .string(draft.title), "body": .string(draft.body)]
+    }
+
+    /// Takes the refused draft back after a restart.
+    func restore(from state: JSON) {
+        message = state["message"]?.stringValue
+        draft = (state["title"]?.stringValue ?? "", state["body"]?.stringValue ?? "")
+    }
+
     override var title: String { "New note" }
 
     override func state() -> JSON? { message.map { ["message": .string($0)] } }

@@ -5,12 +5,13 @@ import AppShellSessions
 /// The login flow, on the framework's password mechanism: the throttle counts attempts
 /// (`LoginThrottle`), the Argon2id check runs on the password-check threads with the session's
 /// lock released (`RootController.finishLater`), and a success rotates the session's id.
-final class LoginCoordinator: Coordinator {
+final class LoginCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "login"
+    override class var shows: [any Restorable.Type] { [LoginScreen.self] }
+
     private let root: RootController
     private let environment: NotesEnvironment
     private let screen: LoginScreen
-    /// Called after a successful login, with the page to open then (a deep link), if any.
-    var onLogin: (_ next: String?) -> Void = { _ in }
     /// The page to open after logging in.
     var next: String? {
         get { screen.next }
@@ -22,12 +23,19 @@ final class LoginCoordinator: Coordinator {
         self.root = root
         self.environment = environment
         self.screen = screen
-        super.init(name: "login")
-        screen.handle(by: self) { coordinator, action, request throws(ActionError) in
+        super.init(name: Self.restorationIdentifier)
+        handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
             switch action {
-            case .login: try coordinator.login(request)
+            case .login: try login(request)
             }
         }
+        own(screen)
+    }
+
+    /// The flow of the login screen a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let app = parent as? AppCoordinator, let screen = root.child as? LoginScreen else { return nil }
+        self.init(root: root, environment: app.environment, screen: screen)
     }
 
     /// Shows the login screen with a cross-dissolve.
@@ -72,7 +80,7 @@ final class LoginCoordinator: Coordinator {
         root.defaults.set(username, forKey: "username")
         Notebook(defaults: root.defaults).welcomeOnce()
         root.rotateSessionID()
-        onLogin(next)
+        (parent as? AppCoordinator)?.showNotes(opening: next)
     }
 
     /// A refusal the screen shows with the same words as the JSON answer's `error`.

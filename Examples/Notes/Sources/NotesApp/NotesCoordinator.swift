@@ -2,30 +2,40 @@ import AppShell
 
 /// The logged-in flow: owns the navigation stack (the list, a note pushed on it) and starts the
 /// compose flow.
-final class NotesCoordinator: Coordinator {
+final class NotesCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "notes"
+    override class var shows: [any Restorable.Type] {
+        [NoteListScreen.self, NoteDetailScreen.self, ComposeCoordinator.self]
+    }
+
     private let root: RootController
     private let navigation: NavigationController
-    /// Called when the user logs out.
-    var onLogout: () -> Void = {}
 
     /// A flow on `root`, with a new stack or (restoring) the one already shown.
-    init(
-        root: RootController,
-        navigation: NavigationController = NavigationController(rootViewController: NoteListScreen())
-    ) {
+    init(root: RootController, navigation: NavigationController? = nil) {
         self.root = root
-        self.navigation = navigation
-        super.init(name: "notes")
-        for screen in navigation.viewControllers {
-            if let list = screen as? NoteListScreen { wire(list) }
-            if let detail = screen as? NoteDetailScreen { wire(detail) }
+        self.navigation = navigation ?? NavigationController(rootViewController: NoteListScreen())
+        super.init(name: Self.restorationIdentifier)
+        handle(NoteListAction.self) { [unowned self] action, request throws(ActionError) in
+            try list(action, request)
         }
+        handle(NoteDetailAction.self) { [unowned self] action, _ in
+            if action == .delete, let id = openNoteID { Notebook(defaults: self.root.defaults).delete(id) }
+            pop()
+        }
+        if navigation == nil { own(self.navigation) }
+    }
+
+    /// The flow of the navigation stack a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let navigation = root.navigation, navigation.viewControllers[0] is NoteListScreen else { return nil }
+        self.init(root: root, navigation: navigation)
     }
 
     /// Shows the list with a cross-dissolve.
     override func start() { root.transition(to: navigation, animated: true) }
 
-    /// The number of the note pushed, if one is: the app keeps it in the snapshot.
+    /// The number of the note pushed, if one is.
     var openNoteID: Int? { (navigation.viewControllers.last as? NoteDetailScreen)?.noteID }
 
     /// Makes the screens match `path` — `/notes`, `/notes/new` or `/notes/<id>` — without
@@ -43,10 +53,10 @@ final class NotesCoordinator: Coordinator {
         }
         if let noteID {
             guard openNoteID != noteID else { return true }
-            if navigation.viewControllers.count > 1 { navigation.popToRoot(animated: false) }
+            if navigation.viewControllers.count > 1 { pop(animated: false, toRoot: true) }
             push(noteID, animated: false)
         } else if navigation.viewControllers.count > 1 && !wantsCompose {
-            navigation.popToRoot(animated: false)
+            pop(animated: false, toRoot: true)
         }
         if wantsCompose && root.presented == nil { startCompose(animated: false) }
         return true
@@ -59,42 +69,29 @@ final class NotesCoordinator: Coordinator {
         compose.start(animated: animated)
     }
 
+    /// The list's actions.
+    private func list(_ action: NoteListAction, _ request: ScreenAction) throws(ActionError) {
+        switch action {
+        case .open:
+            guard let id = request.string("id").flatMap({ Int($0) }), Notebook(defaults: root.defaults).note(id) != nil
+            else { throw ActionError(status: 404, "There is no note \(request.string("id") ?? "").") }
+            push(id, animated: true)
+        case .compose:
+            startCompose(animated: true)
+        case .logout:
+            (parent as? AppCoordinator)?.logout()
+        }
+    }
+
     /// Pushes the note numbered `id`.
     private func push(_ id: Int, animated: Bool) {
         let detail = NoteDetailScreen()
         detail.noteID = id
-        navigation.push(wire(detail), animated: animated)
+        navigation.push(own(detail), animated: animated)
     }
 
-    @discardableResult
-    private func wire(_ list: NoteListScreen) -> NoteListScreen {
-        list.handle(by: self) { coordinator, action, request throws(ActionError) in
-            switch action {
-            case .open:
-                guard let id = request.string("id").flatMap({ Int($0) }),
-                    Notebook(defaults: coordinator.root.defaults).note(id) != nil
-                else { throw ActionError(status: 404, "There is no note \(request.string("id") ?? "").") }
-                coordinator.push(id, animated: true)
-            case .compose:
-                coordinator.startCompose(animated: true)
-            case .logout:
-                coordinator.onLogout()
-            }
-        }
-        return list
-    }
-
-    @discardableResult
-    private func wire(_ detail: NoteDetailScreen) -> NoteDetailScreen {
-        detail.handle(by: self) { coordinator, action, _ in
-            switch action {
-            case .back:
-                coordinator.navigation.pop(animated: true)
-            case .delete:
-                if let id = coordinator.openNoteID { Notebook(defaults: coordinator.root.defaults).delete(id) }
-                coordinator.navigation.pop(animated: true)
-            }
-        }
-        return detail
+    /// Back to the list.
+    private func pop(animated: Bool = true, toRoot: Bool = false) {
+        if toRoot { navigation.popToRoot(animated: animated) } else { navigation.pop(animated: animated) }
     }
 }

@@ -58,13 +58,16 @@ import Testing
         #expect(Self.tree(restored.json) == Self.tree(pushed))
         #expect(try client.get("/notes/2").text.contains("<title>Kept — Notes</title>"))
         #expect(try Self.act(client, #"{"action": "back"}"#)["stack"] == ["notes"])
-        let presented = try Self.act(client, #"{"action": "compose"}"#)
+        _ = try Self.act(client, #"{"action": "compose"}"#)
+        let refused = try Self.act(client, #"{"action": "save", "title": " ", "body": "a draft"}"#)
+        #expect(refused["view"] == ["message": "A note needs a title."])
         Self.stop(server, stop)
 
-        // So does the sheet with its coordinator; its actions still work.
+        // So does the sheet with its coordinator and its refused draft; its actions still work.
         (server, client) = try Self.start(store)
         client.cookies = cookies
-        #expect(Self.tree(try client.get("/api/state").json) == Self.tree(presented))
+        #expect(Self.tree(try client.get("/api/state").json) == Self.tree(refused))
+        #expect(try client.get("/notes/new").text.contains(">a draft</textarea>"))
         let saved = try Self.act(client, #"{"action": "save", "title": "After", "body": ""}"#)
         #expect(saved["presented"] == .null)
         #expect(
