@@ -123,6 +123,7 @@ public final class StoreWriter: Sendable {
         }
         statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
         for job in batch { job.done(failure) }
+        backend.afterBatch()
     }
 
     private static func seconds() -> Double {
