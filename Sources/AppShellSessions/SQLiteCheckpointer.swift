@@ -34,18 +34,17 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     let failures = Atomic<Int>(0)
 
     private let connection: SQLiteConnection
-    private let name: String
     private let condition = Condition()
     private let hold = Condition()
     private var requested = false
-    private var started = false
     private var running = false
     private var stopping = false
     /// A pass ended with frames left to copy: the writer's connection finishes it (`takeCatchUp`).
     private var catchUpDue = false
 
     /// A checkpointer with its own connection to the store at `path`; its thread, named `name`,
-    /// starts at the first request.
+    /// starts now, with the scheduling policy of the thread that opens the store (a thread started
+    /// later by a commit's report would inherit the committing thread's, maybe `SCHED_IDLE`).
     init(
         path: String, threshold: Int = SQLiteCheckpointer.defaultThreshold, name: String = "appshell-checkpt"
     )
@@ -56,7 +55,10 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         // and says so with success.
         _ = try connection.query("SELECT count(*) FROM sqlite_schema") { $0.int64(at: 0) }
         self.threshold = max(1, threshold)
-        self.name = name
+        running = true
+        let thread = BackgroundThread { [self] in run() }
+        thread.name = name
+        thread.start()
     }
 
     /// Called on the committing thread after each commit with the frames in the log: past the
@@ -67,13 +69,6 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         defer { condition.unlock() }
         guard !stopping, !catchUpDue else { return }
         requested = true
-        if !started {
-            started = true
-            running = true
-            let thread = BackgroundThread { [self] in run() }
-            thread.name = name
-            thread.start()
-        }
         condition.signal()
     }
 
