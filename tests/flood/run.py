@@ -126,9 +126,10 @@ class Server:
         return found
 
     def scheduling(self):
-        """{thread name: [CPU ms, ms spent runnable but waiting for a core]} from schedstat."""
+        """{thread name: [CPU ms, ms spent runnable but waiting for a core]} from schedstat; threads
+        of the same name (the epoll threads) apart, as `name#1`, `name#2`… in the order of their ids."""
         threads = {}
-        for task in os.listdir(f"/proc/{self.process.pid}/task"):
+        for task in sorted(os.listdir(f"/proc/{self.process.pid}/task"), key=int):
             try:
                 with open(f"/proc/{self.process.pid}/task/{task}/comm") as comm:
                     name = comm.read().strip()
@@ -136,9 +137,11 @@ class Server:
                     ran, waited = (int(v) / 1e6 for v in stat.read().split()[:2])
             except (FileNotFoundError, ProcessLookupError):
                 continue
-            total = threads.setdefault(name, [0.0, 0.0])
-            total[0] += ran
-            total[1] += waited
+            key, index = name, 1
+            while key in threads:
+                index += 1
+                key = f"{name}#{index}"
+            threads[key] = [ran, waited]
         return threads
 
     def memory(self):
