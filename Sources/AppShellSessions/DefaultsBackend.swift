@@ -77,11 +77,17 @@ public protocol DefaultsBackend: Sendable {
     /// Makes `writes` in order, in one transaction when the backend has them: afterwards either
     /// all of them hold or (it threw) none does.
     func applyAll(_ writes: [StoreWrite]) throws(StoreError)
+    /// Called by the store writer once a batch's requests have their answers: upkeep that must not
+    /// delay them (the SQLite store finishes a checkpoint there). Most backends have none.
+    func afterBatch()
 }
 
 extension DefaultsBackend {
     /// Nothing to close.
     public func close() {}
+
+    /// No upkeep.
+    public func afterBatch() {}
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).

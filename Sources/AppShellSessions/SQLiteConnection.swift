@@ -20,6 +20,8 @@ final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Told of every commit (see `reportCommits(to:)`); held here as long as SQLite may call it.
+    private var commitObserver: SQLiteCheckpointer?
     /// Set by `close`: the handle is gone, and every use throws.
     private var closed = false
 
@@ -128,6 +130,29 @@ final class SQLiteConnection {
         return rows
     }
 
+    /// Tells `checkpointer` the log's size after every commit on this connection, instead of
+    /// checkpointing here: SQLite's automatic checkpoint would run on the committing thread (see
+    /// `SQLiteCheckpointer`). A WAL hook replaces the automatic checkpoint.
+    func reportCommits(to checkpointer: SQLiteCheckpointer) {
+        commitObserver = checkpointer
+        sqlite3_wal_hook(handle, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
+    /// Copies the write-ahead log into the database as far as no reader still needs it, without
+    /// waiting for or blocking readers and writers (`SQLITE_CHECKPOINT_PASSIVE`); syncs the log and
+    /// the file when it copied anything. Returns the frames in the log and those copied.
+    @discardableResult
+    func checkpointPassively() throws(StoreError) -> (frames: Int, copied: Int) {
+        try checkOpen()
+        var frames: Int32 = 0
+        var copied: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
+        guard code == SQLITE_OK else {
+            throw SQLiteConnection.error(handle, code, path: path, operation: "checkpoint")
+        }
+        return (Int(frames), Int(copied))
+    }
+
     /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws.
     ///
     /// IMMEDIATE takes the write lock at the start, so a transaction that reads and then writes
@@ -182,3 +207,13 @@ final class SQLiteConnection {
         return "\"" + (line.count > 80 ? line.prefix(79) + "…" : line) + "\""
     }
 }
+
+/// SQLite's WAL hook: called on the committing thread after each commit, with the frames now in
+/// the log; passes them to the connection's `SQLiteCheckpointer`.
+private let walCommitHook:
+    @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+        context, _, _, frames in
+        guard let context else { return SQLITE_OK }
+        Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(frames: Int(frames))
+        return SQLITE_OK
+    }

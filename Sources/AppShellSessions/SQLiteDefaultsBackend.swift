@@ -30,6 +30,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     // Loads use a second one: in WAL mode a reader never waits for the writer, so a request that
     // loads a session is not held up by a group commit in progress.
     private let reader: Locked<SQLiteConnection>
+    // Checkpoints on a thread of its own, so that no commit waits for one (see `SQLiteCheckpointer`).
+    let checkpointer: SQLiteCheckpointer
 
     /// Opens the store at `path`, creating the file and its parent directories when missing.
     public init(path: String) throws(StoreError) {
@@ -39,6 +41,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         try SQLiteDefaultsBackend.prepare(connection)
         let reader = try SQLiteConnection(path: path)
         try reader.execute("PRAGMA busy_timeout = 5000")
+        checkpointer = try SQLiteCheckpointer(path: path)
+        connection.reportCommits(to: checkpointer)
         self.path = path
         self.connection = Locked(connection)
         self.reader = Locked(reader)
@@ -138,6 +142,15 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
+    /// Finishes the checkpoint that `checkpointer` left with a few frames to copy (those committed
+    /// while it ran), at a moment when no transaction is open: after it the log is fully copied,
+    /// and the next commit starts it again from its beginning instead of growing it. Called by the
+    /// store writer after a batch's requests were answered; a failure leaves the log as it is.
+    public func afterBatch() {
+        guard checkpointer.takeCatchUp() else { return }
+        connection.withLock { connection in _ = try? connection.checkpointPassively() }
+    }
+
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
@@ -155,8 +168,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 
     /// Closes the file: checkpointed, its `-wal` and `-shm` files removed. Later calls throw.
     public func close() {
+        checkpointer.stop()
         connection.withLock { $0.close() }
     }
+
+    deinit { checkpointer.stop() }
 
     /// The number of records.
     public func count() throws(StoreError) -> Int {

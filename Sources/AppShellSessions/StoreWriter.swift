@@ -30,7 +30,6 @@ public final class StoreWriter: Sendable {
     /// The queue, guarded by `condition`.
     private final class State: @unchecked Sendable {
         var jobs: [Job] = []
-        var started = false
         var stopping = false
         var running = false
         var thread: pthread_t?
@@ -41,11 +40,24 @@ public final class StoreWriter: Sendable {
     private let name: String
 
     /// A writer to `backend` with room for `queueLimit` waiting writes (at least 1); its thread,
-    /// named `name`, starts with the first write.
+    /// named `name`, starts now.
+    ///
+    /// Now, on the thread that makes the writer (at start-up, the main thread), not at the first
+    /// write: a new thread inherits its creator's scheduling policy, and an unprivileged thread can
+    /// never raise it again. The first write used to come from a login, on the password-check pool
+    /// (`SCHED_IDLE`), so the writer ran as `SCHED_IDLE` for the life of the process: with the
+    /// cores busy (a flood) it got a core only about 0.3 % of the time, and every action waited for
+    /// it (users' actions' p99 in the hundreds of milliseconds; README, Reliability).
     public init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
         self.backend = backend
         self.queueLimit = max(1, queueLimit)
         self.name = name
+        condition.lock()
+        state.running = true
+        condition.unlock()
+        let thread = BackgroundThread { [self] in run() }
+        thread.name = name
+        thread.start()
     }
 
     deinit { stop() }
@@ -60,16 +72,8 @@ public final class StoreWriter: Sendable {
             return false
         }
         state.jobs.append(Job(writes: writes, done: done))
-        let start = !state.started
-        state.started = true
-        if start { state.running = true }
         condition.signal()
         condition.unlock()
-        if start {
-            let thread = BackgroundThread { [self] in run() }
-            thread.name = name
-            thread.start()
-        }
         return true
     }
 
@@ -123,6 +127,7 @@ public final class StoreWriter: Sendable {
         }
         statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
         for job in batch { job.done(failure) }
+        backend.afterBatch()
     }
 
     private static func seconds() -> Double {

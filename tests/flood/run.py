@@ -8,7 +8,10 @@ Three scenarios, each against a server of its own (SQLite store in a temporary f
               5xx and no socket error, the sessions held in memory never exceed the cap, the RSS
               stays under its start plus the cap times 1 KiB (README, Limits), and every request of
               the logged-in users is answered 200 on their own, still logged-in session. Reports
-              the flood's rate and the users' p50/p99.
+              the flood's rate; the users' p50/p99 as they saw them (their threads at nice
+              FLOOD_USERS_NICE, -10 as root: README, Floods) and the server's own time for their
+              requests (the access log, by X-Request-ID); each server thread's CPU time and time
+              spent waiting for a core; the load average.
   slowloris   FLOOD_SLOW (500) connections that send their request a byte a second (half in the
               header block, half in a body), from ten loopback addresses, for FLOOD_HOLD seconds,
               while others ask for pages. Asserts: every other request is answered 200, the slow
@@ -21,7 +24,7 @@ Three scenarios, each against a server of its own (SQLite store in a temporary f
 
 Usage: run.py APPSHELL_BINARY [scenario ...]. Environment: FLOOD_REQUESTS, FLOOD_CAP (the
 session cap for the cookieless flood, default 100 000), FLOOD_SLOW, FLOOD_HOLD (seconds, 10),
-FLOOD_STREAMS, FLOOD_WRK (wrk's path). Python 3 standard library and Debian's wrk. Every server
+FLOOD_STREAMS, FLOOD_WRK (wrk's path), FLOOD_USERS_NICE. Python 3 standard library and Debian's wrk. Every server
 it starts is stopped. Exits 1 when an assertion fails; figures go to standard output, and as JSON
 to tests/flood/out/latest.json.
 """
@@ -44,6 +47,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
 COOKIE = "appshell_session"
+LOGGED = "flood-user-"  # the start of the request ids the logged-in users send
 FAILURES = []
 
 
@@ -65,29 +69,80 @@ def percentile(values, fraction):
 
 
 class Server:
-    """The appshell binary on a free loopback port, with its store in a temporary folder."""
+    """The appshell binary on a free loopback port, with its store in a temporary folder. With
+    `access_log`, its standard output (the access log) goes to a file, read by `request_micros`."""
 
-    def __init__(self, binary, **settings):
+    def __init__(self, binary, access_log=False, **settings):
         self.folder = tempfile.mkdtemp(prefix="appshell-flood-")
         environment = {k: v for k, v in os.environ.items() if not k.startswith("APPSHELL_")}
         environment.update({
-            "APPSHELL_HOST": "127.0.0.1", "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false",
+            "APPSHELL_HOST": "127.0.0.1", "APPSHELL_PORT": "0",
+            "APPSHELL_ACCESS_LOG": "true" if access_log else "false",
             "APPSHELL_STORE_PATH": os.path.join(self.folder, "store.sqlite"),
             "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
         })
         environment.update({"APPSHELL_" + k: str(v) for k, v in settings.items()})
         self.errors = open(os.path.join(self.folder, "stderr"), "w+")
-        self.process = subprocess.Popen([binary], cwd=REPO, env=environment, stdout=subprocess.PIPE,
-                                        stderr=self.errors, text=True)
-        for line in self.process.stdout:
-            event = json.loads(line)
-            if event.get("event") == "listening":
-                self.port = event["port"]
-                break
-        else:
-            raise RuntimeError("the server exited before listening")
-        # Drain standard output so that the server never blocks on a full pipe.
-        threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()
+        # Standard output goes to a file, never to a pipe that a Python thread would have to drain
+        # (taking turns with the users' threads). With the access log, through grep, which keeps
+        # the lines of requests whose id starts with `LOGGED` and the events: a million lines of
+        # the flood are not written to the disk that the store syncs.
+        self.log_path = os.path.join(self.folder, "stdout")
+        output = open(self.log_path, "w")
+        self.filter = None
+        if access_log:
+            self.filter = subprocess.Popen(
+                ["grep", "--line-buffered", "-F", "-e", f'"requestID":"{LOGGED}', "-e", '"event":'],
+                stdin=subprocess.PIPE, stdout=output)
+            output = self.filter.stdin
+        self.process = subprocess.Popen([binary], cwd=REPO, env=environment, stdout=output, stderr=self.errors)
+        if self.filter:
+            self.filter.stdin.close()
+        self.port = None
+        with open(self.log_path) as log:
+            while self.port is None:
+                line = log.readline()
+                if not line.endswith("\n"):
+                    if self.process.poll() is not None:
+                        raise RuntimeError("the server exited before listening")
+                    time.sleep(0.02)
+                    log.seek(log.tell() - len(line))
+                    continue
+                event = json.loads(line)
+                if event.get("event") == "listening":
+                    self.port = event["port"]
+
+    def request_micros(self):
+        """{request id: micros} of the access log's requests whose id starts with `LOGGED` (once
+        the server stopped): the server's own time, from reading the request line to the answer
+        handed to the kernel in full."""
+        found = {}
+        marker = f'"requestID":"{LOGGED}'
+        with open(self.log_path) as log:
+            for line in log:
+                if marker in line:
+                    entry = json.loads(line)
+                    found[entry["requestID"]] = entry["micros"]
+        return found
+
+    def scheduling(self):
+        """{thread name: [CPU ms, ms spent runnable but waiting for a core]} from schedstat; threads
+        of the same name (the epoll threads) apart, as `name#1`, `name#2`… in the order of their ids."""
+        threads = {}
+        for task in sorted(os.listdir(f"/proc/{self.process.pid}/task"), key=int):
+            try:
+                with open(f"/proc/{self.process.pid}/task/{task}/comm") as comm:
+                    name = comm.read().strip()
+                with open(f"/proc/{self.process.pid}/task/{task}/schedstat") as stat:
+                    ran, waited = (int(v) / 1e6 for v in stat.read().split()[:2])
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            key, index = name, 1
+            while key in threads:
+                index += 1
+                key = f"{name}#{index}"
+            threads[key] = [ran, waited]
+        return threads
 
     def memory(self):
         """(VmRSS, VmHWM) in KiB."""
@@ -104,24 +159,30 @@ class Server:
         return int(match.group(1)) if match else None
 
     def stop(self):
+        if getattr(self, "status", None) is not None:
+            return self.status
         self.process.terminate()
         try:
             status = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             status = self.process.wait()
+        if self.filter:
+            self.filter.wait(timeout=30)
         self.errors.seek(0)
         errors = self.errors.read()
         check(status == 0, f"the server exited 0 after SIGTERM (got {status})")
         check("fatal" not in errors.lower(), "no fatal error on standard error")
+        self.status = status
         return status
 
 
 class User:
     """A logged-in session on a kept-alive connection."""
 
-    def __init__(self, port, source="127.0.0.1"):
-        self.port, self.source = port, source
+    def __init__(self, port, source="127.0.0.1", tag=None):
+        self.port, self.source, self.tag = port, source, tag
+        self.sent = 0
         self.connection = None
         self.cookie = None
         self.state("/api/state")
@@ -134,6 +195,11 @@ class User:
             self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15,
                                                          source_address=(self.source, 0))
         headers = {"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}
+        if self.tag:
+            # The access log's line of this request carries it (README, Observability).
+            self.sent += 1
+            self.request_id = f"{self.tag}{self.sent}"
+            headers["X-Request-ID"] = self.request_id
         if body is not None:
             headers["Content-Type"] = "application/json"
         try:
@@ -161,10 +227,16 @@ class User:
         return status, json.loads(data) if data.startswith(b"{") else None
 
 
-def users_loop(users, stop, results):
-    """Each user reads its state and acts (showList / pop) until `stop`; records (ms, ok)."""
+def users_loop(users, stop, results, nice=None):
+    """Each user reads its state and acts (showList / pop) until `stop`; records (ms, ok, problem,
+    request id, is an action). With `nice`, each user's thread runs at that nice value."""
 
     def run(user):
+        if nice is not None:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, nice)  # Linux: 0 is the calling thread
+            except OSError:
+                pass
         step = 0
         while not stop.is_set():
             step += 1
@@ -178,7 +250,8 @@ def users_loop(users, stop, results):
             except (OSError, http.client.HTTPException) as error:
                 ok, state = False, str(error)
             problem = None if ok else (status, state.get("error") if isinstance(state, dict) else state)
-            results.append(((time.perf_counter() - started) * 1000, ok, problem))
+            results.append(((time.perf_counter() - started) * 1000, ok, problem,
+                            getattr(user, "request_id", None), step % 4 == 0))
 
     threads = [threading.Thread(target=run, args=(user,)) for user in users]
     for thread in threads:
@@ -190,12 +263,18 @@ def cookieless(binary, figures):
     requests = env_int("FLOOD_REQUESTS", 1_000_000)
     cap = env_int("FLOOD_CAP", 100_000)
     print(f"cookieless: {requests} cookieless requests across every route, session cap {cap}", flush=True)
-    server = Server(binary, MAX_SESSIONS_IN_MEMORY=cap)
+    server = Server(binary, access_log=True, MAX_SESSIONS_IN_MEMORY=cap)
     try:
-        users = [User(server.port) for _ in range(4)]
+        users = [User(server.port, tag=f"{LOGGED}{n}-") for n in range(4)]
         rss_start, _ = server.memory()
         stop, results = threading.Event(), []
-        threads = users_loop(users, stop, results)
+        # The users' threads stand for browsers on other machines: raised above the flood's wrk
+        # (where allowed: root), so that their figures are the server's latency rather than
+        # their own turn for a core. The server's threads keep their priority.
+        nice = env_int("FLOOD_USERS_NICE", -10 if os.geteuid() == 0 else 0)
+        load_before = os.getloadavg()
+        scheduling_before = server.scheduling()
+        threads = users_loop(users, stop, results, nice=nice or None)
         connections, wrk_threads = 32, 2
         per_thread = -(-requests // wrk_threads)
         marker = os.path.join(server.folder, "wrk-done")
@@ -212,6 +291,9 @@ def cookieless(binary, figures):
             time.sleep(0.1)
             rss_samples.append(server.memory()[0])
         elapsed = time.time() - started
+        load_after = os.getloadavg()
+        scheduling = {name: [round(v - scheduling_before.get(name, [0, 0])[i]) for i, v in enumerate(values)]
+                      for name, values in server.scheduling().items()}
         wrk.send_signal(signal.SIGINT)
         output, errors = wrk.communicate(timeout=60)
         stop.set()
@@ -241,6 +323,13 @@ def cookieless(binary, figures):
               f"logged-in users: {len(results)} requests, all 200 on their logged-in session "
               f"({len(failed)} failed{': ' + str(failed[:3]) if failed else ''})")
         latencies = [r[0] for r in results]
+        actions = [r[0] for r in results if r[4]]
+        reads = [r[0] for r in results if not r[4]]
+        server.stop()
+        own = server.request_micros()
+        served = [own[r[3]] / 1000 for r in results if r[3] in own]
+        served_actions = [own[r[3]] / 1000 for r in results if r[3] in own and r[4]]
+        check(len(served) == len(results), f"the access log has each of the users' requests ({len(served)})")
         figures["cookieless"] = {
             "requests": flood["responses"], "seconds": round(elapsed, 1),
             "rate": round(flood["responses"] / flood["seconds"]), "flood_p50_ms": flood["p50_ms"],
@@ -251,6 +340,16 @@ def cookieless(binary, figures):
             "users_p50_ms": round(percentile(latencies, 0.50), 2),
             "users_p99_ms": round(percentile(latencies, 0.99), 2),
             "users_max_ms": round(max(latencies), 2) if latencies else None,
+            "users_reads_p99_ms": round(percentile(reads, 0.99), 2),
+            "users_actions_p50_ms": round(percentile(actions, 0.50), 2),
+            "users_actions_p99_ms": round(percentile(actions, 0.99), 2),
+            "users_nice": nice,
+            "server_users_p50_ms": round(percentile(served, 0.50), 2),
+            "server_users_p99_ms": round(percentile(served, 0.99), 2),
+            "server_users_max_ms": round(max(served), 2) if served else None,
+            "server_users_actions_p99_ms": round(percentile(served_actions, 0.99), 2),
+            "server_threads_cpu_and_runnable_wait_ms": scheduling,
+            "load_average_before_after": [round(load_before[0], 1), round(load_after[0], 1)],
         }
         print(f"  figures {json.dumps(figures['cookieless'])}", flush=True)
     finally:
