@@ -179,8 +179,8 @@ lint: foundation-check
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift $(EXAMPLE_SOURCES)
 
 ## foundation-check: the modules appshell links (everything in Sources but AppShellTesting, which
-## only the tests use) and the example app's sources import FoundationEssentials, never Foundation: Foundation brings ICU's data,
-## about 45 MB, into the statically linked binary and the container image
+## only the tests use) and the example app's sources import FoundationEssentials, never Foundation:
+## Foundation brings ICU's data, about 45 MB, into the statically linked binary and the container image
 FOUNDATION_IMPORT := ^[[:space:]]*(@[[:alnum:]_]+[[:space:]]+)*import[[:space:]]+((struct|class|enum|protocol|typealias|func|var|let)[[:space:]]+)?Foundation(Networking|XML|Internationalization)?([.[:space:]]|$$)
 foundation-check:
 	@if grep -rnE --include='*.swift' --exclude-dir=AppShellTesting '$(FOUNDATION_IMPORT)' Sources Examples/Notes/Sources; then \
