@@ -25,6 +25,11 @@ import Glibc
 /// A queue that is no longer referenced ends its thread once its current work returns; `stop()`
 /// ends it and waits, which is how an owner knows no timer work runs any more (the server stops its
 /// queue before it closes the store).
+///
+/// Why not libdispatch's timer sources (the library is linked): their handlers run on Dispatch's
+/// clock, which a test cannot move, and cancelling one does not wait for a handler that is running,
+/// which the server's shutdown needs (the store closes after the last timer work). This is a
+/// reason of behaviour, not a measurement: neither was timed against the other.
 public final class TimerQueue: Sendable {
     /// A scheduled piece of work, to cancel it.
     public struct Timer: Hashable, Sendable {
