@@ -8,7 +8,8 @@ import Glibc
 /// Deadlines are kept in a heap, earliest first; work due at the same time runs in the order it
 /// was scheduled. Work runs one piece at a time on the queue's thread: work that runs long delays
 /// what is due meanwhile, which then runs at once, still in deadline order (the clock is read
-/// again before each piece). Work is short by contract: it hands anything slow to another thread.
+/// again before each piece). Work is meant to be short; the longest in the server is the session
+/// sweep (an SQLite `DELETE` of expired rows), during which heartbeats and reminders wait.
 ///
 /// Times are milliseconds on `clock`, by default the monotonic clock (setting the wall clock
 /// neither hastens nor delays anything); tests pass a clock they move, then call `wake()`.
