@@ -36,28 +36,41 @@ public final class ShellScheduler: Sendable {
 
     /// Runs `work` on the queue's thread at `deadline` (milliseconds since 1970 on the shell's clock).
     public func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) {
-        let state = self.state
         // The queue is called with this lock held, so that the entry is known before it can run
         // (the queue's thread takes this lock only after releasing its own).
         state.withLock { current in
             current.nextKey += 1
-            let key = current.nextKey
-            let run: @Sendable () -> Void = {
-                let runs = state.withLock { current -> Bool in
-                    // An entry dropped by `stop()` meanwhile does nothing.
-                    guard current.entries[key] != nil else { return false }
-                    current.running = key
-                    return true
-                }
-                guard runs else { return }
-                work()
-                state.withLock {
-                    $0.entries[key] = nil
-                    $0.running = nil
-                }
+            current.entries[current.nextKey] = enqueue(current.nextKey, at: deadline, work)
+        }
+    }
+
+    /// Puts entry `key` on the queue for `deadline`; called with the state's lock held.
+    private func enqueue(
+        _ key: UInt64, at deadline: Int64, _ work: @escaping @Sendable () -> Void
+    ) -> TimerQueue.Timer {
+        let run: @Sendable () -> Void = { [weak self] in self?.run(key, at: deadline, work) }
+        return ownsTimers ? timers.schedule(at: deadline, run) : timers.schedule(after: deadline - clock(), run)
+    }
+
+    /// Runs entry `key` on the queue's thread, unless `stop()` dropped it.
+    private func run(_ key: UInt64, at deadline: Int64, _ work: @escaping @Sendable () -> Void) {
+        let runs = state.withLock { current -> Bool in
+            guard current.entries[key] != nil else { return false }
+            // The shared queue's clock and the shell's are each read to the millisecond: the
+            // delay may end a millisecond before the deadline does on the shell's clock, where the
+            // work checks it (a splash that is not yet due would then wait for the next request).
+            if clock() < deadline {
+                current.entries[key] = enqueue(key, at: deadline, work)
+                return false
             }
-            current.entries[key] =
-                ownsTimers ? timers.schedule(at: deadline, run) : timers.schedule(after: deadline - clock(), run)
+            current.running = key
+            return true
+        }
+        guard runs else { return }
+        work()
+        state.withLock {
+            $0.entries[key] = nil
+            $0.running = nil
         }
     }
 

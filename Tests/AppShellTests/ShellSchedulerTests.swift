@@ -15,7 +15,8 @@ import Testing
         let queueTime = Locked<Int64>(0)
         let timers = TimerQueue(name: "test-timers") { queueTime.withLock { $0 } }
         timers.start()
-        let scheduler = ShellScheduler(clock: { Self.shellStart }, timers: timers)
+        // The shell's clock moves with the queue's, as the wall clock moves with the monotonic one.
+        let scheduler = ShellScheduler(clock: { Self.shellStart + queueTime.withLock { $0 } }, timers: timers)
         return (scheduler, timers, queueTime)
     }
 
@@ -77,6 +78,29 @@ import Testing
         gate.signal()
         #expect(stopped.wait(timeout: .now() + .seconds(30)) == .success)
         #expect(sawFinished.withLock { $0 } == true)
+    }
+
+    /// The two clocks are read to the millisecond, so a delay on the queue's may end before the
+    /// deadline on the shell's, where the work itself checks it (the splash's `advance(now:)`):
+    /// the entry runs only once the shell's clock has reached its deadline.
+    @Test func anEntryNeverRunsBeforeItsDeadlineOnTheShellsClock() {
+        let queueTime = Locked<Int64>(0)
+        let timers = TimerQueue(name: "test-timers") { queueTime.withLock { $0 } }
+        timers.start()
+        defer { timers.stop() }
+        let shellTime = Locked<Int64>(Self.shellStart)
+        let scheduler = ShellScheduler(clock: { shellTime.withLock { $0 } }, timers: timers)
+        let ranAt = Locked<Int64?>(nil)
+        scheduler.schedule(at: Self.shellStart + 100) { ranAt.withLock { $0 = shellTime.withLock { $0 } } }
+        // The queue's delay has passed; the shell's clock is a millisecond behind.
+        shellTime.withLock { $0 = Self.shellStart + 99 }
+        Self.advance(timers, queueTime, to: 100)
+        #expect(ranAt.withLock { $0 } == nil)
+        #expect(scheduler.pendingCount == 1)
+        shellTime.withLock { $0 = Self.shellStart + 100 }
+        Self.advance(timers, queueTime, to: 101)
+        #expect(ranAt.withLock { $0 } == Self.shellStart + 100)
+        #expect(scheduler.pendingCount == 0)
     }
 
     /// With no shared queue, the scheduler runs a queue of its own on the shell's clock, started
