@@ -44,13 +44,14 @@ public final class Shell: Sendable {
     /// A shell serving `application` with the sessions of `registry`; `chrome` is what every page
     /// shows around the screen (the app's name, stylesheets and scripts), `csrfKey` signs the forms'
     /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
-    /// event streams open; `webApp` makes the site installable and able to open offline.
+    /// event streams open; `webApp` makes the site installable and able to open offline; the
+    /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
-        clock: @escaping @Sendable () -> Int64 = Shell.systemClock
+        clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil
     ) {
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
         self.application = application
@@ -62,7 +63,7 @@ public final class Shell: Sendable {
         self.assets = assets
         self.webApp = webApp
         self.chrome = chrome
-        scheduler = ShellScheduler(clock: clock)
+        scheduler = ShellScheduler(clock: clock, timers: timers)
     }
 
     /// Adds the JSON API (`/api/state`, `/api/actions`, `/api/events`), the form endpoint
