@@ -248,12 +248,12 @@ public final class Shell: Sendable {
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
             shell = application.makeApp(defaults: session.defaults, now: startedAt)
-        } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
+        } else if let kept = session.keptSnapshot, let json = try? JSON(parsing: kept.bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreApp(from: snapshot, defaults: session.defaults, now: now)
         {
             shell = restored
-            shell.stored = (restored.root.version, bytes)
+            shell.stored = (restored.root.version, kept)
             // The pages still open on the session listen where its last app published.
             if let channel = snapshot.channel {
                 shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
@@ -334,10 +334,14 @@ public final class Shell: Sendable {
     /// Gives the session the snapshot of the controllers when they changed: the registry stores it
     /// when the session is worth storing, and keeps it in memory in any case, so that a request
     /// whose commit fails rebuilds the app as it was last committed.
+    ///
+    /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
+    /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
+    /// for the memory store's actions (README, Performance).
     func keep(_ shell: LiveApp, in session: SessionContext) {
         guard shell.stored?.version != shell.root.version else { return }
-        let bytes = shell.snapshot.serialized
-        shell.stored = (shell.root.version, bytes)
-        session.snapshot = bytes
+        let kept = shell.snapshot.kept
+        shell.stored = (shell.root.version, kept)
+        session.keptSnapshot = kept
     }
 }

@@ -65,10 +65,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Inserts or replaces the record of `id`.
     public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         let data = DefaultsValue.encode(record.values)
+        let snapshot = record.snapshot
         try connection.withLock { connection throws(StoreError) in
             _ = try connection.run(
                 SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                record.snapshot.map { .blob($0) } ?? .null)
+                snapshot.map { .blob($0) } ?? .null)
         }
     }
 
@@ -92,12 +93,13 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Moves the record of `id` to `newID` with `record` as its content, in one transaction.
     public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
         let data = DefaultsValue.encode(record.values)
+        let snapshot = record.snapshot
         try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
                 _ = try connection.run(SQL.remove, .blob(id.bytes))
                 _ = try connection.run(
                     SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                    record.snapshot.map { .blob($0) } ?? .null)
+                    snapshot.map { .blob($0) } ?? .null)
             }
         }
     }
@@ -105,27 +107,31 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Makes `writes` in order in one transaction (a group commit's batch: one commit, one WAL
     /// append, for the writes of many requests); when it throws, none of them holds.
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
-        // Encoded before the lock: the lock is the store's one writer's, keep it short.
-        let encoded = writes.map { write -> (StoreWrite, [UInt8]?) in
+        // Encoded before the lock: the lock is the store's one writer's, keep it short. The
+        // snapshots' bytes are made here, on the writer's thread, not on the requests' threads.
+        let encoded = writes.map { write -> (StoreWrite, [UInt8], SQLiteValue) in
             switch write {
             case .save(_, let record), .renameReplacing(_, _, let record):
-                return (write, DefaultsValue.encode(record.values))
-            case .touch, .rename: return (write, nil)
+                return (write, DefaultsValue.encode(record.values), record.snapshot.map { .blob($0) } ?? .null)
+            case .touch, .rename: return (write, [], .null)
             }
         }
         try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
-                for (write, data) in encoded { try SQLiteDefaultsBackend.run(write, data: data ?? [], on: connection) }
+                for (write, data, snapshot) in encoded {
+                    try SQLiteDefaultsBackend.run(write, data: data, snapshot: snapshot, on: connection)
+                }
             }
         }
     }
 
-    private static func run(_ write: StoreWrite, data: [UInt8], on connection: SQLiteConnection) throws(StoreError) {
+    private static func run(
+        _ write: StoreWrite, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
+    ) throws(StoreError) {
         switch write {
         case .save(let id, let record):
             _ = try connection.run(
-                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                record.snapshot.map { .blob($0) } ?? .null)
+                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
         case .touch(let id, let accessed):
             _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
         case .rename(let id, let newID):
@@ -134,7 +140,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             _ = try connection.run(SQL.remove, .blob(id.bytes))
             _ = try connection.run(
                 SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                record.snapshot.map { .blob($0) } ?? .null)
+                snapshot)
         }
     }
 
