@@ -65,12 +65,27 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Inserts or replaces the record of `id`.
     public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         let data = DefaultsValue.encode(record.values)
-        let snapshot = record.snapshot
+        let snapshot: SQLiteValue = record.snapshot.map { .blob($0) } ?? .null
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(
-                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                snapshot.map { .blob($0) } ?? .null)
+            try SQLiteDefaultsBackend.save(id, record, data: data, snapshot: snapshot, on: connection)
         }
+    }
+
+    /// Inserts or replaces the record of `id` with `data` and `snapshot` as its encoded parts.
+    ///
+    /// Most saves keep both times (a session's actions within one second): then an UPDATE of the
+    /// other two columns does it, which leaves the indexes on `created` and `accessed` alone. The
+    /// upsert assigns those columns, and SQLite then rewrites both index entries whatever their
+    /// values: with one save per transaction 4.6 pages written to the log instead of 2.0.
+    private static func save(
+        _ id: SessionID, _ record: SessionRecord, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
+    ) throws(StoreError) {
+        let kept = try connection.run(
+            SQL.saveKeepingTimes, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+            snapshot)
+        guard kept == 0 else { return }
+        _ = try connection.run(
+            SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
     }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
@@ -130,8 +145,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     ) throws(StoreError) {
         switch write {
         case .save(let id, let record):
-            _ = try connection.run(
-                SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
+            try save(id, record, data: data, snapshot: snapshot, on: connection)
         case .touch(let id, let accessed):
             _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
         case .rename(let id, let newID):
@@ -181,6 +195,10 @@ extension SQLiteDefaultsBackend {
             INSERT INTO sessions (id, created, accessed, data, snapshot) VALUES (?1, ?2, ?3, ?4, ?5)
             ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed,
                 data = excluded.data, snapshot = excluded.snapshot
+            """
+        // The same when the record exists with these times; changes no indexed column.
+        static let saveKeepingTimes = """
+            UPDATE sessions SET data = ?4, snapshot = ?5 WHERE id = ?1 AND created = ?2 AND accessed = ?3
             """
         static let touch = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
         // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.
