@@ -209,6 +209,6 @@ bench: deps
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
 ## warnings and answers as bench expects (started for a moment on a free port) (for make test)
 bench-check: deps
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test

@@ -249,12 +249,12 @@ public final class Shell: Sendable {
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
             shell = application.makeApp(defaults: session.defaults, now: startedAt)
-        } else if let bytes = session.snapshot, let json = try? JSON(parsing: bytes),
+        } else if let kept = session.keptSnapshot, let json = try? JSON(parsing: kept.bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreApp(from: snapshot, defaults: session.defaults, now: now)
         {
             shell = restored
-            shell.stored = (restored.root.version, bytes)
+            shell.stored = (restored.root.version, kept)
             // What it had scheduled and not delivered goes out when due (at once if overdue).
             for notification in restored.root.notifications { schedule(notification, for: session.id) }
             // The pages still open on the session listen where its last app published.
@@ -351,6 +351,10 @@ public final class Shell: Sendable {
     /// Gives the session the snapshot of the controllers when they changed: the registry stores it
     /// when the session is worth storing, and keeps it in memory in any case, so that a request
     /// whose commit fails rebuilds the app as it was last committed.
+    ///
+    /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
+    /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
+    /// for the memory store's actions (README, Performance).
     func keep(_ shell: LiveApp, in session: SessionContext) {
         if session.id != session.originalID, !shell.root.notifications.isEmpty {
             // Scheduled under the id this request retired (a login, a logout): they go with it.
@@ -359,8 +363,8 @@ public final class Shell: Sendable {
         }
         guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
         shell.root.snapshotIsStale = false
-        let bytes = shell.snapshot.serialized
-        shell.stored = (shell.root.version, bytes)
-        session.snapshot = bytes
+        let kept = shell.snapshot.kept
+        shell.stored = (shell.root.version, kept)
+        session.keptSnapshot = kept
     }
 }
