@@ -85,7 +85,7 @@ extension Shell {
     /// retired meanwhile).
     private func run(
         _ action: ScreenAction, _ request: Request, _ shell: LiveApp, _ session: SessionContext,
-        ifRetired retired: Response,
+        ifRetired retired: @autoclosure () -> Response,
         answer: @escaping @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         do {
@@ -95,7 +95,8 @@ extension Shell {
         }
         guard let deferred = shell.root.deferredAction else { return answer(nil, request, shell, session) }
         shell.root.deferredAction = nil
-        return finishLater(deferred, action, request, session, ifRetired: retired, answer: answer)
+        // Made only here: an error answer made for every action was 5 000 of its instructions.
+        return finishLater(deferred, action, request, session, ifRetired: retired(), answer: answer)
     }
 
     /// The answer to an action sent with a session id that a rotation retired moments ago.
