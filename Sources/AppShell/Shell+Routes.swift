@@ -11,7 +11,7 @@ extension Shell {
     /// the session take the narrower context their checks make (`ActionRequestContext`,
     /// `FormSubmission`), so that no handler checks the client by hand.
     public func install(into router: inout Router, pagePaths: [String]) {
-        let state = handler { context in .prepared(context.app.stateResponse(context.session)) }
+        let state = stateHandler()
         router.get(
             "/api/state",
             SessionResponder(registry: registry, cookie: cookie) { [self] request, session in

@@ -8,8 +8,9 @@ import AppShellSessions
 /// the checks of `RequestChecks`, rather than by hand in each handler.
 ///
 /// The shell makes it under the session's lock, once the live app is found, restored or made
-/// (`Shell.respond`); it lives for the handler's call. Reading a verdict costs nothing until a
-/// handler asks for it: the state read, the hot path, asks for none.
+/// (`Shell.respond`); it lives for the handler's call. A verdict is made when a handler asks for
+/// it. The state read, the hot path, is given the live app alone (`Shell.stateHandler`): making a
+/// context copies the request, which callgrind counted at +1.5 % of a logged-in read.
 ///
 /// A handler that changes the session takes a narrower context that can only be made when the
 /// checks pass — `ActionRequestContext` (Origin, a current session id) and `FormSubmission`
