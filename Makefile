@@ -58,7 +58,7 @@ test-container:
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
 ## rotation-race, deferred-response, password-check-pool, group-commit and thread-priority suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SharedHeartbeatTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
@@ -208,7 +208,7 @@ clean:
 ## bench: AppShell against the C reference server (bench/c-reference/main.c, built by bench/run.py
 ## with libmicrohttpd and SQLite) in the same run: wrk on loopback, server and wrk pinned to
 ## different cores; prints a table and writes bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS,
-## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, CC: see bench/run.py
+## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, BENCH_ONLY=e, CC: see bench/run.py
 BENCH_PACKAGES := wrk util-linux procps
 
 .PHONY: bench bench-check
@@ -216,9 +216,18 @@ bench: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BENCH_PACKAGES)"
 	SWIFT="$(SWIFT)" python3 bench/run.py
 
+## callgrind-actions: instructions per JSON action (showList/pop on one logged-in session, memory
+## store, one epoll thread) counted by valgrind's callgrind on the release build, with the 40
+## functions that cost the most per action (README, Performance: "Where an action's time goes")
+.PHONY: callgrind-actions
+callgrind-actions: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"
+	$(SWIFT) build -c release
+	python3 bench/callgrind_actions.py --functions 40 .build/release/appshell
+
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
 ## warnings and answers as bench expects (started for a moment on a free port) (for make test)
 bench-check: deps
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test

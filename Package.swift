@@ -73,16 +73,26 @@ let package = Package(
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
             path: "Tests/SessionProbe"),
+        // What tests of the store share: a backend forwarding to another, for backends that hold,
+        // pause or fail one operation.
+        .target(
+            name: "DefaultsBackendTestSupport", dependencies: ["AppShellSessions"],
+            path: "Tests/DefaultsBackendTestSupport"),
         .testTarget(name: "AppShellJSONTests", dependencies: ["AppShellJSON"]),
         // The threads, condition and lock, under ThreadSanitizer too (make tsan-test).
         .testTarget(name: "AppShellConcurrencyTests", dependencies: ["AppShellConcurrency"]),
         // Password hashes and the rate limiter, with a controllable clock.
         .testTarget(name: "AppShellAuthTests", dependencies: ["AppShellAuth"]),
-        .testTarget(name: "AppShellSessionsTests", dependencies: ["AppShellSessions", "AppShellConcurrency"]),
+        .testTarget(
+            name: "AppShellSessionsTests",
+            dependencies: ["AppShellSessions", "AppShellConcurrency", "DefaultsBackendTestSupport"]),
         .testTarget(
             name: "AppShellHTTPTests", dependencies: ["AppShellHTTP", "AppShellTesting", "AppShellConcurrency"]),
         .testTarget(
-            name: "AppShellTests", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellTesting"]),
+            name: "AppShellTests",
+            dependencies: [
+                "AppShell", "AppShellHTTP", "AppShellSessions", "AppShellTesting", "DefaultsBackendTestSupport",
+            ]),
         .testTarget(
             name: "AppShellDemoTests",
             dependencies: [
@@ -101,7 +111,10 @@ let package = Package(
 // here: the other executables and the tests are left out, and one `swift build` makes them all.
 if Context.environment["APPSHELL_FUZZ"] == "1" {
     package.products = []
-    package.targets.removeAll { $0.type == .executable || $0.type == .test || $0.name == "AppShellTesting" }
+    package.targets.removeAll {
+        $0.type == .executable || $0.type == .test
+            || ["AppShellTesting", "DefaultsBackendTestSupport"].contains($0.name)
+    }
     let fuzzTargets = [
         "request-target", "percent-encoding", "form", "cookie", "json", "actions", "last-event-id", "csrf-token",
         "config", "forwarded", "request",

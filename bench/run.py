@@ -23,7 +23,8 @@ JSON to bench/out/latest.json. Every server it starts is stopped, also on Ctrl-C
 Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS (default 5),
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
-the Swift build), CC (the C compiler, default cc), SWIFT (the swift command).
+the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
+to the action path), CC (the C compiler, default cc), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
 C reference (warnings are errors) and checks its answers on a free port for a second.
@@ -1204,6 +1205,25 @@ def git_commit():
         return None
 
 
+def actions_only(bench):
+    """BENCH_ONLY=e: scenario (e) alone, its rounds interleaved as in the full run; prints the
+    medians (actions/s, CPU per action) and the memory store's ratio to the C reference without a
+    store. Writes no report."""
+    for round_number in range(1, bench.rounds + 1):
+        log(f"round {round_number} of {bench.rounds}")
+        bench.actions_round(round_number)
+    rps = {}
+    for server, store in (("appshell", "memory"), ("c-reference", None), ("c-reference", "sqlite"),
+                          ("appshell", "sqlite")):
+        runs = [r for r in bench.runs if r["scenario"] == "e" and r["server"] == server and r["store"] == store]
+        rps[(server, store)] = median(r["rps"] for r in runs)
+        print(f"(e) {server}/{store or 'no store'}: {rps[(server, store)]:.0f} actions/s"
+              f" ({min(r['rps'] for r in runs):.0f}-{max(r['rps'] for r in runs):.0f}),"
+              f" CPU {median(r.get('cpu_us_per_request') or 0 for r in runs):.1f} us/action")
+    print(f"(e) memory / C reference without a store: "
+          f"{rps[('appshell', 'memory')] / rps[('c-reference', None)]:.3f}")
+
+
 def main():
     os.makedirs(LOGS, exist_ok=True)
     for name in os.listdir(LOGS):
@@ -1220,6 +1240,9 @@ def main():
         log(f"{bench.rounds} round(s) of {bench.warmup} s warm-up + {bench.duration} s per measurement;"
             f" server on CPU {bench.machine.server_cpus}, wrk on CPU {bench.machine.load_cpus}"
             + (f" ({bench.machine.note})" if bench.machine.note else ""))
+        if os.environ.get("BENCH_ONLY", "") == "e":
+            actions_only(bench)
+            return
         bench.throughput()
         log("(g) live event streams (bench/streams.py)")
         live = streams.measure(bench)

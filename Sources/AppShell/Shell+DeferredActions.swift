@@ -1,6 +1,8 @@
 import AppShellHTTP
 import AppShellSessions
 
+/// Actions whose handler handed slow work off (a password check): answered once the work is done,
+/// its second half run under the session's lock as a request is.
 extension Shell {
     /// Answers an action whose handler handed slow work off (`RootController.finishLater`): the
     /// answer is deferred, and the work is queued once this request's changes are committed (a

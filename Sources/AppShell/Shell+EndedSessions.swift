@@ -1,5 +1,6 @@
 import AppShellSessions
 
+/// Ending the event streams of sessions that ended with no request to notice it.
 extension Shell {
     /// Every `interval` milliseconds, ends the event streams whose session ended with no request to
     /// notice it (see `endStreamsOfEndedSessions`), on the scheduler's thread.

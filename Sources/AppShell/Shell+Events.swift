@@ -2,6 +2,7 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
+/// The event-stream endpoint, `GET /api/events`, and the `state` events a live app's open pages get.
 extension Shell {
     /// `GET /api/events`: the session's changes as server-sent events. Each `state` event's id is
     /// `<channel>.<version>` (`eventID`): the version, and the line of versions it belongs to. The
@@ -14,7 +15,22 @@ extension Shell {
     /// of the stream: nothing is subscribed for a session that holds nothing, and a browser
     /// reconnects with the cookie the answer set. A session with `maxStreamsPerSession` streams
     /// open gets 429. The stream is subscribed only once the request's changes are committed.
-    func openEvents(_ request: Request, _ shell: LiveApp, _ session: SessionContext) throws -> Response {
+    ///
+    /// A retired id's stream would hear nothing: it ends at once, and the browser reconnects with
+    /// the id it has by then. A page opened during the splash passes on the URL it was opened at
+    /// (a same-site `next`), which the app remembers unless the request must change nothing.
+    func openEvents(_ context: ShellRequestContext) throws -> Response {
+        let (request, shell, session) = (context.request, context.app, context.session)
+        switch context.access {
+        case .retired:
+            let ended = EventStream()
+            ended.close()
+            return .events(ended)
+        case .full:
+            if let target = context.next { application.rememberTarget(target, in: shell) }
+        case .readOnly:
+            break
+        }
         let stream = EventStream()
         if session.isNew {
             stream.send(event: "state", id: eventID(shell), data: payload(shell, session).serializedString)

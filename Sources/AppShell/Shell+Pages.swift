@@ -2,6 +2,8 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
+/// The pages: a page URL opened on the live app (or on a throwaway copy, for a request that must
+/// change nothing), rendered in the `PageLayout`; and the state with what a page needs to show it.
 extension Shell {
     /// A page URL: makes the session show what the path names, then renders it — or redirects
     /// (`/` to the current page, a logged-out user to `/login?next=…`), or 404.
@@ -15,10 +17,11 @@ extension Shell {
     /// shows the screen it names (idempotently: the same URL again changes nothing more). A
     /// request that must change nothing at all — HEAD, a prefetch — gets what the URL would show,
     /// opened on a throwaway copy of the app (see `preview`).
-    func page(_ request: Request, _ shell: LiveApp, _ session: SessionContext) throws -> Response {
-        let shell = Shell.isSafeOnly(request) ? preview(of: shell, session) : shell
+    func page(_ context: ShellRequestContext) throws -> Response {
+        let (request, session) = (context.request, context.session)
+        let shell = context.isSafeOnly ? preview(of: context.app, session) : context.app
         let launch = request.query("launch")
-        let next = request.query("next").flatMap { Shell.isSameSitePath($0) ? $0 : nil }
+        let next = context.next
         switch application.open(path: request.path, next: next, in: shell) {
         case .show:
             return renderPage(shell, session, target: request.target, launch: launch)
@@ -29,17 +32,6 @@ extension Shell {
         case .notFound:
             throw HTTPError.notFound("no page at \(request.path)")
         }
-    }
-
-    /// Whether `request` must change nothing (RFC 9110 §9.2.1): a HEAD, or a GET a browser sends
-    /// ahead of a navigation that may never happen (`Sec-Purpose: prefetch`, also with
-    /// `;prerender`, and the older `Purpose: prefetch`).
-    static func isSafeOnly(_ request: Request) -> Bool {
-        if request.method == .head { return true }
-        if let purpose = request.headers["Sec-Purpose"] ?? request.headers["Purpose"] {
-            return purpose.lowercased().hasPrefix("prefetch")
-        }
-        return false
     }
 
     /// A throwaway copy of `shell`, rebuilt from its snapshot as it is now, that reads a copy of
@@ -55,26 +47,6 @@ extension Shell {
         copy.root.session = session
         copy.root.services = ShellServices(shell: self, channel: copy.channel)
         return copy
-    }
-
-    /// The whole page: the layout around the visible screen's fragment, with the security headers.
-    /// It is prepared once for as long as nothing it shows changes: the version, the values, the
-    /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
-    /// the launch form).
-    func renderPage(
-        _ shell: LiveApp, _ session: SessionContext, target: String, launch: String? = nil
-    )
-        -> Response
-    {
-        let values = session.storedValues
-        if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
-            cache.target == target, cache.values == values
-        {
-            return .prepared(cache.response)
-        }
-        let response = PreparedResponse(makePage(shell, session, launch: launch))
-        shell.pageCache = (shell.root.version, values, session.id, target, response)
-        return .prepared(response)
     }
 
     /// The launch from a link, as a form the page's script sends (`#launch`).
@@ -93,7 +65,8 @@ extension Shell {
             """
     }
 
-    private func makePage(_ shell: LiveApp, _ session: SessionContext, launch: String?) -> Response {
+    /// The page of what `shell` shows, with the launch form when the URL carried one.
+    func makePage(_ shell: LiveApp, _ session: SessionContext, launch: String?) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
             shell.isStarting
@@ -105,33 +78,11 @@ extension Shell {
             \(launch.map { launchForm($0, session) } ?? "")<div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
 
             """
-        let html = layout(title: visible.title, extraHead: refresh, main: main)
+        let html = pageLayout.document(title: visible.title, extraHead: refresh, main: main)
         var response = Response.html(html)
-        Shell.addSecurityHeaders(&response)
+        PageLayout.addSecurityHeaders(&response)
         return response
     }
-
-    /// A whole document: the head (the chrome's stylesheets and scripts, and the installable app's
-    /// lines) and the app bar with the app's name, then `main`.
-    func layout(title: String, extraHead: String = "", main: String) -> String {
-        let worker = webApp?.workerSource != nil ? " data-service-worker=\"\(InstallableWebApp.workerPath)\"" : ""
-        return """
-            <!doctype html>
-            <html lang="\(HTML.escape(chrome.language))"\(worker)>
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(HTML.escape(title)) — \(HTML.escape(appName))</title>
-            \(chrome.headHTML(assets: assets))\(webApp?.headHTML(assets: assets) ?? "")\(extraHead)</head>
-            <body>
-            \(chrome.appBar)
-            \(main)</body>
-            </html>
-            """
-    }
-
-    /// The app's name in titles and the app bar: the chrome's.
-    var appName: String { chrome.name }
 
     private func screenAttributes(_ shell: LiveApp) -> String {
         let stack = (shell.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")
@@ -148,20 +99,8 @@ extension Shell {
         var members = shell.state(defaults: session.defaults).objectValue ?? [:]
         members["html"] = .string(shell.root.visibleScreen.renderHTML())
         members["url"] = .string(application.url(of: shell))
-        members["title"] = .string(shell.root.visibleScreen.title + " — " + appName)
+        members["title"] = .string(shell.root.visibleScreen.title + " — " + pageLayout.appName)
         members["starting"] = .bool(shell.isStarting)
         return .object(members)
-    }
-
-    /// The headers every HTML page carries: no inline script or style, no framing, no sniffing.
-    static func addSecurityHeaders(_ response: inout Response) {
-        response.headers.replaceOrAdd(
-            name: "Content-Security-Policy",
-            value: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                + "connect-src 'self'; worker-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; "
-                + "frame-ancestors 'none'")
-        response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
-        response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
-        response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
     }
 }

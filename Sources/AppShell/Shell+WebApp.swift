@@ -1,5 +1,6 @@
 import AppShellHTTP
 
+/// The installable web app's routes: the manifest, the service worker, the offline page, the icon.
 extension Shell {
     /// Adds the installable web app's routes: the manifest, the service worker, the offline
     /// page and `/favicon.ico`. None of them reads or makes a session, nor sends `Set-Cookie`: the worker fetches the
@@ -19,7 +20,7 @@ extension Shell {
         var offline = Response.html(offlineHTML)
         // Revalidated each time the worker installs; the worker is the one that keeps it.
         offline.headers.replaceOrAdd(name: "Cache-Control", value: "no-cache")
-        Shell.addSecurityHeaders(&offline)
+        PageLayout.addSecurityHeaders(&offline)
         let preparedOffline = PreparedResponse(offline)
         router.get(InstallableWebApp.offlinePath) { _ in .prepared(preparedOffline) }
 
@@ -55,7 +56,7 @@ extension Shell {
     /// The offline page: the app's offline fragment in the page layout, in `<main id="offline">`,
     /// whose `data-probe` the script fetches to learn that the network is back.
     func offlinePage(_ webApp: InstallableWebApp) -> String {
-        layout(
+        pageLayout.document(
             title: webApp.offlineTitle,
             main:
                 "<main id=\"offline\" data-probe=\"\(InstallableWebApp.manifestPath)\">\n\(webApp.offlineHTML)\n</main>\n"

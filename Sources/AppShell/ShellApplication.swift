@@ -170,8 +170,8 @@ public final class LiveApp {
     public let root: RootController
     /// The app coordinator.
     public let coordinator: any ApplicationCoordinator
-    /// The version the stored snapshot was taken at, and its bytes.
-    @exclusivity(unchecked) var stored: (version: Int, bytes: [UInt8])?
+    /// The version the stored snapshot was taken at, and the snapshot.
+    @exclusivity(unchecked) var stored: (version: Int, snapshot: SessionSnapshot)?
     /// The deadline already given to the scheduler.
     @exclusivity(unchecked) var scheduled: Int64?
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the

@@ -20,6 +20,10 @@ public final class ShellServer: Sendable {
     public let statistics = ServerStatistics()
     /// The app shell serving the app.
     public let shell: Shell
+    /// The one thread for work at a time with no request: the shell's scheduler (splash,
+    /// reminders), the event streams' heartbeats and the session sweeper. `run()` stops it before
+    /// the store closes, so no timer work touches a closed store.
+    public let timers = TimerQueue(name: "appshell-timers")
     /// The URLs of the app's pages besides `/`.
     public let pagePaths: [String]
     /// The app's own `/metrics` sources, after the sessions' families.
@@ -68,7 +72,7 @@ public final class ShellServer: Sendable {
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
-            webApp: webApp)
+            webApp: webApp, timers: timers)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.
@@ -105,15 +109,17 @@ public final class ShellServer: Sendable {
     }
 
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully: the HTTP server stops (in-flight
-    /// requests finish within `shutdownTimeoutSeconds`), then the app's `stopping` work, then the
-    /// store's writer commits what is left, the scheduler and the sweeper stop, and the store
-    /// closes. Returns the process's exit status: 0, or 1 when the server cannot start. Call
+    /// requests finish within `shutdownTimeoutSeconds`, event streams end and their heartbeats
+    /// stop), then the app's `stopping` work, then the store's writer commits what is left, the
+    /// scheduler and the sweeper stop, the timer thread ends, and the store closes. Returns the
+    /// process's exit status: 0, or 1 when the server cannot start. Call
     /// `TerminationSignal.block()` before any thread starts (`ShellCommand.run` does).
     public func run() -> Int32 {
         let server: HTTPServer
         do {
             server = HTTPServer(
-                configuration: configuration.server, responder: try makeResponder(), statistics: statistics)
+                configuration: configuration.server, responder: try makeResponder(), statistics: statistics,
+                timers: timers)
             try server.start()
         } catch {
             AccessLog.error("cannot start: \(error)")
@@ -124,7 +130,8 @@ public final class ShellServer: Sendable {
                 "warning: \"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
                     + "are served (others get 421); list the names clients use")
         }
-        sessions.startSweeper()
+        timers.start()
+        sessions.startSweeper(timers: timers)
         shell.startScheduler()
         shell.startEndingStreamsOfEndedSessions(
             everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
@@ -145,6 +152,8 @@ public final class ShellServer: Sendable {
         sessions.stopWriter()
         shell.stopScheduler()
         sessions.stopSweeper()
+        // The last timer work has returned: nothing runs on the store any more but this thread.
+        timers.stop()
         // Closed here rather than left to the process's exit: the last close checkpoints the
         // write-ahead log into the file and removes it (references still held elsewhere, by a
         // stream or a connection the daemon dropped, would otherwise keep it open to the end).

@@ -8,8 +8,9 @@ import Glibc
 ///
 /// A suspended connection is not polled by libmicrohttpd, so a client that went away would only be
 /// noticed at the next write. One thread watches every stream's socket with its own epoll set (for
-/// `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR`; libmicrohttpd's own epoll sets are not touched) and
-/// sends the heartbeats between waits.
+/// `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR`; libmicrohttpd's own epoll sets are not touched); the
+/// heartbeats are a repeating timer on a `TimerQueue` (the server's shared one, or the registry's
+/// own).
 ///
 /// libmicrohttpd must not be stopped with a connection still suspended: once `closeAll` began,
 /// under the same lock that admits streams, no stream is admitted any more.
@@ -40,6 +41,8 @@ final class EventStreamRegistry: Sendable {
         var nextToken: UInt64 = 1
         var closing = false
         var watching = false
+        /// The heartbeat's timer, while it is scheduled.
+        var heartbeat: TimerQueue.Timer?
     }
 
     /// Streams open at most, and from one address at most (0: no limit per address).
@@ -50,14 +53,22 @@ final class EventStreamRegistry: Sendable {
     private let epollDescriptor: Int32
     private let wakeDescriptor: Int32
     private let stopped = DispatchSemaphore(value: 0)
+    /// Where the heartbeats run; started and stopped with the registry if it is its own.
+    private let timers: TimerQueue
+    private let ownsTimers: Bool
 
     /// Where the number of open streams is kept for `/metrics`.
     private let statistics: ServerStatistics
 
-    /// A registry that admits `limit` streams in all and `limitPerAddress` from one address, and
-    /// keeps their number in `statistics`.
-    init(limit: Int, limitPerAddress: Int, statistics: ServerStatistics = ServerStatistics()) {
+    /// A registry that admits `limit` streams in all and `limitPerAddress` from one address, keeps
+    /// their number in `statistics` and sends heartbeats on `timers` (a queue of its own if `nil`).
+    init(
+        limit: Int, limitPerAddress: Int, statistics: ServerStatistics = ServerStatistics(),
+        timers: TimerQueue? = nil
+    ) {
         self.statistics = statistics
+        ownsTimers = timers == nil
+        self.timers = timers ?? TimerQueue(name: "appshell-heartbeats")
         self.limit = limit
         self.limitPerAddress = limitPerAddress
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -137,11 +148,29 @@ final class EventStreamRegistry: Sendable {
         }
         guard first else { return }
         let thread = BackgroundThread { [self] in
-            watch(heartbeatSeconds: heartbeatSeconds)
+            watch()
             stopped.signal()
         }
         thread.name = "appshell-event-streams"
         thread.start()
+        guard heartbeatSeconds > 0 else { return }
+        let rounds = UInt64(Self.heartbeatRounds)
+        let round = Locked<UInt64>(0)
+        // A round every interval / rounds (250 ms for 15 s), in whole milliseconds.
+        let step = max(1, Int64(heartbeatSeconds) * 1000 / Int64(Self.heartbeatRounds))
+        let heartbeat = timers.schedule(every: step) { [weak self] in
+            let current = round.withLock { round in
+                defer { round = (round + 1) % rounds }
+                return round
+            }
+            for stream in self?.streams(inHeartbeatRound: current) ?? [] { stream.comment("heartbeat") }
+        }
+        // Closed meanwhile: `closeAll` did not see the timer, so it is cancelled here.
+        let closed = state.withLock { state -> Bool in
+            if !state.closing { state.heartbeat = heartbeat }
+            return state.closing
+        }
+        if closed { timers.cancel(heartbeat) } else if ownsTimers { timers.start() }
     }
 
     /// The heartbeat rounds a heartbeat interval is split into: each stream gets its heartbeat in
@@ -163,21 +192,10 @@ final class EventStreamRegistry: Sendable {
         }
     }
 
-    private func watch(heartbeatSeconds: Int) {
-        let rounds = UInt64(Self.heartbeatRounds)
-        let step = heartbeatSeconds * 1_000_000 / Self.heartbeatRounds
-        var nextHeartbeat = heartbeatSeconds > 0 ? Clock.monotonicMicros() + step : Int.max
-        var round: UInt64 = 0
+    private func watch() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
-            let now = Clock.monotonicMicros()
-            if now >= nextHeartbeat {
-                for stream in streams(inHeartbeatRound: round) { stream.comment("heartbeat") }
-                round = (round + 1) % rounds
-                nextHeartbeat = max(nextHeartbeat + step, now)
-            }
-            let timeout = nextHeartbeat == Int.max ? -1 : Int32(clamping: (nextHeartbeat - now + 999) / 1000)
-            let count = epoll_wait(epollDescriptor, &events, Int32(events.count), timeout)
+            let count = epoll_wait(epollDescriptor, &events, Int32(events.count), -1)
             if count < 0 && errno != EINTR { return }
             var hungUp: [EventStream] = []
             for event in events.prefix(max(0, Int(count))) {
@@ -198,11 +216,18 @@ final class EventStreamRegistry: Sendable {
     /// Refuses new streams from now on, stops the watcher and ends every open stream once what it
     /// has queued is sent.
     func closeAll() {
-        let (streams, watching) = state.withLock { state in
+        let (streams, watching, heartbeat) = state.withLock { state in
             state.closing = true
-            defer { state.watching = false }
-            return (state.entries.values.map(\.stream), state.watching)
+            defer {
+                state.watching = false
+                state.heartbeat = nil
+            }
+            return (state.entries.values.map(\.stream), state.watching, state.heartbeat)
         }
+        // No heartbeat is written after this (one being written is waited for), nor after a stream
+        // has been ended below.
+        if let heartbeat { timers.cancel(heartbeat) }
+        if ownsTimers { timers.stop() }
         if watching {
             var one: UInt64 = 1
             _ = Glibc.write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)

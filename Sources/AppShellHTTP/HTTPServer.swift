@@ -51,10 +51,11 @@ public final class HTTPServer: Sendable {
     }
 
     /// A server that answers every request with `responder` and counts into `statistics`; call
-    /// `start()` to listen.
+    /// `start()` to listen. The event streams' heartbeats run on `timers` (the app's shared queue,
+    /// which its owner starts and stops), or on a queue of the server's own when it is `nil`.
     public init(
         configuration: HTTPServerConfiguration, responder: any HTTPResponder,
-        statistics: ServerStatistics = ServerStatistics()
+        statistics: ServerStatistics = ServerStatistics(), timers: TimerQueue? = nil
     ) {
         self.configuration = configuration
         self.statistics = statistics
@@ -62,7 +63,7 @@ public final class HTTPServer: Sendable {
         self.log = AccessLog(enabled: configuration.accessLog)
         self.streams = EventStreamRegistry(
             limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP,
-            statistics: statistics)
+            statistics: statistics, timers: timers)
         router = (responder as? Router).map(RouterReference.init)
         requestMetrics = statistics.adopt(routes: router?.router.routeLabels ?? [])
         unroutedLabel = requestMetrics.routes.count - 1

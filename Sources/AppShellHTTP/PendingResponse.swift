@@ -26,13 +26,15 @@ public final class PendingResponse: Sendable {
         var phase = Phase.waiting
         var connection: Connection?
         var suspended = false
+        /// Set while `answer` resumes the connection outside the lock.
+        var resuming = false
         var forward: (to: PendingResponse, headers: HTTPHeaders)?
         /// Signalled when the answer is given, for a waiter without a connection.
         var waiter: Condition?
     }
 
     /// A connection pointer; libmicrohttpd's resume may be called from any thread.
-    private struct Connection: @unchecked Sendable {
+    struct Connection: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
@@ -68,23 +70,43 @@ public final class PendingResponse: Sendable {
     }
 
     /// Answers with `response` unless the work claimed the answer (`unlessClaimed`) or it was
-    /// given; true when this answered. The connection is resumed under the lock, so it cannot
-    /// complete meanwhile.
+    /// given; true when this answered.
+    ///
+    /// The connection is resumed after the lock is let go: resuming wakes the server's thread,
+    /// which on a busy core takes over at once and, finding the lock held, had to wait for this
+    /// thread to be scheduled again — two futex calls and two context switches per deferred
+    /// answer (strace, README Performance). Nothing else can resume or free the connection
+    /// meanwhile: it stays suspended (libmicrohttpd neither polls nor times out a suspended
+    /// connection) until this resume, and `resuming` keeps `detach` and the server's shutdown
+    /// waiting for it (`waitUntilResumed`).
     @discardableResult
     func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
-        typealias Outcome = (answered: Bool, forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?)
-        let (answered, forward, waiter) = state.withLock { state -> Outcome in
+        typealias Outcome = (
+            answered: Bool, resume: Connection?, forward: (to: PendingResponse, headers: HTTPHeaders)?,
+            waiter: Condition?
+        )
+        let (answered, resume, forward, waiter) = state.withLock { state -> Outcome in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return (false, nil, nil) }
-            case .answered, .taken: return (false, nil, nil)
+            case .claimed: if unlessClaimed { return (false, nil, nil, nil) }
+            case .answered, .taken: return (false, nil, nil, nil)
             }
             state.phase = .answered(response)
+            var resume: Connection?
             if state.suspended, let connection = state.connection {
                 state.suspended = false
-                MHD_resume_connection(connection.pointer)
+                state.resuming = true
+                resume = connection
             }
-            return (true, state.forward, state.waiter)
+            return (true, resume, state.forward, state.waiter)
+        }
+        if let resume {
+            // In a batch (the store writer answering a transaction's requests) the connections are
+            // resumed together at its end; else at once.
+            if !Resumptions.shared.add(resume, of: self) {
+                MHD_resume_connection(resume.pointer)
+                state.withLock { $0.resuming = false }
+            }
         }
         if let waiter {
             // A thread waiting without a connection (in process): woken holding its lock, so the
@@ -112,7 +134,7 @@ public final class PendingResponse: Sendable {
     /// Called by the server in the access handler: the answer if it is there already, else `nil`
     /// after suspending `connection` until it comes.
     func answerOrSuspend(_ connection: OpaquePointer) -> Response? {
-        state.withLock { state in
+        let answer = state.withLock { state -> Response? in
             if case .answered(let response) = state.phase {
                 state.phase = .taken
                 state.connection = nil
@@ -123,7 +145,13 @@ public final class PendingResponse: Sendable {
             MHD_suspend_connection(connection)
             return nil
         }
+        // A connection resumed at the end of a batch: this server thread resumes the batch's others.
+        if answer != nil { Resumptions.shared.resumeAll() }
+        return answer
     }
+
+    /// Marks the connection resumed (by `Resumptions`).
+    fileprivate func resumed() { state.withLock { $0.resuming = false } }
 
     /// Waits on the calling thread, at most `milliseconds`, for the answer, and takes it; `nil` when
     /// none came in time. For a request answered without a connection (see
@@ -153,12 +181,73 @@ public final class PendingResponse: Sendable {
         }
     }
 
+    /// Returns once no `answer` is resuming the connection (at most about a second): before
+    /// libmicrohttpd stops, which it must not do with a connection still suspended.
+    func waitUntilResumed() {
+        for _ in 0..<10_000 {
+            guard state.withLock({ $0.resuming }) else { return }
+            usleep(100)
+        }
+    }
+
     /// The request completed (sent, or the connection closed): never resume its connection.
     func detach() {
         state.withLock { state in
             state.connection = nil
             state.suspended = false
         }
+        // It may have been the connection a batch resumed first: the others must not wait for it.
+        Resumptions.shared.resumeAll()
+    }
+}
+
+/// The connections whose answers a thread gave in a `ThreadBatch`, waiting to be resumed.
+///
+/// At the batch's end that thread resumes the first; the server thread that takes its answer
+/// (`answerOrSuspend`) — or sees it complete (`detach`) — resumes the others, without a context
+/// switch each. Every batch that added one resumes one at its end, so none is left waiting.
+final class Resumptions: Sendable {
+    /// The one queue (a connection may be resumed from any thread, whichever daemon it is of).
+    static let shared = Resumptions()
+
+    private struct Waiting: @unchecked Sendable {
+        // @unchecked: the pointer is only handed to MHD_resume_connection, from any thread.
+        let connection: OpaquePointer
+        let pending: PendingResponse
+    }
+
+    private let waiting = Locked<[Waiting]>([])
+
+    /// Queues the connection of `pending` when the calling thread runs a batch (false, queuing
+    /// nothing, when it does not: resume it at once).
+    func add(_ connection: PendingResponse.Connection, of pending: PendingResponse) -> Bool {
+        let inBatch = ThreadBatch.atEnd(once: ObjectIdentifier(Resumptions.self)) {
+            Resumptions.shared.resumeFirst()
+        }
+        guard inBatch else { return false }
+        waiting.withLock { $0.append(Waiting(connection: connection.pointer, pending: pending)) }
+        return true
+    }
+
+    /// Resumes the first connection waiting (at the end of a batch).
+    func resumeFirst() {
+        let first = waiting.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        if let first { resume(first) }
+    }
+
+    /// Resumes every connection waiting (on a server thread).
+    func resumeAll() {
+        let all = waiting.withLock { waiting -> [Waiting] in
+            guard !waiting.isEmpty else { return [] }
+            defer { waiting.removeAll(keepingCapacity: true) }
+            return waiting
+        }
+        for item in all { resume(item) }
+    }
+
+    private func resume(_ item: Waiting) {
+        MHD_resume_connection(item.connection)
+        item.pending.resumed()
     }
 }
 
@@ -206,6 +295,9 @@ final class DeferredResponses: Sendable {
             state.closing = true
             return Array(state.waiting.values)
         }
-        return all.reduce(0) { $0 + ($1.answer(response, unlessClaimed: !evenIfClaimed) ? 1 : 0) }
+        let answered = all.reduce(0) { $0 + ($1.answer(response, unlessClaimed: !evenIfClaimed) ? 1 : 0) }
+        // An answer given just before may still be resuming its connection, outside its lock.
+        for pending in all { pending.waitUntilResumed() }
+        return answered
     }
 }

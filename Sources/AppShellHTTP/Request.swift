@@ -244,7 +244,7 @@ public struct Request: Sendable {
     /// The body decoded as JSON; 415 when it is not declared `application/json`, 400 when it does
     /// not parse (the message says where).
     public func decodeJSON() throws(HTTPError) -> JSON {
-        guard contentType == "application/json" else {
+        guard hasContentType("application/json") else {
             throw HTTPError(.unsupportedMediaType, "the body must be sent as Content-Type: application/json")
         }
         do {
@@ -257,7 +257,7 @@ public struct Request: Sendable {
     /// The body decoded as `application/x-www-form-urlencoded` fields; 415 for another content
     /// type, 400 when malformed. A repeated field keeps its first value.
     public func decodeForm() throws(HTTPError) -> [String: String] {
-        guard contentType == "application/x-www-form-urlencoded" else {
+        guard hasContentType("application/x-www-form-urlencoded") else {
             throw HTTPError(
                 .unsupportedMediaType, "the body must be sent as Content-Type: application/x-www-form-urlencoded")
         }
@@ -265,6 +265,29 @@ public struct Request: Sendable {
             throw .badRequest("the form body has a malformed percent escape, invalid UTF-8 or a NUL byte")
         }
         return Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether `contentType` is `expected` (lowercase ASCII), compared on the field's bytes: what
+    /// every action's body is checked with, without splitting, trimming and lowercasing a string
+    /// (10 000 of an action's instructions, callgrind, README Performance).
+    func hasContentType(_ expected: StaticString) -> Bool {
+        guard var field = headers["Content-Type"] else { return false }
+        return field.withUTF8 { bytes in
+            let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            // As `contentType` splits the field: empty pieces before the first `;` are skipped.
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: ";") { start += 1 }
+            var end = bytes[start...].firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            guard end - start == expected.utf8CodeUnitCount else { return false }
+            for offset in 0..<(end - start) {
+                var byte = bytes[start + offset]
+                if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
+                if byte != expected.utf8Start[offset] { return false }
+            }
+            return true
+        }
     }
 
     /// Whether the client prefers an HTML answer (a browser navigation) to JSON.

@@ -170,7 +170,22 @@ struct JSONParser {
 
     private mutating func parseString() throws(JSONError) -> String {
         index += 1  // opening quote
-        var scalars: [UInt8] = []
+        // Most strings (keys, action names) have no escape: made from the input's bytes at once,
+        // without collecting them byte by byte into an array first.
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
+            bytes[index] >= 0x20
+        {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            guard let text = String(validating: bytes[start..<(index - 1)], as: UTF8.self) else {
+                throw error("invalid UTF-8 in string")
+            }
+            return text
+        }
+        var scalars = Array(bytes[start..<index])
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]

@@ -6,15 +6,35 @@ public struct SessionRecord: Sendable, Equatable {
     public var created: Int64
     /// When the session was last used, in Unix seconds (for the idle timeout); refreshed lazily.
     public var accessed: Int64
-    /// What the app keeps beside the defaults (the app shell: its controller tree), opaque here.
-    public var snapshot: [UInt8]?
+    /// What the app keeps beside the defaults (the app shell: its controller tree), opaque here;
+    /// its bytes are made only when asked for (a backend that writes a file asks, the memory
+    /// backend keeps it as it is).
+    public var keptSnapshot: SessionSnapshot?
+
+    /// `keptSnapshot`'s bytes (made when it was made from a value).
+    public var snapshot: [UInt8]? {
+        get { keptSnapshot?.bytes }
+        set { keptSnapshot = newValue.map(SessionSnapshot.init(bytes:)) }
+    }
 
     /// A record with the given parts.
     public init(values: [String: DefaultsValue], created: Int64, accessed: Int64, snapshot: [UInt8]? = nil) {
+        self.init(
+            values: values, created: created, accessed: accessed, kept: snapshot.map(SessionSnapshot.init(bytes:)))
+    }
+
+    /// A record with the given parts, its snapshot as the app kept it.
+    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64, kept: SessionSnapshot?) {
         self.values = values
         self.created = created
         self.accessed = accessed
-        self.snapshot = snapshot
+        self.keptSnapshot = kept
+    }
+
+    /// Records are equal when their parts and their snapshots' bytes are.
+    public static func == (left: SessionRecord, right: SessionRecord) -> Bool {
+        left.values == right.values && left.created == right.created && left.accessed == right.accessed
+            && (SessionSnapshot.same(left.keptSnapshot, right.keptSnapshot) || left.snapshot == right.snapshot)
     }
 }
 

@@ -157,11 +157,14 @@ final class SQLiteConnection {
     ///
     /// IMMEDIATE takes the write lock at the start, so a transaction that reads and then writes
     /// cannot fail half-way with SQLITE_BUSY because another connection wrote in between.
+    ///
+    /// Both are prepared statements kept like the others: `execute` would parse them again at
+    /// every transaction (10 000 instructions per group commit, callgrind).
     func transaction<Result>(_ body: () throws(StoreError) -> Result) throws(StoreError) -> Result {
-        try execute("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
             // Some errors (SQLITE_FULL, SQLITE_IOERR, …) roll back on their own; a second ROLLBACK would fail.

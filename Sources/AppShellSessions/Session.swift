@@ -20,7 +20,7 @@ final class Session: Sendable {
         /// The stored values.
         var values: [String: DefaultsValue]
         /// What the app keeps beside the values (stored with them).
-        var snapshot: [UInt8]?
+        var snapshot: SessionSnapshot?
         /// An object the app keeps with the live session in memory (never stored).
         var attachment: AnyObject?
         /// A number the app keeps with the session in memory (never stored).
@@ -40,7 +40,7 @@ final class Session: Sendable {
     }
 
     init(
-        id: SessionID, values: [String: DefaultsValue], snapshot: [UInt8]?, created: Int64, accessed: Int64,
+        id: SessionID, values: [String: DefaultsValue], snapshot: SessionSnapshot?, created: Int64, accessed: Int64,
         persisted: Bool, memo: Int64? = nil
     ) {
         self.created = created

@@ -36,12 +36,20 @@ public final class SessionContext {
     @exclusivity(unchecked) private var currentID: SessionID
     /// What the app keeps beside the defaults, stored with them: set it to keep something across
     /// restarts (the app shell keeps its controller tree here). It is written when it changed and
-    /// the session is worth storing (it holds values or is already stored).
+    /// the session is worth storing (it holds values or is already stored). These are
+    /// `keptSnapshot`'s bytes (made when it was made from a value).
     public var snapshot: [UInt8]? {
+        get { storedSnapshot?.bytes }
+        set { storedSnapshot = newValue.map(SessionSnapshot.init(bytes:)) }
+    }
+    /// The snapshot as the app keeps it: set one made from a value
+    /// (`SessionSnapshot(serializing:)`) and its bytes are made only when a backend writes them
+    /// to a file or the app is rebuilt from them.
+    public var keptSnapshot: SessionSnapshot? {
         get { storedSnapshot }
         set { storedSnapshot = newValue }
     }
-    @exclusivity(unchecked) private var storedSnapshot: [UInt8]?
+    @exclusivity(unchecked) private var storedSnapshot: SessionSnapshot?
     /// An object kept with the live session in memory for the next request, never stored: it is
     /// gone after a restart or when the session leaves memory (rebuild it from `snapshot`).
     public var attachment: AnyObject? {
@@ -70,7 +78,7 @@ public final class SessionContext {
 
     init(
         id: SessionID, isNew: Bool, isStored: Bool, values: [String: DefaultsValue], registration: RegistrationDomain,
-        snapshot: [UInt8]?, attachment: AnyObject?, memo: Int64?, isRetired: Bool = false
+        snapshot: SessionSnapshot?, attachment: AnyObject?, memo: Int64?, isRetired: Bool = false
     ) {
         self.currentID = id
         self.originalID = id

@@ -119,7 +119,8 @@ extension SessionRegistry {
         let rotated = context.id != state.id
         // Defaults nobody asked for did not change.
         let values = context.defaultsIfMade?.storedValues ?? state.values
-        let snapshotChanged = context.snapshot != state.snapshot
+        // Compared without making bytes: a snapshot the app made anew is a change.
+        let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
         let worthStoring = state.persisted || !values.isEmpty
         let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
@@ -128,7 +129,8 @@ extension SessionRegistry {
         let touches = !saves && !rotated && touchDue
         var write: StoreWrite?
         if saves {
-            let record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: context.snapshot)
+            let record = SessionRecord(
+                values: values, created: created, accessed: accessed, kept: context.keptSnapshot)
             write =
                 rotated && state.persisted
                 ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)
@@ -156,12 +158,12 @@ extension SessionRegistry {
         }
         if plan.saves {
             state.values = plan.values
-            state.snapshot = context.snapshot
+            state.snapshot = context.keptSnapshot
             state.persisted = true
             state.storedAccess = plan.accessed
         } else if plan.snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
-            state.snapshot = context.snapshot
+            state.snapshot = context.keptSnapshot
         } else if plan.touches {
             state.storedAccess = plan.accessed
         }

@@ -26,15 +26,16 @@ extension SessionRegistry {
         return removed
     }
 
-    /// Starts a background thread that sweeps every `sweepIntervalSeconds`.
-    public func startSweeper() {
+    /// Sweeps every `sweepIntervalSeconds` on `timers` (the server's shared queue), or on a
+    /// thread of its own when it is `nil`.
+    public func startSweeper(timers: TimerQueue? = nil) {
         sweeper.withLock { current in
             guard current == nil else { return }
-            current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds)
+            current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds, timers: timers)
         }
     }
 
-    /// Stops the sweeper thread, if it runs.
+    /// Stops sweeping, if it runs, once a sweep that is running has finished.
     public func stopSweeper() {
         let running = sweeper.withLock { current -> SessionSweeper? in
             defer { current = nil }

@@ -190,7 +190,8 @@ public final class SessionRegistry: Sendable {
             context.rolledBack()
             throw error
         }
-        if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.snapshot == nil && context.attachment == nil
+        if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.keptSnapshot == nil
+            && context.attachment == nil
         {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
@@ -302,7 +303,7 @@ public final class SessionRegistry: Sendable {
                 return .none
             }
             let loaded = Session(
-                id: id, values: record.values, snapshot: record.snapshot, created: record.created,
+                id: id, values: record.values, snapshot: record.keptSnapshot, created: record.created,
                 accessed: countsAsUse ? now : record.accessed, persisted: true)
             loaded.state.withLock { $0.storedAccess = record.accessed }
             if let session = shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity, loadedSince: since) {

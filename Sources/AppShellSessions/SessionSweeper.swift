@@ -1,31 +1,31 @@
 import AppShellConcurrency
-import Dispatch
 
-/// A background thread that sweeps expired sessions at an interval until stopped.
+/// Sweeps expired sessions at an interval on a `TimerQueue`: the server's shared one, or a queue of
+/// its own.
 final class SessionSweeper: Sendable {
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
+    private let timers: TimerQueue
+    private let timer: TimerQueue.Timer
+    private let ownsTimers: Bool
 
-    init(registry: SessionRegistry, interval: Int) {
-        let wakeUp = self.wakeUp
-        let stopped = self.stopped
-        let thread = BackgroundThread {
-            while wakeUp.wait(timeout: .now() + .seconds(interval)) == .timedOut {
-                do {
-                    try registry.sweep()
-                } catch {
-                    StandardError.write("appshell: session sweep failed: \(error)\n")
-                }
+    /// Sweeps `registry` every `interval` seconds (at least 1), the first time one interval from
+    /// now, on `timers`, or on a queue of its own started now when it is `nil`.
+    init(registry: SessionRegistry, interval: Int, timers shared: TimerQueue? = nil) {
+        let timers = shared ?? TimerQueue(name: "appshell-session-sweeper")
+        self.timers = timers
+        ownsTimers = shared == nil
+        timer = timers.schedule(every: Int64(max(1, interval)) * 1000) { [weak registry] in
+            do {
+                try registry?.sweep()
+            } catch {
+                StandardError.write("appshell: session sweep failed: \(error)\n")
             }
-            stopped.signal()
         }
-        thread.name = "appshell-session-sweeper"
-        thread.start()
+        if ownsTimers { timers.start() }
     }
 
-    /// Wakes the thread and waits for it to finish its current sweep.
+    /// Stops sweeping, waiting for a sweep that is running to finish.
     func stop() {
-        wakeUp.signal()
-        stopped.wait()
+        timers.cancel(timer)
+        if ownsTimers { timers.stop() }
     }
 }

@@ -126,7 +126,10 @@ public final class StoreWriter: Sendable {
             failure = error
         }
         statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
-        for job in batch { job.done(failure) }
+        // As one batch: the answers' connections are resumed together at its end (`ThreadBatch`).
+        ThreadBatch.run {
+            for job in batch { job.done(failure) }
+        }
         backend.afterBatch()
     }
 

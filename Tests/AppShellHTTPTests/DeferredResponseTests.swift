@@ -109,3 +109,36 @@ import Testing
         #expect(live.stop(timeoutSeconds: 2))
     }
 }
+
+/// Answers given together by one thread (`ThreadBatch`, as the store writer answers the requests
+/// of one transaction): the first connection is resumed at the batch's end and the server's
+/// thread resumes the others — every answer arrives, also when a client of the batch went away.
+@Suite struct BatchedAnswerTests {
+    @Test(arguments: [false, true])
+    func everyAnswerOfABatchArrives(firstClientLeaves: Bool) throws {
+        let waiting = Locked<[PendingResponse]>([])
+        let live = try DeferredResponseTests.start(waiting)
+        let count = 12
+        var connections: [RawConnection?] = []
+        for index in 0..<count {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /later HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            connections.append(connection)
+            #expect(DeferredResponseTests.eventually { waiting.withLock { $0.count } == index + 1 })
+        }
+        // The connection resumed first is one whose client is gone: the others must not wait for it.
+        if firstClientLeaves { connections[0] = nil }
+        let pending = waiting.withLock { $0 }
+        Thread.detachNewThread {
+            ThreadBatch.run {
+                for (index, answer) in pending.enumerated() { answer.fulfil(.text("answer \(index)")) }
+            }
+        }
+        for index in (firstClientLeaves ? 1 : 0)..<count {
+            let text = try #require(connections[index]).readToEnd()
+            #expect(text.hasPrefix("HTTP/1.1 200"))
+            #expect(text.hasSuffix("answer \(index)"))
+        }
+        #expect(DeferredResponseTests.eventually { live.server.waitingDeferredResponses == 0 })
+    }
+}

@@ -38,6 +38,38 @@ import Testing
         #expect(request.host == "localhost")
     }
 
+    /// The body's media type is compared on the field's bytes: case, spaces and parameters aside,
+    /// as `contentType` reads it.
+    @Test(arguments: [
+        ("application/json", true), ("Application/JSON", true), (" application/json ; charset=utf-8", true),
+        ("application/json;charset=utf-8", true), ("\tapplication/json\t", true), ("application/jsonx", false),
+        ("application/jso", false), ("text/plain", false), ("", false), (";;application/json", true),
+        (" ; application/json", false),
+        ("application/ json", false),
+    ])
+    func theJSONBodyNeedsItsMediaType(field: String, accepted: Bool) throws {
+        let request = try Request(
+            method: .post, target: "/", headers: ["Content-Type": field], body: Array("{\"a\":1}".utf8))
+        #expect((request.contentType == "application/json") == accepted)
+        if accepted {
+            #expect(try request.decodeJSON() == ["a": 1])
+        } else {
+            #expect(throws: HTTPError.self) { try request.decodeJSON() }
+        }
+        #expect(throws: HTTPError.self) { try request.decodeForm() }
+    }
+
+    @Test func aFormBodyNeedsItsMediaType() throws {
+        for field in ["application/x-www-form-urlencoded", "APPLICATION/X-WWW-FORM-URLENCODED; charset=utf-8"] {
+            let request = try Request(
+                method: .post, target: "/", headers: ["Content-Type": field], body: Array("a=1&b=2".utf8))
+            #expect(try request.decodeForm() == ["a": "1", "b": "2"])
+        }
+        let json = try Request(
+            method: .post, target: "/", headers: ["Content-Type": "application/json"], body: Array("a=1".utf8))
+        #expect(throws: HTTPError.self) { try json.decodeForm() }
+    }
+
     @Test func theClientAddressIsFormattedOnDemand() throws {
         #expect(try Request(method: .get, target: "/", remoteAddress: "::1").remoteAddress == "::1")
     }

@@ -46,6 +46,30 @@ import Testing
         #expect(throws: JSONError.self) { try JSON(parsing: [0x22, 0xFF, 0x22]) }
     }
 
+    /// A string without escapes is made from the input's bytes at once, one with escapes byte by
+    /// byte: both give the same strings, and their errors the same places.
+    @Test func stringsWithAndWithoutEscapesParseAlike() throws {
+        #expect(try JSON(parsing: #"{"action":"showList","x":""}"#) == ["action": "showList", "x": ""])
+        #expect(try JSON(parsing: "\"caf\u{E9} \u{1F600}\"") == .string("caf\u{E9} \u{1F600}"))
+        #expect(try JSON(parsing: #""a\"b\\c\u00e9d""#) == .string("a\"b\\c\u{E9}d"))
+        #expect(try JSON(parsing: #""\nstart""#) == .string("\nstart"))
+        #expect(try JSON(parsing: #""end\t""#) == .string("end\t"))
+        let errors: [([UInt8], String)] = [
+            ([0x22, 0xFF, 0x22], "invalid UTF-8 in string at line 1, column 4"),
+            ([0x22, 0x5C, 0x6E, 0xFF, 0x22], "invalid UTF-8 in string at line 1, column 6"),
+            (Array(#""abc"#.utf8), "unterminated string at line 1, column 5"),
+            ([0x22, 0x61, 0x62, 0x0A, 0x22], "control character in string at line 1, column 4"),
+        ]
+        for (input, message) in errors {
+            #expect(throws: JSONError.self) { try JSON(parsing: input) }
+            do {
+                _ = try JSON(parsing: input)
+            } catch {
+                #expect(error.description == message)
+            }
+        }
+    }
+
     @Test func limitsNesting() throws {
         let deep =
             String(repeating: "[", count: JSON.maximumDepth + 1) + String(repeating: "]", count: JSON.maximumDepth + 1)

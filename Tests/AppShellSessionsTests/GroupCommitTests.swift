@@ -1,14 +1,14 @@
 import AppShellConcurrency
 import AppShellSessions
+import DefaultsBackendTestSupport
 import Glibc
 import Synchronization
 import Testing
 
 /// A memory backend whose group commits can be held (to gather writes, or to look at a session
 /// whose write is not durable yet) and made to fail.
-final class GatedBackend: DefaultsBackend, @unchecked Sendable {
+final class GatedBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: the fields below are read and written under `condition` only.
-    let inner = MemoryDefaultsBackend()
     private let condition = Condition()
     private var open = true
     private var failing = false
@@ -42,7 +42,7 @@ final class GatedBackend: DefaultsBackend, @unchecked Sendable {
         return body(self)
     }
 
-    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    override func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         condition.lock()
         entered += 1
         condition.broadcast()
@@ -53,16 +53,6 @@ final class GatedBackend: DefaultsBackend, @unchecked Sendable {
         if fails { throw StoreError("disk full (test)") }
         for write in writes { try inner.apply(write) }
     }
-
-    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? { inner.load(id) }
-    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
-    func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
-    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
-    func remove(_ id: SessionID) throws(StoreError) { inner.remove(id) }
-    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
-        inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
-    }
-    func count() throws(StoreError) -> Int { inner.count() }
 }
 
 /// Group commit: a `StoreWriter` commits the writes of many requests in one transaction, and a

@@ -25,6 +25,33 @@ import Testing
         }
     }
 
+    /// A save that keeps the record's times updates the other columns only (the indexes on the
+    /// times stay as they are); one that changes them updates the indexes too.
+    @Test func savesKeepingAndChangingTheTimesBothHold() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            let backend = try SQLiteDefaultsBackend(path: path)
+            let id = SessionID.random()
+            var record = SessionRecord(values: ["n": .integer(1)], created: 10, accessed: 20, snapshot: [1])
+            try backend.save(id, record)
+            record.values["n"] = .integer(2)
+            record.snapshot = [2, 2]
+            try backend.applyAll([.save(id, record)])
+            #expect(try backend.load(id) == record)
+            record.values["n"] = .integer(3)
+            record.snapshot = nil
+            record.created = 11
+            record.accessed = 30
+            try backend.applyAll([.save(id, record)])
+            #expect(try backend.load(id) == record)
+            // Found by its new times, not by its old ones: the indexes followed.
+            #expect(try backend.removeExpired(accessedBefore: 25, createdBefore: 11) == 0)
+            #expect(try backend.count() == 1)
+            #expect(try backend.removeExpired(accessedBefore: 31, createdBefore: 0) == 1)
+            #expect(try RawDatabase(path).text("PRAGMA integrity_check") == "ok")
+        }
+    }
+
     @Test func dataSurvivesClosingAndReopening() throws {
         try BackendTestDirectory.with { directory throws in
             let path = directory.path + "/sessions.sqlite"

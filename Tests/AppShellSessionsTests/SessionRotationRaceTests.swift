@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import AppShellSessions
+import DefaultsBackendTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -7,30 +8,22 @@ import Testing
 
 /// A memory backend whose next `load` can be held after it read the record: a pause point for a
 /// load that races a rename (the real memory backend does the work).
-final class PausingBackend: DefaultsBackend {
-    let inner = MemoryDefaultsBackend()
+final class PausingBackend: ForwardingDefaultsBackend, @unchecked Sendable {
+    // @unchecked: its own state is an atomic and two semaphores.
     /// Set to hold the next load after it read its record.
     let pauseNextLoad = Atomic<Bool>(false)
     /// Signalled when a load is held; signal `resume` to let it return.
     let paused = DispatchSemaphore(value: 0)
     let resume = DispatchSemaphore(value: 0)
 
-    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
-        let record = inner.load(id)
+    override func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+        let record = try inner.load(id)
         if pauseNextLoad.exchange(false, ordering: .relaxed) {
             paused.signal()
             resume.wait()
         }
         return record
     }
-    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
-    func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
-    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
-    func remove(_ id: SessionID) throws(StoreError) { inner.remove(id) }
-    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
-        inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
-    }
-    func count() throws(StoreError) -> Int { inner.count() }
 }
 
 /// Rotation and expiry against requests that race them: a retired id never comes back, and the

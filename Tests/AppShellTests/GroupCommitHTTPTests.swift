@@ -2,13 +2,13 @@ import AppShell
 import AppShellHTTP
 import AppShellSessions
 import AppShellTesting
+import DefaultsBackendTestSupport
 import Foundation
 import Testing
 
 /// A memory backend whose group commits wait while the test holds them.
-final class HeldBackend: DefaultsBackend, @unchecked Sendable {
+final class HeldBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: `held` and `entered` are used under `condition` only.
-    let inner = MemoryDefaultsBackend()
     private let condition = NSCondition()
     private var held = false
     private var entered = 0
@@ -30,7 +30,7 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
         condition.unlock()
     }
 
-    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    override func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         condition.lock()
         entered += 1
         condition.broadcast()
@@ -38,16 +38,6 @@ final class HeldBackend: DefaultsBackend, @unchecked Sendable {
         condition.unlock()
         for write in writes { try inner.apply(write) }
     }
-
-    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? { inner.load(id) }
-    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
-    func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
-    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
-    func remove(_ id: SessionID) throws(StoreError) { inner.remove(id) }
-    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
-        inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
-    }
-    func count() throws(StoreError) -> Int { inner.count() }
 }
 
 /// Group commit over HTTP: answers wait for their write to be durable without holding a server

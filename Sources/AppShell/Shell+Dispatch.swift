@@ -1,0 +1,58 @@
+import AppShellSessions
+
+/// Running an action on a live app: it goes to the visible screen's coordinator (or `launch` to the
+/// app coordinator), a change no transition accompanied still gives a new version, and after a
+/// success the action's same-site `next` path is opened. The endpoints (`Shell+Actions`,
+/// `Shell+Forms`) and the deferred actions' second half run actions through it.
+extension Shell {
+    /// Runs `action`. The version names one state: a change that no transition accompanied — of
+    /// the stored values, or of what the visible screen adds (`view`, e.g. a failed login's
+    /// message), also when the action then failed — still gives a new version, and values set back
+    /// to what they were (a launch on the list) are no change. After a success, a same-site `next`
+    /// path is opened (login's "go where you were going").
+    func apply(_ action: ScreenAction, _ shell: LiveApp, _ session: SessionContext) throws(ActionError) {
+        try noteChanges(shell, session) { () throws(ActionError) in
+            try dispatch(action, shell)
+            // Handed off (`RootController.finishLater`): `next` is opened once it succeeded.
+            guard shell.root.deferredAction == nil else { return }
+            openNext(of: action, in: shell)
+        }
+    }
+
+    /// After an action succeeded, its same-site `next` path is opened.
+    func openNext(of action: ScreenAction, in shell: LiveApp) {
+        if let next = action.string("next"), RequestChecks.isSameSitePath(next) {
+            _ = application.open(path: next, next: nil, in: shell)
+        }
+    }
+
+    /// Runs `body` (an action or the rest of one), giving a new version for a change no
+    /// transition accompanied (see `apply`).
+    func noteChanges(
+        _ shell: LiveApp, _ session: SessionContext, _ body: () throws(ActionError) -> Void
+    ) throws(ActionError) {
+        shell.stateCache = nil
+        shell.pageCache = nil
+        let version = shell.root.version
+        let values = session.storedValues
+        let view = shell.root.visibleScreen.state()
+        defer {
+            if shell.root.version == version
+                && (session.storedValues != values || shell.root.visibleScreen.state() != view)
+            {
+                shell.root.noteChange()
+            }
+        }
+        try body()
+    }
+
+    /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
+    func dispatch(_ action: ScreenAction, _ shell: LiveApp) throws(ActionError) {
+        if action.name == ActionDescription.launch.name { return try shell.coordinator.launch(action) }
+        let visible = shell.root.visibleScreen
+        guard visible.actions.contains(action.name) else {
+            throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
+        }
+        try visible.perform(action)
+    }
+}
