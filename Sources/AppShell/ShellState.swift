@@ -14,6 +14,7 @@ extension LiveApp {
         let visible = root.visibleScreen
         var actions = visible.actions
         if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
+        if !visibleRoutes().isEmpty { actions.append(ActionDescription.show.name) }
         return [
             "screen": .string(visible.name),
             "root": .string(root.child.name),
