@@ -93,8 +93,9 @@ struct RouteEntry: Sendable {
 }
 
 extension ActionDescription {
-    /// `show` (with its `screen`): follows a route the visible screen offers (`Route`). Every
-    /// screen accepts it; an unknown screen name is 400, a route the visible screen lacks 409.
+    /// `show` (with its `screen`): follows a route the visible screen offers (`Route`). Known in
+    /// an app that declares a route, and then accepted on every screen: a screen name no route
+    /// shows is 400, a route the visible screen lacks 409.
     public static let show = ActionDescription(name: "show", requiredParameters: ["screen"])
 }
 

@@ -135,7 +135,7 @@ struct ShelfApp: ShellApplication {
 
     @Test func theScreensAndActionsComeFromWhatTheCoordinatorsShow() {
         #expect(ShelfApp().screenTypes.map { "\($0)" } == ["ShelfSplash", "ShelfScreen", "BookScreen", "CoverScreen"])
-        #expect(ShelfApp().knownActions == ["openBook", "showCover", "close", "launch", "show"])
+        #expect(ShelfApp().knownActions == ["openBook", "showCover", "close", "launch"])
     }
 
     @Test func theStartupWorkRunsOnceWhenDueThenTheAppRoutesToTheWaitingLink() throws {
