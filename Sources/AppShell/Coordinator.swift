@@ -21,7 +21,9 @@ open class Coordinator {
     public init(name: String) { self.name = name }
 
     /// The screens this coordinator shows and the coordinators it starts, by type: what a restart
-    /// can make again under it. Override it with every type the coordinator shows.
+    /// can make again under it. Override it with every type the coordinator shows. A route
+    /// (`Route.push(_:from:)`, `Route.present(_:from:)`) declares its screen and how it is shown:
+    /// the framework then shows it, with no handler.
     open class var shows: [any Restorable.Type] { [] }
 
     /// Starts the flow; override it.
@@ -90,7 +92,9 @@ open class Coordinator {
             return screen
         }
         assert(
-            Self.shows.contains { ObjectIdentifier($0) == ObjectIdentifier(type(of: screen)) },
+            Self.shows.contains {
+                RestorationRegistry.screenType(of: $0).map(ObjectIdentifier.init) == ObjectIdentifier(type(of: screen))
+            },
             "\(Self.self) shows \(S.self) but does not declare it in `shows`")
         (screen as? any OwnedScreen)?.owner = self
         return screen

@@ -82,13 +82,19 @@ public struct RestorationRegistry: Sendable {
     private let coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?]
     /// Which coordinator types declare each screen type.
     private let owners: [ObjectIdentifier: Set<ObjectIdentifier>]
+    /// The routes the coordinators declare (`Route`), in declaration order.
+    let routes: [RouteEntry]
 
     /// The registry of everything `root` shows, directly or through the coordinators it shows.
     public init(root: Coordinator.Type) {
         var coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?] = [:]
         var owners: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
+        var routes: [RouteEntry] = []
         let screenTypes = Self.walk(from: root) { coordinator, shown in
-            if let screen = shown as? any RestorableScreen.Type {
+            if let route = shown as? any DeclaredRoute.Type {
+                routes.append(RouteEntry(route, declaredBy: coordinator))
+            }
+            if let screen = Self.screenType(of: shown) {
                 owners[ObjectIdentifier(screen), default: []].insert(ObjectIdentifier(coordinator))
             } else if let child = shown as? any RestorableCoordinator.Type {
                 coordinators[child.restorationIdentifier] = Self.maker(of: child)
@@ -97,6 +103,12 @@ public struct RestorationRegistry: Sendable {
         self.screens = ScreenRegistry(screenTypes)
         self.coordinators = coordinators
         self.owners = owners
+        self.routes = routes
+    }
+
+    /// The screen type `shown` declares: itself, or the one a route shows.
+    static func screenType(of shown: any Restorable.Type) -> (any RestorableScreen.Type)? {
+        (shown as? any DeclaredRoute.Type)?.destination ?? shown as? any RestorableScreen.Type
     }
 
     /// What makes a `C` under a parent (a generic closure captures no metatype value).
@@ -126,7 +138,7 @@ public struct RestorationRegistry: Sendable {
             guard visited.insert(ObjectIdentifier(coordinator)).inserted else { continue }
             for shown in coordinator.shows {
                 visit(coordinator, shown)
-                if let screen = shown as? any RestorableScreen.Type, seen.insert(ObjectIdentifier(screen)).inserted {
+                if let screen = screenType(of: shown), seen.insert(ObjectIdentifier(screen)).inserted {
                     screenTypes.append(screen)
                 } else if let child = shown as? any RestorableCoordinator.Type {
                     pending.append(child)

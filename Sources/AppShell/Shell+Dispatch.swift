@@ -46,9 +46,11 @@ extension Shell {
         try body()
     }
 
-    /// Gives `action` to the visible screen's coordinator, or `launch` to the app coordinator.
+    /// Gives `action` to the visible screen's coordinator, `launch` to the app coordinator, or
+    /// `show` to the visible screen's routes (`Route`).
     func dispatch(_ action: ScreenAction, _ shell: LiveApp) throws(ActionError) {
         if action.name == ActionDescription.launch.name { return try shell.coordinator.launch(action) }
+        if action.name == ActionDescription.show.name { return try shell.show(action) }
         let visible = shell.root.visibleScreen
         guard visible.actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")

@@ -73,7 +73,7 @@ extension Shell {
             ? "<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>\n" : ""
         let main = """
             <main id="screen" \(screenAttributes(shell))>
-            \(visible.renderHTML())
+            \(shell.visibleHTML())
             </main>
             \(launch.map { launchForm($0, session) } ?? "")<div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
 
@@ -97,7 +97,7 @@ extension Shell {
     /// The state with what a page needs to show it: the fragment, its URL and title.
     func payload(_ shell: LiveApp, _ session: SessionContext) -> JSON {
         var members = shell.state(defaults: session.defaults).objectValue ?? [:]
-        members["html"] = .string(shell.root.visibleScreen.renderHTML())
+        members["html"] = .string(shell.visibleHTML())
         members["url"] = .string(application.url(of: shell))
         members["title"] = .string(shell.root.visibleScreen.title + " — " + pageLayout.appName)
         members["starting"] = .bool(shell.isStarting)

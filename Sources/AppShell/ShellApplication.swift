@@ -53,14 +53,15 @@ extension ShellApplication {
     }
 
     /// Every action of `screenTypes`, each name once (the first screen's description), then
-    /// `launch` (with its `source`), which every screen accepts.
+    /// `launch` (with its `source`), which every screen accepts, and — when the app's coordinators
+    /// declare a route (`Route`) — `show` (with its `screen`), which every screen accepts too.
     public var actionCatalog: [ActionDescription] {
         var seen = Set<String>()
         let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
+        let routes = RestorationRegistry.of(RootCoordinator.self).routes
         let all =
-            typed.flatMap { $0.offeredActions } + [
-                ActionDescription.launch
-            ]
+            typed.flatMap { $0.offeredActions } + [ActionDescription.launch]
+            + (routes.isEmpty ? [] : [ActionDescription.show])
         return all.filter { seen.insert($0.name).inserted }
     }
 
@@ -196,6 +197,9 @@ public final class LiveApp {
         self.root = root
         self.coordinator = coordinator
     }
+
+    /// The routes the app's coordinators declare (`Route`), derived once per app type.
+    lazy var routes: [RouteEntry] = RestorationRegistry.of(type(of: coordinator)).routes
 
     /// The start-up work under way, if any (`StartupWork`).
     @exclusivity(unchecked) var startup: StartupState?

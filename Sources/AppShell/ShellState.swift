@@ -12,8 +12,7 @@ extension LiveApp {
     /// transition (for the browser's animation) and `view` what the visible screen adds.
     public func state(defaults: DefaultsStore) -> JSON {
         let visible = root.visibleScreen
-        var actions = visible.actions
-        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
+        let actions = visibleActionNames()
         return [
             "screen": .string(visible.name),
             "root": .string(root.child.name),
@@ -44,8 +43,7 @@ extension LiveApp {
         var output: [UInt8] = []
         output.reserveCapacity(root.log.byteCount + 512)
         append("{\"actions\":[", to: &output)
-        var actions = visible.actions
-        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
+        let actions = visibleActionNames()
         for index in actions.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             JSON.writeString(actions[index], into: &output)
@@ -134,5 +132,17 @@ extension DefaultsValue {
         case .array(let values): return .array(values.map(\.plainJSON))
         case .dictionary(let values): return .object(values.mapValues(\.plainJSON))
         }
+    }
+}
+
+extension LiveApp {
+    /// The state's `actions`: what the visible screen offers, then `launch` (every screen accepts
+    /// it), then `show` when the visible screen has routes — one list for the state's tree and its
+    /// bytes.
+    func visibleActionNames() -> [String] {
+        var actions = root.visibleScreen.actions
+        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
+        if !visibleRoutes().isEmpty { actions.append(ActionDescription.show.name) }
+        return actions
     }
 }

@@ -1,7 +1,7 @@
 import AppShell
 
 /// The app the README's tutorial adds a screen to: a home screen in a navigation stack, and the
-/// app coordinator that owns it. The lines marked `tutorial:line` are the ones the tutorial adds.
+/// app coordinator that owns it. The line marked `tutorial:line` is the one the tutorial adds.
 struct TutorialApp: ShellApplication {
     func makeFirstScreen() -> any ScreenController { NavigationController(rootViewController: HomeScreen()) }
 
@@ -12,39 +12,26 @@ struct TutorialApp: ShellApplication {
     func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
-/// What home offers.
-enum HomeAction: String, ScreenActions {
-    /// Shows what the app is.
-    case showAbout
-}
-
-/// The first screen.
-final class HomeScreen: Screen<HomeAction>, RestorableScreen {
+/// The first screen: it offers no action of its own yet.
+final class HomeScreen: ViewController, RestorableScreen {
     init() { super.init(name: "home") }
 
-    override func renderHTML() -> String { "<h1>Home</h1>\n" + form(.showAbout, label: "About") }
+    override func renderHTML() -> String { "<h1>Home</h1>" }
 }
 
-/// The app coordinator: it owns the stack and decides what home's actions show.
+/// The app coordinator: it owns the stack and declares what its screens show.
 final class TutorialCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
 
     override class var shows: [any Restorable.Type] {
         [
             HomeScreen.self,
-            // tutorial:line
-            AboutScreen.self,
+            Route.push(AboutScreen.self, from: HomeScreen.self),  // tutorial:line
         ]
     }
 
     init(root: RootController) {
         self.root = root
         super.init(name: "app")
-        handle(HomeAction.self) { [unowned self] action, _ in
-            switch action {
-            // tutorial:line
-            case .showAbout: root.navigation?.push(own(AboutScreen()))
-            }
-        }
     }
 }
