@@ -4,15 +4,18 @@ import AppShellConcurrency
 /// the action's handler returned: the work runs on a worker pool, off the session's lock, and
 /// the action finishes under the lock again (see `RootController.finishLater`).
 final class DeferredAction: Sendable {
+    /// What the work gave: `settle` runs whatever becomes of the session, `finish` under its lock.
+    struct Done: Sendable {
+        let settle: @Sendable () -> Void
+        let finish: @Sendable (RootController) throws(ActionError) -> Void
+    }
+
     /// The work's place in its pool's queue (given back if the action is dropped).
     let reservation: WorkerPool.Reservation
-    /// Runs the work (on a pool thread) and returns what finishes the action with its result.
-    let start: @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
+    /// Runs the work (on a pool thread) and returns what follows it, with its result.
+    let start: @Sendable () -> Done
 
-    init(
-        reservation: WorkerPool.Reservation,
-        start: @escaping @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
-    ) {
+    init(reservation: WorkerPool.Reservation, start: @escaping @Sendable () -> Done) {
         self.reservation = reservation
         self.start = start
     }
@@ -30,16 +33,23 @@ extension RootController {
     /// The request's answer waits (its connection suspended); when the session's id changed
     /// meanwhile (another login or logout), `finish` does not run and the answer is 409.
     ///
+    /// `settle`, when given, runs with the result before `finish`, at the normal priority too and
+    /// with no lock held, whatever became of the session (to count a login's outcome: a lock that
+    /// other logins take is not taken on the pool's low-priority thread).
+    ///
     /// Returns false, queueing nothing, when `pool`'s queue is full (refuse the action then: 503
     /// with `Retry-After`), outside a request, or when this action already handed work off.
     public func finishLater<Result: Sendable>(
         on pool: WorkerPool, running work: @escaping @Sendable () -> Result,
+        settle: @escaping @Sendable (Result) -> Void = { _ in },
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
     ) -> Bool {
         guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve() else { return false }
         deferredAction = DeferredAction(reservation: reservation) {
             let result = work()
-            return { root throws(ActionError) in try finish(root, result) }
+            return DeferredAction.Done(settle: { settle(result) }) { root throws(ActionError) in
+                try finish(root, result)
+            }
         }
         return true
     }

@@ -22,10 +22,11 @@ extension Shell {
             deferred.reservation.submit {
                 // Answered already (the server is shutting down): nothing is done.
                 pending.claim() ? deferred.start() : nil
-            } then: { [self] finish in
-                guard let finish else { return }
+            } then: { [self] done in
+                guard let done else { return }
+                done.settle()
                 pending.fulfil(
-                    finishDeferred(finish, action, request, id: id, ifRetired: retired, answer: answer))
+                    finishDeferred(done.finish, action, request, id: id, ifRetired: retired, answer: answer))
             }
         }
         return .deferred(pending)

@@ -17,11 +17,12 @@ final class SlowCheckScreen: Screen<SlowCheckAction>, RestorableScreen {
 /// The priorities of the threads a deferred action's two halves ran on.
 final class SeenPriorities: Sendable {
     let work = Locked<ThreadPriority?>(nil)
+    let settle = Locked<ThreadPriority?>(nil)
     let finish = Locked<ThreadPriority?>(nil)
 }
 
-/// `check` runs its work on `pool` and records, in its finish (under the session's lock), the
-/// priority of the thread it runs on.
+/// `check` runs its work on `pool` and records the priority of the threads its work, its settle
+/// and its finish (under the session's lock) run on.
 final class SlowCheckCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
     override class var shows: [any Restorable.Type] { [SlowCheckScreen.self] }
@@ -33,6 +34,8 @@ final class SlowCheckCoordinator: Coordinator, ApplicationCoordinator {
             let queued = self.root.finishLater(on: pool) { () -> Bool in
                 seen.work.withLock { $0 = ThreadPriority.currentThread }
                 return true
+            } settle: { _ in
+                seen.settle.withLock { $0 = ThreadPriority.currentThread }
             } then: { (root: RootController, _: Bool) throws(ActionError) in
                 seen.finish.withLock { $0 = ThreadPriority.currentThread }
                 root.noteChange()
@@ -78,6 +81,7 @@ struct SlowCheckApp: ShellApplication {
         #expect(answer.status == 200)
         #expect((answer.json["version"]?.integerValue ?? 0) > before)
         #expect(app.seen.work.withLock { $0 } == .idle)
+        #expect(app.seen.settle.withLock { $0 } == .normal)
         #expect(app.seen.finish.withLock { $0 } == .normal)
     }
 }
