@@ -39,8 +39,7 @@ import Testing
                 }
             }
         }
-        for _ in 0..<500 where opened.withLock({ $0 }) < 6 { usleep(10_000) }
-        #expect(opened.withLock { $0 } >= 6)
+        #expect(Self.eventually { opened.withLock { $0 } >= 6 })
 
         running.terminate()
         let status = running.waitForExit()
