@@ -4,15 +4,18 @@ import AppShellConcurrency
 /// the action's handler returned: the work runs on a worker pool, off the session's lock, and
 /// the action finishes under the lock again (see `RootController.finishLater`).
 final class DeferredAction: Sendable {
+    /// What the work gave: `settle` runs whatever becomes of the session, `finish` under its lock.
+    struct Done: Sendable {
+        let settle: @Sendable () -> Void
+        let finish: @Sendable (RootController) throws(ActionError) -> Void
+    }
+
     /// The work's place in its pool's queue (given back if the action is dropped).
     let reservation: WorkerPool.Reservation
-    /// Runs the work (on a pool thread) and returns what finishes the action with its result.
-    let start: @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
+    /// Runs the work (on a pool thread) and returns what follows it, with its result.
+    let start: @Sendable () -> Done
 
-    init(
-        reservation: WorkerPool.Reservation,
-        start: @escaping @Sendable () -> @Sendable (RootController) throws(ActionError) -> Void
-    ) {
+    init(reservation: WorkerPool.Reservation, start: @escaping @Sendable () -> Done) {
         self.reservation = reservation
         self.start = start
     }
@@ -20,25 +23,33 @@ final class DeferredAction: Sendable {
 
 extension RootController {
     /// Finishes the action being handled later, so that slow work does not hold the session's
-    /// lock nor a server thread: `work` runs on `pool`, then `finish` runs with its result under
-    /// the session's lock, as a request's changes do — on the session's root controller as it is
-    /// then (other requests of the session may have run meanwhile: check it is where `work`
-    /// began). What `finish` changes is committed all or nothing and answers the request; the
+    /// lock nor a server thread: `work` runs on `pool` (at its priority; take no lock there that
+    /// requests wait for), then `finish` runs with its result under the session's lock at the
+    /// normal priority (on the pool's finisher thread when the pool runs below it), as a request's
+    /// changes do — on the session's root controller as it is then (other requests of the
+    /// session may have run meanwhile: check it is where `work` began). What `finish` changes is committed all or nothing and answers the request; the
     /// changes made before this call are committed first, on their own.
     ///
     /// The request's answer waits (its connection suspended); when the session's id changed
     /// meanwhile (another login or logout), `finish` does not run and the answer is 409.
     ///
+    /// `settle`, when given, runs with the result before `finish`, at the normal priority too and
+    /// with no lock held, whatever became of the session (to count a login's outcome: a lock that
+    /// other logins take is not taken on the pool's low-priority thread).
+    ///
     /// Returns false, queueing nothing, when `pool`'s queue is full (refuse the action then: 503
     /// with `Retry-After`), outside a request, or when this action already handed work off.
     public func finishLater<Result: Sendable>(
         on pool: WorkerPool, running work: @escaping @Sendable () -> Result,
+        settle: @escaping @Sendable (Result) -> Void = { _ in },
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
     ) -> Bool {
         guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve() else { return false }
         deferredAction = DeferredAction(reservation: reservation) {
             let result = work()
-            return { root throws(ActionError) in try finish(root, result) }
+            return DeferredAction.Done(settle: { settle(result) }) { root throws(ActionError) in
+                try finish(root, result)
+            }
         }
         return true
     }

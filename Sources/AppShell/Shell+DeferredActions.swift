@@ -7,7 +7,10 @@ extension Shell {
     /// Answers an action whose handler handed slow work off (`RootController.finishLater`): the
     /// answer is deferred, and the work is queued once this request's changes are committed (a
     /// request that fails queues nothing: its place in the pool is given back). On a pool thread
-    /// the work runs with no lock held, then `finishDeferred` re-enters the session.
+    /// the work runs with no lock held, at the pool's priority; then `finishDeferred` re-enters the
+    /// session at the normal priority, on the pool's finisher thread: never under the session's
+    /// and its shard's locks on a `SCHED_IDLE` thread, which any normal work may preempt while
+    /// other requests wait for those locks (`WorkerPool.Reservation.submit(_:then:)`).
     func finishLater(
         _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ session: SessionContext,
         ifRetired retired: Response,
@@ -16,12 +19,14 @@ extension Shell {
         let pending = PendingResponse()
         let id = session.id
         session.afterCommit { [self] in
-            deferred.reservation.submit { [self] in
+            deferred.reservation.submit {
                 // Answered already (the server is shutting down): nothing is done.
-                guard pending.claim() else { return }
-                let finish = deferred.start()
+                pending.claim() ? deferred.start() : nil
+            } then: { [self] done in
+                guard let done else { return }
+                done.settle()
                 pending.fulfil(
-                    finishDeferred(finish, action, request, id: id, ifRetired: retired, answer: answer))
+                    finishDeferred(done.finish, action, request, id: id, ifRetired: retired, answer: answer))
             }
         }
         return .deferred(pending)

@@ -7,6 +7,13 @@ import Glibc
 /// A place in the queue is taken first (`reserve`) and filled later (`Reservation.submit`), so
 /// that a caller can refuse at once while it still can change its answer, and submit only once
 /// what must come before the job is done; a reservation dropped unused gives its place back.
+///
+/// A pool below the normal priority has a finisher: one thread at the priority of the thread that
+/// made the pool (normal, at start-up), started with the pool, that runs what follows a job
+/// (`Reservation.submit(_:then:)`). What follows a password check takes locks others wait for (the
+/// session's, its registry shard's); on a `SCHED_IDLE` thread, preempted by any normal work while
+/// holding them, it made other users' requests wait for as long as the core stayed busy (priority
+/// inversion; README, Reliability). The job itself keeps the pool's priority.
 public final class WorkerPool: Sendable {
     /// Threads running jobs.
     public let threads: Int
@@ -29,9 +36,14 @@ public final class WorkerPool: Sendable {
     private let state = State()
     private let condition = Condition()
     private let name: String
+    /// Runs what follows the jobs at normal priority; `nil` for a pool at normal priority (it
+    /// runs on the job's thread then).
+    private let finisher: Finisher?
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
-    /// jobs (at least 1), scheduled with `priority`. The threads start with the first job.
+    /// jobs (at least 1), scheduled with `priority`. The threads start with the first job; below
+    /// the normal priority, the finisher's thread starts now, with the calling thread's priority
+    /// (make the pool at start-up, not on a low-priority thread).
     public init(
         threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal
     ) {
@@ -39,6 +51,7 @@ public final class WorkerPool: Sendable {
         self.queueLimit = max(1, queueLimit)
         self.name = name
         self.priority = priority
+        finisher = priority == .normal ? nil : Finisher(name: "\(name)-finish")
     }
 
     private func locked<Result>(_ body: (State) -> Result) -> Result {
@@ -71,10 +84,12 @@ public final class WorkerPool: Sendable {
     /// Jobs running now.
     public var running: Int { locked { $0.running } }
 
-    /// Stops taking jobs; the threads finish the jobs already queued and exit.
+    /// Stops taking jobs; the threads finish the jobs already queued (and what follows them) and
+    /// exit.
     public func stop() {
         locked { $0.stopping = true }
         condition.broadcast()
+        finisher?.stop()
     }
 
     /// Fills a reserved place with `job`, or gives it back (`nil`).
@@ -84,14 +99,18 @@ public final class WorkerPool: Sendable {
             guard let job, !state.stopping else { return false }
             state.jobs.append(job)
             condition.signal()
-            defer { state.started = true }
-            return !state.started
+            guard !state.started else { return false }
+            state.started = true
+            // Counted before `stop` can see the pool stopping, so the finisher waits for them.
+            finisher?.workersStarted(threads)
+            return true
         }
         guard startThreads else { return }
         for index in 0..<threads {
             let thread = BackgroundThread { [self] in
                 prioritize(warn: index == 0)
                 work()
+                finisher?.workerExited()
             }
             thread.name = "\(name)-\(index)"
             thread.start()
@@ -139,6 +158,22 @@ public final class WorkerPool: Sendable {
         /// meanwhile drops it.
         public func submit(_ job: @escaping @Sendable () -> Void) {
             if take() { pool.fill(job) }
+        }
+
+        /// Queues `job` in the reserved place (once), and then `finish` with its result at the
+        /// normal priority: on the pool's finisher thread when the pool runs below it, else on the
+        /// job's thread. Take locks that other requests wait for in `finish`, never in `job`.
+        public func submit<Result: Sendable>(
+            _ job: @escaping @Sendable () -> Result, then finish: @escaping @Sendable (Result) -> Void
+        ) {
+            guard let finisher = pool.finisher else {
+                submit { finish(job()) }
+                return
+            }
+            submit {
+                let result = job()
+                finisher.run { finish(result) }
+            }
         }
 
         /// Gives the place back without a job.

@@ -75,9 +75,10 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         // The check runs on the password-check pool, with no lock held; the request waits. Its
         // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
         let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            let valid = environment.authenticate(username: username, password: password)
+            environment.authenticate(username: username, password: password)
+        } settle: { [environment] valid in
+            // At normal priority, off the pool's thread: other logins take the throttle's lock.
             environment.throttle.recordOutcome(attempt, succeeded: valid)
-            return valid
         } then: { root, valid throws(ActionError) in
             // Other requests of the session ran meanwhile: it must still be at the login screen.
             guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {

@@ -18,7 +18,7 @@ public final class InProcessClient: HTTPTestClient, @unchecked Sendable {
     /// Cookies the server set, sent back on later requests (name → value).
     public var cookies: [String: String] = [:]
     /// How long a deferred answer is waited for before `send` throws.
-    public var timeoutMilliseconds = 10_000
+    public var timeoutMilliseconds = 60_000
 
     /// A client of `server`'s responder whose requests come from `remoteAddress`.
     public init(server: HTTPServer, remoteAddress: String = "127.0.0.1") {

@@ -2,7 +2,7 @@ import AppShellHTTP
 import Glibc
 
 /// A small blocking HTTP/1.1 client over a raw socket, for tests: well-formed requests with a
-/// cookie jar, and arbitrary bytes for malformed ones. Every read times out after 10 seconds so a
+/// cookie jar, and arbitrary bytes for malformed ones. Every read times out after 60 seconds so a
 /// hung server fails a test instead of stalling it.
 public final class TestClient: HTTPTestClient, @unchecked Sendable {
     // @unchecked: a client is used by one test thread at a time.

@@ -79,7 +79,11 @@ import Testing
             "POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n{\"a\""
         let connection = try RawConnection(port: port)
         try connection.send(head)
-        usleep(200_000)
+        // SIGTERM once the server has it in flight (it and the scrape itself; a fixed 200 ms
+        // raced the server's reading of it on a busy machine).
+        let observer = TestClient(port: port)
+        #expect(
+            ShutdownTests.eventually { (ShutdownTests.gauges(observer)["appshell_http_requests_in_flight"] ?? 0) >= 2 })
         running.terminate()
         usleep(200_000)
         #expect(running.process.isRunning)

@@ -163,7 +163,8 @@ extension LiveEventsTests {
         _ = try stream.read(through: "}\n\n")
         #expect(app.shell.endStreamsOfEndedSessions() == 0)
         var ended = 0
-        for _ in 0..<100 where ended == 0 {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while ended == 0 && Date() < deadline {
             usleep(100_000)
             ended = app.shell.endStreamsOfEndedSessions()
         }

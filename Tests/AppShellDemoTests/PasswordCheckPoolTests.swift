@@ -60,14 +60,8 @@ import Testing
         return answer
     }
 
-    /// Polls `condition` for up to 10 seconds.
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<1000 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
+    /// Polls `condition` for up to 60 seconds (a bound only).
+    static func eventually(_ condition: () -> Bool) -> Bool { ShutdownTests.eventually(condition) }
 
     @Test func aReadIsAnsweredWhileALoginIsCheckedOnTheOnlyEpollThread() throws {
         let verifier = HeldVerifier()

@@ -130,8 +130,7 @@ import Testing
                 return false
             }
         }
-        for _ in 0..<500 where opened.withLock({ $0 }) < 6 { usleep(10_000) }
-        #expect(opened.withLock { $0 } >= 6)
+        #expect(ShutdownTests.eventually { opened.withLock { $0 } >= 6 })
         usleep(500_000)
 
         running.terminate()

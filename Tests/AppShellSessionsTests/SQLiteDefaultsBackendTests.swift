@@ -211,7 +211,7 @@ import Testing
             let description = try #require(error).description
             #expect(description.contains(path))
             #expect(description.contains("999"))
-            #expect(description.contains("the 2 this program knows"))
+            #expect(description.contains("the 3 this program knows"))
             #expect(try RawDatabase(path).integer("PRAGMA user_version") == 999)
         }
     }
@@ -239,7 +239,7 @@ import Testing
             #expect(Self.exists(path + "-wal"))
             // journal_mode=WAL is recorded in the file, so a second connection sees it.
             #expect(try RawDatabase(path).text("PRAGMA journal_mode") == "wal")
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 2)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 3)
             withExtendedLifetime(backend) {}
         }
     }
@@ -267,9 +267,77 @@ import Testing
             updated.snapshot = Array("{\"root\":\"main\"}".utf8)
             try backend.save(id, updated)
             #expect(try backend.load(id) == updated)
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 2)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 3)
         }
     }
+
+    /// Version 3 moves the sessions from a table without row ids (where a 2.5 KB row spilled into
+    /// an overflow page, freed and allocated again at every save) to one with row ids, in one
+    /// transaction at open: every session of a version-2 file is there afterwards, as it was.
+    @Test func aVersion2FileMovesToARowidTableKeepingEverySession() throws {
+        try BackendTestDirectory.with { directory throws in
+            let path = directory.path + "/sessions.sqlite"
+            var expected: [(SessionID, SessionRecord)] = []
+            for index in 0..<300 {
+                let snapshot: [UInt8]? =
+                    index % 7 == 0 ? nil : (0..<2_500).map { UInt8(truncatingIfNeeded: $0 &* index) }
+                let record = SessionRecord(
+                    values: ["n": .integer(index), "user": .string("user \(index)")],
+                    created: Int64(1_000 + index), accessed: Int64(5_000 + index), snapshot: snapshot)
+                expected.append((SessionID.random(), record))
+            }
+            do {
+                let raw = try RawDatabase(path)
+                try raw.execute(
+                    """
+                    CREATE TABLE sessions (id BLOB PRIMARY KEY, created INTEGER NOT NULL, accessed INTEGER NOT NULL,
+                        data TEXT NOT NULL, snapshot BLOB) WITHOUT ROWID;
+                    CREATE INDEX sessions_accessed ON sessions (accessed);
+                    CREATE INDEX sessions_created ON sessions (created);
+                    PRAGMA user_version = 2;
+                    """)
+                for (id, record) in expected {
+                    let data = String(decoding: DefaultsValue.encode(record.values), as: UTF8.self)
+                    let snapshot = record.snapshot.map { "x'\(Self.hex($0))'" } ?? "NULL"
+                    try raw.execute(
+                        """
+                        INSERT INTO sessions VALUES (x'\(Self.hex(id.bytes))', \(record.created), \(record.accessed),
+                            '\(data)', \(snapshot))
+                        """)
+                }
+            }
+            let backend = try SQLiteDefaultsBackend(path: path)
+            // The copy was checkpointed into the file at once: no log as large as the store is left.
+            let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+            #expect(log == 0)
+            for (id, record) in expected { #expect(try backend.load(id) == record) }
+            #expect(try backend.count() == expected.count)
+            let raw = try RawDatabase(path)
+            #expect(try raw.integer("PRAGMA user_version") == 3)
+            let table = try #require(try raw.text("SELECT sql FROM sqlite_schema WHERE name = 'sessions'"))
+            #expect(!table.uppercased().contains("WITHOUT ROWID"))
+            #expect(try raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'") == 1)
+            #expect(
+                try raw.integer(
+                    "SELECT count(*) FROM sqlite_schema WHERE name IN ('sessions_accessed', 'sessions_created')") == 2)
+            // The indexes are there and right: the 100 oldest by `accessed` go.
+            #expect(try backend.removeExpired(accessedBefore: 5_100, createdBefore: 0) == 100)
+            #expect(try backend.count() == 200)
+            // Saves, renames and removals work on the new table.
+            let (id, record) = expected[150]
+            var changed = record
+            changed.snapshot = [9, 9, 9]
+            try backend.save(id, changed)
+            let newID = SessionID.random()
+            try backend.rename(id, to: newID)
+            #expect(try backend.load(id) == nil)
+            #expect(try backend.load(newID) == changed)
+            try backend.remove(newID)
+            #expect(try backend.count() == 199)
+        }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test(arguments: ["not json", "[1, 2]", "{\"k\": null}", "{\"k\": {\"data\": \"!!\"}}", ""])
     func aRecordWithUndecodableDataMakesLoadThrow(data: String) throws {

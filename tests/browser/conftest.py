@@ -45,10 +45,12 @@ SCREEN_PATHS = {"login": "/login", "main": "/main", "list": "/main/list", "secon
 USERNAME = "demo"
 PASSWORD = "appshell"
 
-#: Generous timeouts for a busy 2-core machine; waits return as soon as their condition holds.
-WAIT_SECONDS = 10
-START_SECONDS = 15
-STOP_SECONDS = 10
+#: Generous timeouts for a busy 2-core machine (CI may run at a load average of 10-20); they are
+#: upper bounds only: waits return as soon as their condition holds, so passing runs never wait
+#: for them, and a condition that never holds still fails the test.
+WAIT_SECONDS = 60
+START_SECONDS = 60
+STOP_SECONDS = 30
 
 
 # --- the server ------------------------------------------------------------------------------
@@ -140,10 +142,16 @@ def appshell_binary() -> Path:
     return binary
 
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "server_env(**variables): APPSHELL_* variables of the test's server")
+
+
 @pytest.fixture
-def server(appshell_binary: Path):
-    """A fresh `appshell` for one test, always stopped afterwards."""
-    running = AppShellServer(appshell_binary)
+def server(appshell_binary: Path, request):
+    """A fresh `appshell` for one test, always stopped afterwards; a `server_env` mark sets
+    APPSHELL_* variables of its own."""
+    marker = request.node.get_closest_marker("server_env")
+    running = AppShellServer(appshell_binary, dict(marker.kwargs) if marker else None)
     yield running
     running.stop()
 
@@ -279,9 +287,9 @@ class App:
         return element
 
     def wait_animations(self) -> None:
-        """Waits (at most a few seconds) until the page runs no CSS animation or transition."""
+        """Waits (at most `WAIT_SECONDS`) until the page runs no CSS animation or transition."""
         script = "return !document.getAnimations || document.getAnimations().length === 0"
-        self.wait(lambda d: d.execute_script(script), "animations did not finish", 5)
+        self.wait(lambda d: d.execute_script(script), "animations did not finish")
 
     def wait_heading_focused(self, name: str) -> None:
         """Waits until `document.activeElement` is the screen's `h1#{name}-title`."""

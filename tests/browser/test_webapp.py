@@ -18,6 +18,7 @@ import urllib.request
 
 from conftest import (
     REPO_ROOT,
+    WAIT_SECONDS,
     App,
     AppShellServer,
     axe_violations,
@@ -68,7 +69,7 @@ def cache_contents(app: App) -> dict[str, list[str]]:
 
 def shell_files(server: AppShellServer) -> list[str]:
     """The URLs the served worker precaches (its `SHELL_FILES` line)."""
-    with urllib.request.urlopen(server.url(WORKER_PATH), timeout=10) as answer:
+    with urllib.request.urlopen(server.url(WORKER_PATH), timeout=WAIT_SECONDS) as answer:
         script = answer.read().decode()
     match = re.search(r"^const SHELL_FILES = (\[.*\]);$", script, re.MULTILINE)
     assert match, f"no SHELL_FILES in {WORKER_PATH}"
@@ -108,7 +109,7 @@ def test_the_app_is_installable(app: App):
     """Chromium finds the manifest (name, icons at 192 and 512 px with a maskable one, standalone,
     the splash's colours) and reports no installability error."""
     app.open("/")
-    app.wait_screen("login", timeout=5)
+    app.wait_screen("login")
     wait_for_worker(app)
 
     manifest = app.driver.execute_cdp_cmd("Page.getAppManifest", {})
@@ -174,7 +175,7 @@ def test_a_new_version_replaces_the_cache_and_deletes_the_old(appshell_binary, t
     try:
         app = App(driver, server, request.node.name)
         app.open("/")
-        app.wait_screen("login", timeout=5)
+        app.wait_screen("login")
         wait_for_worker(app)
         [old] = cache_contents(app).keys()
         old_files = set(shell_files(server))
@@ -186,7 +187,6 @@ def test_a_new_version_replaces_the_cache_and_deletes_the_old(appshell_binary, t
         server = wait_until(
             lambda: _start(appshell_binary, {**environment, "APPSHELL_PORT": str(port)}),
             f"appshell did not start again on port {port}",
-            20,
         )
         app.server = server
         new_files = set(shell_files(server))
@@ -194,7 +194,7 @@ def test_a_new_version_replaces_the_cache_and_deletes_the_old(appshell_binary, t
         assert len(changed) == 1 and changed.pop().startswith("/app.css?v="), new_files ^ old_files
 
         app.open("/")
-        app.wait_screen("login", timeout=10)
+        app.wait_screen("login")
 
         def replaced():
             driver.execute_async_script(
@@ -204,7 +204,7 @@ def test_a_new_version_replaces_the_cache_and_deletes_the_old(appshell_binary, t
             contents = cache_contents(app)
             return contents if len(contents) == 1 and old not in contents else None
 
-        contents = wait_until(replaced, "the new version's cache did not replace the old one", 20, 0.5)
+        contents = wait_until(replaced, "the new version's cache did not replace the old one", interval=0.5)
         [(name, urls)] = contents.items()
         assert name.startswith(CACHE_PREFIX) and name != old
         assert sorted(path_and_query(url) for url in urls) == sorted(new_files)
@@ -247,7 +247,7 @@ def test_offline_reload_shows_the_offline_page_which_returns_to_the_screen(app: 
     assert not violations, "axe-core on the offline page:\n" + format_violations(violations)
 
     set_offline(app, False)
-    app.wait_screen("list", timeout=20)
+    app.wait_screen("list")
     assert app.state()["stack"] == ["main", "list"]
 
 
@@ -265,7 +265,7 @@ def test_try_again_while_still_offline_keeps_the_offline_page(app: App):
     assert_not_reloaded(app)
     assert app.driver.find_element("css selector", "#offline h1").text.strip() == "You are offline"
     set_offline(app, False)
-    app.wait_screen("main", timeout=20)
+    app.wait_screen("main")
 
 
 def test_an_action_attempted_offline_says_so(app: App):
@@ -382,7 +382,7 @@ def test_first_paint_of_a_repeat_visit_against_a_first_visit(appshell_binary, re
             app = App(driver, server, f"{request.node.name}-{round_number}")
             app.open("/login")
             firsts.append(driver.execute_async_script(FIRST_PAINT))
-            app.wait_screen("login", timeout=5)
+            app.wait_screen("login")
             wait_for_worker(app)
             driver.execute_cdp_cmd("Network.enable", {})
             driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
