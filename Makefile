@@ -16,7 +16,7 @@ CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
 CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-container tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test examples-test test-container tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -29,12 +29,20 @@ run: deps build-release
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) examples-test
 	$(MAKE) contract-test
 	$(MAKE) flood-test
 	$(MAKE) fuzz-test
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
+
+## examples-test: build the example app Examples/Notes (its own package, on the root's library
+## products by path, built in its own Examples/Notes/.build) and run its tests
+EXAMPLES := Examples/Notes
+examples-test: deps
+	$(SWIFT) build --build-tests --package-path $(EXAMPLES)
+	$(SWIFT) test --skip-build --package-path $(EXAMPLES)
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
@@ -164,16 +172,18 @@ build: deps
 build-release: deps
 	$(SWIFT) build -c release --product appshell
 
-## lint: swift format's lint on the sources, tests and fuzz targets (fails on any finding), and foundation-check
+## lint: swift format's lint on the sources, tests and fuzz targets and the example app's (fails on
+## any finding), and foundation-check
+EXAMPLE_SOURCES := Examples/Notes/Sources Examples/Notes/Tests Examples/Notes/Package.swift
 lint: foundation-check
-	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift $(EXAMPLE_SOURCES)
 
 ## foundation-check: the modules appshell links (everything in Sources but AppShellTesting, which
-## only the tests use) import FoundationEssentials, never Foundation: Foundation brings ICU's data,
-## about 45 MB, into the statically linked binary and the container image
+## only the tests use) and the example app's sources import FoundationEssentials, never Foundation:
+## Foundation brings ICU's data, about 45 MB, into the statically linked binary and the container image
 FOUNDATION_IMPORT := ^[[:space:]]*(@[[:alnum:]_]+[[:space:]]+)*import[[:space:]]+((struct|class|enum|protocol|typealias|func|var|let)[[:space:]]+)?Foundation(Networking|XML|Internationalization)?([.[:space:]]|$$)
 foundation-check:
-	@if grep -rnE --include='*.swift' --exclude-dir=AppShellTesting '$(FOUNDATION_IMPORT)' Sources; then \
+	@if grep -rnE --include='*.swift' --exclude-dir=AppShellTesting '$(FOUNDATION_IMPORT)' Sources Examples/Notes/Sources; then \
 	  echo "foundation-check: the files above import Foundation, which links ICU's data (about 45 MB) into the" >&2; \
 	  echo "appshell binary and the container image. Import FoundationEssentials (Data, Date, URL, FileManager," >&2; \
 	  echo "ProcessInfo) or use AppShellConcurrency's BackgroundThread, Condition and StandardError instead." >&2; \
@@ -190,7 +200,7 @@ $(HADOLINT):
 
 ## format: rewrite the sources in the house style
 format:
-	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift
+	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift $(EXAMPLE_SOURCES)
 
 clean:
 	rm -rf .build

@@ -1,0 +1,102 @@
+import AppShell
+import AppShellJSON
+import AppShellSessions
+
+/// Where Notes can be launched from (`launch`'s `source`).
+public enum NotesLaunch: String, LaunchSources {
+    /// A link to one note (a notification, another app): `launch` with the note's `id`.
+    case note
+}
+
+/// The top of every session's coordinator tree (`app`): its routing decisions — after the splash
+/// to login or the notes by the stored `isLogin` flag, between them on login and logout, and what
+/// a deep link or a launch naming a note opens. The framework runs the splash's start-up work,
+/// keeps the deep link that waits for it, and rebuilds the tree after a restart from `shows`.
+public final class AppCoordinator: Coordinator, ApplicationCoordinator {
+    let root: RootController
+    let environment: NotesEnvironment
+    /// A note a `launch` asked for while the splash showed (in memory only: see the README).
+    private var launchedDuringStartup: String?
+
+    /// The splash, and the two flows it leads to.
+    public override class var shows: [any Restorable.Type] {
+        [SplashScreen.self, LoginCoordinator.self, NotesCoordinator.self]
+    }
+
+    /// The app coordinator of a session on `root` (the splash, or what a snapshot restored).
+    init(root: RootController, environment: NotesEnvironment) {
+        self.root = root
+        self.environment = environment
+        super.init(name: "app")
+    }
+
+    private var notes: NotesCoordinator? { child(named: "notes") as? NotesCoordinator }
+    private var login: LoginCoordinator? { child(named: "login") as? LoginCoordinator }
+
+    /// The splash is done: the notes (at the deep link the splash was opened with, if any) when
+    /// `isLogin`, else login, which leads there after.
+    public func startupDidFinish(deepLink: String?) {
+        let link = deepLink ?? launchedDuringStartup
+        launchedDuringStartup = nil
+        if root.defaults.bool(forKey: "isLogin") { showNotes(opening: link) } else { showLogin(next: link) }
+    }
+
+    /// `launch` with `"source": "note"` and the note's `id`: opens the note now, after the splash,
+    /// or after login.
+    public func launch(from source: NotesLaunch, _ request: ScreenAction) throws(ActionError) {
+        switch source {
+        case .note:
+            guard let id = request.string("id").flatMap({ Int($0) }) else {
+                throw ActionError(status: 400, "launch from a note needs the note's \"id\"")
+            }
+            let path = "/notes/\(id)"
+            if let notes {
+                guard notes.show(path: path) else { throw ActionError(status: 404, "There is no note \(id).") }
+            } else if let login {
+                login.next = path
+            } else {
+                launchedDuringStartup = path
+            }
+        }
+    }
+
+    /// A deep link whose page's stream came after the splash was done: login leads there, the
+    /// notes show it.
+    public func open(deepLink: String) {
+        if let login, login.next == nil { login.next = deepLink }
+        if let notes { _ = notes.show(path: deepLink) }
+    }
+
+    /// Makes the logged-in screens show `path`; false when it names no note.
+    func show(path: String) -> Bool { notes?.show(path: path) ?? false }
+
+    /// Where to go after logging in (`/login?next=…`).
+    func rememberNext(_ next: String?) { login?.next = next }
+
+    // MARK: Flows
+
+    func showLogin(next: String?) {
+        for child in children { removeChild(child) }
+        let login = LoginCoordinator(root: root, environment: environment)
+        addChild(login)
+        login.next = next
+        login.start()
+    }
+
+    func showNotes(opening path: String?) {
+        for child in children { removeChild(child) }
+        let notes = NotesCoordinator(root: root)
+        addChild(notes)
+        notes.start()
+        if let path { _ = notes.show(path: path) }
+    }
+
+    /// `isLogin` = false, the name removed, a new session id, back to login. The notes stay, under
+    /// the user's name, for their next login in this browser.
+    func logout() {
+        root.defaults.set(false, forKey: "isLogin")
+        root.defaults.removeObject(forKey: "username")
+        root.rotateSessionID()
+        showLogin(next: nil)
+    }
+}

@@ -1,0 +1,91 @@
+import AppShell
+import AppShellAuth
+import AppShellSessions
+
+/// The login flow, on the framework's password mechanism: the throttle counts attempts
+/// (`LoginThrottle`), the Argon2id check runs on the password-check threads with the session's
+/// lock released (`RootController.finishLater`), and a success rotates the session's id.
+final class LoginCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "login"
+    override class var shows: [any Restorable.Type] { [LoginScreen.self] }
+
+    private let root: RootController
+    private let environment: NotesEnvironment
+    private let screen: LoginScreen
+    /// The page to open after logging in.
+    var next: String? {
+        get { screen.next }
+        set { screen.next = newValue }
+    }
+
+    /// A login flow on `root`, with a new screen or (restoring) the one already shown.
+    init(root: RootController, environment: NotesEnvironment, screen: LoginScreen = LoginScreen()) {
+        self.root = root
+        self.environment = environment
+        self.screen = screen
+        super.init(name: Self.restorationIdentifier)
+        handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
+            switch action {
+            case .login: try login(request)
+            }
+        }
+        own(screen)
+    }
+
+    /// The flow of the login screen a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let app = parent as? AppCoordinator, let screen = root.child as? LoginScreen else { return nil }
+        self.init(root: root, environment: app.environment, screen: screen)
+    }
+
+    /// Shows the login screen with a cross-dissolve.
+    override func start() { root.transition(to: screen, animated: true) }
+
+    /// `login`: counts the attempt, then checks the password off the session's lock; the request's
+    /// answer waits for `finish`.
+    private func login(_ request: ScreenAction) throws(ActionError) {
+        // The screen checked both are strings (400 otherwise).
+        let username = request.string("username") ?? ""
+        let password = request.string("password") ?? ""
+        if let next = request.string("next"), Shell.isSameSitePath(next) { self.next = next }
+        let attempt = LoginThrottle.Attempt(
+            sessionKey: "session:" + (root.sessionID?.text ?? ""), username: username,
+            clientAddress: request.clientAddress)
+        let wait = environment.throttle.admit(attempt)
+        guard wait == 0 else {
+            throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
+        }
+        let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
+            let valid = environment.authenticate(username: username, password: password)
+            environment.throttle.recordOutcome(attempt, succeeded: valid)
+            return valid
+        } then: { root, valid throws(ActionError) in
+            // Other requests of the session ran meanwhile: it must still be at this login screen.
+            guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
+                throw ActionError(status: 409, "The session left the login screen while the password was checked.")
+            }
+            try flow.finish(username: username, valid: valid)
+        }
+        guard queued else {
+            environment.throttle.withdraw(attempt)
+            throw refusal(503, "Notes is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        }
+    }
+
+    /// Applies the checked password under the session's lock: success stores who is logged in,
+    /// gives the session a new id and hands over; a failure stores nothing.
+    private func finish(username: String, valid: Bool) throws(ActionError) {
+        guard valid else { throw refusal(401, "Wrong username or password.") }
+        root.defaults.set(true, forKey: "isLogin")
+        root.defaults.set(username, forKey: "username")
+        Notebook(defaults: root.defaults).welcomeOnce()
+        root.rotateSessionID()
+        (parent as? AppCoordinator)?.showNotes(opening: next)
+    }
+
+    /// A refusal the screen shows with the same words as the JSON answer's `error`.
+    private func refusal(_ status: Int, _ message: String, retryAfterSeconds: Int? = nil) -> ActionError {
+        screen.message = message
+        return ActionError(status: status, message, retryAfterSeconds: retryAfterSeconds)
+    }
+}

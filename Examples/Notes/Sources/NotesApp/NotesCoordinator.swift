@@ -1,0 +1,97 @@
+import AppShell
+
+/// The logged-in flow: owns the navigation stack (the list, a note pushed on it) and starts the
+/// compose flow.
+final class NotesCoordinator: Coordinator, RestorableCoordinator {
+    static let restorationIdentifier = "notes"
+    override class var shows: [any Restorable.Type] {
+        [NoteListScreen.self, NoteDetailScreen.self, ComposeCoordinator.self]
+    }
+
+    private let root: RootController
+    private let navigation: NavigationController
+
+    /// A flow on `root`, with a new stack or (restoring) the one already shown.
+    init(root: RootController, navigation: NavigationController? = nil) {
+        self.root = root
+        self.navigation = navigation ?? NavigationController(rootViewController: NoteListScreen())
+        super.init(name: Self.restorationIdentifier)
+        handle(NoteListAction.self) { [unowned self] action, request throws(ActionError) in
+            try list(action, request)
+        }
+        handle(NoteDetailAction.self) { [unowned self] action, _ in
+            if action == .delete, let id = openNoteID { Notebook(defaults: self.root.defaults).delete(id) }
+            pop()
+        }
+        if navigation == nil { own(self.navigation) }
+    }
+
+    /// The flow of the navigation stack a snapshot restored.
+    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let navigation = root.navigation, navigation.viewControllers[0] is NoteListScreen else { return nil }
+        self.init(root: root, navigation: navigation)
+    }
+
+    /// Shows the list with a cross-dissolve.
+    override func start() { root.transition(to: navigation, animated: true) }
+
+    /// The number of the note pushed, if one is.
+    var openNoteID: Int? { (navigation.viewControllers.last as? NoteDetailScreen)?.noteID }
+
+    /// Makes the screens match `path` — `/notes`, `/notes/new` or `/notes/<id>` — without
+    /// animation, as opening that URL asks; false (nothing changes) when it names no note.
+    func show(path: String) -> Bool {
+        guard path.hasPrefix("/notes") else { return false }
+        let last = path.split(separator: "/").last.map(String.init) ?? ""
+        let wantsCompose = path == "/notes/new"
+        let noteID = path == "/notes" || wantsCompose ? nil : Int(last)
+        if path != "/notes" && !wantsCompose {
+            guard let noteID, Notebook(defaults: root.defaults).note(noteID) != nil else { return false }
+        }
+        if root.presented != nil && !wantsCompose {
+            for case let compose as ComposeCoordinator in children { compose.close() }
+        }
+        if let noteID {
+            guard openNoteID != noteID else { return true }
+            if navigation.viewControllers.count > 1 { pop(animated: false, toRoot: true) }
+            push(noteID, animated: false)
+        } else if navigation.viewControllers.count > 1 && !wantsCompose {
+            pop(animated: false, toRoot: true)
+        }
+        if wantsCompose && root.presented == nil { startCompose(animated: false) }
+        return true
+    }
+
+    /// Starts the compose flow as this one's child.
+    func startCompose(animated: Bool) {
+        let compose = ComposeCoordinator(root: root)
+        addChild(compose)
+        compose.start(animated: animated)
+    }
+
+    /// The list's actions.
+    private func list(_ action: NoteListAction, _ request: ScreenAction) throws(ActionError) {
+        switch action {
+        case .open:
+            guard let id = request.string("id").flatMap({ Int($0) }), Notebook(defaults: root.defaults).note(id) != nil
+            else { throw ActionError(status: 404, "There is no note \(request.string("id") ?? "").") }
+            push(id, animated: true)
+        case .compose:
+            startCompose(animated: true)
+        case .logout:
+            (parent as? AppCoordinator)?.logout()
+        }
+    }
+
+    /// Pushes the note numbered `id`.
+    private func push(_ id: Int, animated: Bool) {
+        let detail = NoteDetailScreen()
+        detail.noteID = id
+        navigation.push(own(detail), animated: animated)
+    }
+
+    /// Back to the list.
+    private func pop(animated: Bool = true, toRoot: Bool = false) {
+        if toRoot { navigation.popToRoot(animated: animated) } else { navigation.pop(animated: animated) }
+    }
+}

@@ -1,0 +1,48 @@
+import AppShell
+import AppShellAuth
+import AppShellHTTP
+import AppShellSessions
+
+/// Notes served: its environment, its page chrome and the framework's `ShellServer` (store,
+/// sessions, `/healthz`, `/metrics`, the JSON API, pages, static files, graceful shutdown).
+public final class NotesServer: Sendable {
+    /// What the coordinators share.
+    public let environment: NotesEnvironment
+    /// The framework's server running the app.
+    public let server: ShellServer
+
+    /// What every page shows around the screen: the app's name, its stylesheet, and the shell's
+    /// page script (`app.js`, which sends forms as JSON and follows the event stream).
+    public static let chrome = PageChrome(
+        name: "Notes", stylesheets: ["notes.css"], scripts: ["app.js"],
+        appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
+
+    /// Opens the configured store and builds the app. Throws when the store cannot be opened.
+    public init(configuration: NotesConfiguration) throws(StoreError) {
+        let environment = NotesEnvironment(
+            users: configuration.users, splashMilliseconds: Int64(configuration.splashMilliseconds),
+            passwordCheckThreads: configuration.passwordCheckThreads)
+        self.environment = environment
+        server = try ShellServer(
+            configuration: configuration.shell, application: NotesApp(environment: environment),
+            pagePaths: NotesApp.pagePaths, chrome: NotesServer.chrome,
+            stopping: { environment.passwordChecks.stop() })
+    }
+
+    /// `notes hash-password`: one line of standard input becomes an Argon2id hash for `users`.
+    public static let hashPassword = ShellCommand.Subcommand(
+        name: "hash-password", summary: "reads a password on standard input, prints its hash"
+    ) { _ in
+        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            AccessLog.error("hash-password: no password on standard input")
+            return ShellCommand.configurationErrorStatus
+        }
+        do {
+            print(try PasswordHash.make(password: password))
+            return 0
+        } catch {
+            AccessLog.error("hash-password: \(error)")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import AppShellJSON
+import AppShellTesting
+import Foundation
+import Testing
+
+/// A note's address, `/notes/<id>`, and the `launch` action that names a note: they open the note
+/// when logged in, and wait for the splash and for login when they must.
+@Suite struct DeepLinkTests {
+    @Test(arguments: TestMode.allCases)
+    func aNotesAddressOpensItLoggedInAndAfterLoginLoggedOut(mode: TestMode) throws {
+        let notes = try NotesHarness(mode)
+        try notes.logIn()
+        let page = try notes.client.get("/notes/1")
+        #expect(page.status == 200)
+        #expect(page.text.contains("data-stack=\"notes note\""))
+        #expect(try notes.client.get("/notes/99").status == 404)
+
+        // Logged out, the address leads to login, which leads back to it.
+        try notes.act(#"{"action": "back"}"#)
+        #expect(try notes.act(#"{"action": "logout"}"#).json["screen"] == "login")
+        let redirect = try notes.client.get("/notes/1")
+        #expect(redirect.status == 303)
+        #expect(redirect.headers["Location"] == "/login?next=%2Fnotes%2F1")
+        let login = try notes.client.get("/login?next=%2Fnotes%2F1").text
+        #expect(login.contains(#"<input type="hidden" name="next" value="/notes/1">"#))
+        let loggedIn = try notes.submit(
+            [("action", "login"), ("username", "demo"), ("password", "notes"), ("next", "/notes/1")],
+            from: "/login?next=%2Fnotes%2F1")
+        #expect(loggedIn.headers["Location"] == "/notes/1")
+        #expect(try notes.state()["view"]?["title"] == "Welcome to Notes")
+    }
+
+    @Test(arguments: TestMode.allCases)
+    func anAddressOpenedDuringTheSplashIsShownAfterIt(mode: TestMode) throws {
+        let notes = try NotesHarness(mode, splashMilliseconds: 400)
+        // The splash shows at the address (and refreshes itself there without JavaScript)...
+        let splash = try notes.client.get("/notes/1").text
+        #expect(splash.contains("data-screen=\"splash\""))
+        #expect(splash.contains("data-url=\"/notes/1\""))
+        #expect(splash.contains("http-equiv=\"refresh\""))
+        Thread.sleep(forTimeInterval: 0.5)
+        // ...then, logged out, it leads to login, and login to the note.
+        let refreshed = try notes.client.get("/notes/1")
+        #expect(refreshed.headers["Location"] == "/login?next=%2Fnotes%2F1")
+        _ = try notes.client.get("/login?next=%2Fnotes%2F1")
+        let note = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#).json
+        #expect(note["screen"] == "note")
+        #expect(note["stack"] == ["notes", "note"])
+        #expect(note["view"]?["title"] == "Welcome to Notes")
+    }
+
+    @Test(arguments: TestMode.allCases)
+    func aLaunchNamingANoteWaitsForTheSplashAndLogin(mode: TestMode) throws {
+        let notes = try NotesHarness(mode, splashMilliseconds: 400)
+        #expect(try notes.state()["screen"] == "splash")
+        let launched = try notes.act(#"{"action": "launch", "source": "note", "id": "1"}"#)
+        #expect(launched.status == 200)
+        #expect(launched.json["screen"] == "splash")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try notes.state()["screen"] == "login")
+        let note = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#).json
+        #expect(note["screen"] == "note")
+        #expect(note["view"]?["id"] == 1)
+
+        // Logged in, it opens the note at once; a note that is not there is 404, a launch without
+        // a note 400.
+        try notes.act(#"{"action": "back"}"#)
+        #expect(
+            try notes.act(#"{"action": "launch", "source": "note", "id": "1"}"#).json["stack"] == ["notes", "note"])
+        #expect(try notes.act(#"{"action": "launch", "source": "note", "id": "7"}"#).status == 404)
+        #expect(try notes.act(#"{"action": "launch", "source": "notification"}"#).status == 400)
+    }
+}
