@@ -57,8 +57,10 @@ struct ClientAddress: Sendable {
     /// made and mapped were 3 500 of an action's instructions, callgrind, README Performance).
     private static func format<Raw>(_ family: Int32, _ raw: inout Raw) -> String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
-            guard let start = buffer.baseAddress, inet_ntop(family, &raw, start, socklen_t(buffer.count)) != nil
-            else { return "" }
+            let written = withUnsafeBytes(of: &raw) { address in
+                buffer.baseAddress.flatMap { inet_ntop(family, address.baseAddress, $0, socklen_t(buffer.count)) }
+            }
+            guard let start = written else { return "" }
             return String(cString: start)
         }
     }
