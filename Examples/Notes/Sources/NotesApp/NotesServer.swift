@@ -11,10 +11,11 @@ public final class NotesServer: Sendable {
     /// The framework's server running the app.
     public let server: ShellServer
 
-    /// What every page shows around the screen: the app's name, its stylesheet, and the shell's
-    /// page script (`app.js`, which sends forms as JSON and follows the event stream).
+    /// What every page shows around the screen: the app's name and its stylesheet. The shell's
+    /// page script (`app.js`, which sends forms as JSON and follows the event stream) is the
+    /// framework's: every chrome loads it, and the server serves it with no copy in `Public/`.
     public static let chrome = PageChrome(
-        name: "Notes", stylesheets: ["notes.css"], scripts: ["app.js"],
+        name: "Notes", stylesheets: ["notes.css"],
         appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
 
     /// Opens the configured store and builds the app. Throws when the store cannot be opened.
