@@ -204,6 +204,7 @@ public final class LiveApp {
     public init(root: RootController, coordinator: any ApplicationCoordinator) {
         self.root = root
         self.coordinator = coordinator
+        root.app = self
     }
 
     /// The routes the app's coordinators declare (`Route`), derived once per app type.

@@ -18,8 +18,11 @@ public final class NotesServer: Sendable {
         name: "Notes", stylesheets: ["notes.css"],
         appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
 
-    /// Opens the configured store and builds the app. Throws when the store cannot be opened.
-    public init(configuration: NotesConfiguration) throws(StoreError) {
+    /// Opens the configured store and builds the app, on `clock` (milliseconds since 1970: the
+    /// system's, or a test's own). Throws when the store cannot be opened.
+    public init(
+        configuration: NotesConfiguration, clock: @escaping @Sendable () -> Int64 = Shell.systemClock
+    ) throws(StoreError) {
         let environment = NotesEnvironment(
             users: configuration.users, splashMilliseconds: Int64(configuration.splashMilliseconds),
             passwordCheckThreads: configuration.passwordCheckThreads)
@@ -27,7 +30,7 @@ public final class NotesServer: Sendable {
         server = try ShellServer(
             configuration: configuration.shell, application: NotesApp(environment: environment),
             pagePaths: NotesApp.pagePaths, chrome: NotesServer.chrome,
-            stopping: { environment.passwordChecks.stop() })
+            stopping: { environment.passwordChecks.stop() }, clock: clock)
     }
 
     /// `notes hash-password`: one line of standard input becomes an Argon2id hash for `users`.

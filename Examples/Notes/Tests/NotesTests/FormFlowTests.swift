@@ -69,7 +69,7 @@ import Testing
         #expect(script.status == 200)
         #expect(script.body == PageScript.bytes)
         #expect(
-            try notes.client.get("/", headers: [("Accept", "text/html")]).text.contains(
+            try notes.client.get("/login", headers: [("Accept", "text/html")]).text.contains(
                 "/app.js?v=\(PageScript.version)"))
         #expect(try notes.client.get("/favicon.ico").status == 200)
         #expect(try notes.client.get("/healthz").json == ["status": "ok"])
