@@ -6,12 +6,15 @@ public struct AssetVersions: Sendable {
     private let versions: [String: String]
 
     /// Reads `names` in `directory` and keeps a short hash of each (a missing file gets none).
+    /// The shell's page script (`PageScript.fileName`) always has the version of the script the
+    /// framework serves from memory, whatever the directory holds.
     public init(directory: String, names: [String]) {
         var versions: [String: String] = [:]
         for name in names {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
             versions[name] = AssetVersions.hash(data)
         }
+        versions[PageScript.fileName] = PageScript.version
         self.versions = versions
     }
 

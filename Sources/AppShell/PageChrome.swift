@@ -11,24 +11,31 @@ public struct PageChrome: Sendable {
     public var name: String
     /// The stylesheets every page links, as files of the public directory (e.g. `app.css`).
     public var stylesheets: [String]
-    /// The module scripts every page loads, as files of the public directory (e.g. `app.js`, the
-    /// shell's page script that sends forms as JSON and follows the event stream).
+    /// The app's own module scripts every page loads, as files of the public directory, after the
+    /// shell's page script.
     public var scripts: [String]
+    /// Whether every page loads the shell's page script (`PageScript`, served by the framework at
+    /// `/app.js`: it sends forms as JSON and follows the event stream) before `scripts`. True by
+    /// default; an app with no copy of it gets it.
+    public var loadsPageScript: Bool
     /// The page's language (`<html lang>`), e.g. `en`.
     public var language: String
     /// The app bar's HTML, at the top of every page's body; `nil` for a `header.app-bar` holding
     /// the app's name in a `p.app-name`.
     public var appBarHTML: String?
 
-    /// Chrome named `name` that links `stylesheets` and loads `scripts`, in `language`, with the
-    /// app bar `appBarHTML` (by default the app's name in a `header.app-bar`).
+    /// Chrome named `name` that links `stylesheets`, loads the shell's page script (unless
+    /// `loadsPageScript` is false) and then `scripts`, in `language`, with the app bar
+    /// `appBarHTML` (by default the app's name in a `header.app-bar`).
     public init(
-        name: String, stylesheets: [String] = [], scripts: [String] = [], language: String = "en",
-        appBarHTML: String? = nil
+        name: String, stylesheets: [String] = [], scripts: [String] = [], loadsPageScript: Bool = true,
+        language: String = "en", appBarHTML: String? = nil
     ) {
         self.name = name
         self.stylesheets = stylesheets
-        self.scripts = scripts
+        // The page script named in `scripts` too is loaded once.
+        self.scripts = loadsPageScript ? scripts.filter { $0 != PageScript.fileName } : scripts
+        self.loadsPageScript = loadsPageScript
         self.language = language
         self.appBarHTML = appBarHTML
     }
@@ -39,12 +46,15 @@ public struct PageChrome: Sendable {
     }
 
     /// Every public file the chrome links, for `AssetVersions` and the service worker's precache.
-    public var files: [String] { stylesheets + scripts }
+    public var files: [String] { stylesheets + allScripts }
+
+    /// The scripts every page loads, in order: the page script first when the chrome loads it.
+    var allScripts: [String] { (loadsPageScript ? [PageScript.fileName] : []) + scripts }
 
     /// The `<head>` lines that link the stylesheets and load the scripts, at their versioned URLs.
     func headHTML(assets: AssetVersions) -> String {
         let styles = stylesheets.map { "<link rel=\"stylesheet\" href=\"\(HTML.escape(assets.url($0)))\">\n" }
-        let scripts = scripts.map { "<script type=\"module\" src=\"\(HTML.escape(assets.url($0)))\"></script>\n" }
+        let scripts = allScripts.map { "<script type=\"module\" src=\"\(HTML.escape(assets.url($0)))\"></script>\n" }
         return (styles + scripts).joined()
     }
 }

@@ -44,6 +44,11 @@ public final class RootController: ContainerController {
     var notifications: [ScheduledNotification] = []
     /// Whether something the snapshot keeps changed without a new version (a notification).
     var snapshotIsStale = false
+    /// The live app this root belongs to (it owns the root), for `open(deepLink:)`.
+    weak var app: LiveApp?
+    /// Whether the session must be stored at this request's end though it holds no values: a
+    /// deep link the app opened during the start-up work waits in the snapshot only.
+    var storesWithoutValues = false
     /// What screens use to reach this root.
     public private(set) lazy var context = ScreenContext(root: self)
 
@@ -100,6 +105,21 @@ public final class RootController: ContainerController {
 
     /// Records a change that is not a transition (e.g. a defaults flag an action set).
     public func noteChange() { version += 1 }
+
+    /// Shows `deepLink` (a same-site path the app knows) once the app can, as a page URL's deep
+    /// link is shown (`LiveApp.open(deepLink:)`): during the start-up work (the splash) it waits
+    /// and is kept in the snapshot, so a restart meanwhile keeps it; after it, the app coordinator
+    /// opens it (`ApplicationCoordinator.open(deepLink:)`). A coordinator's `launch` during the
+    /// splash hands its target here; the session is then stored even when it holds no values
+    /// (a page URL's deep link of a visitor with none is kept in memory only).
+    public func open(deepLink: String) {
+        guard let app else { return }
+        if app.isStarting { storesWithoutValues = true }
+        app.open(deepLink: deepLink)
+    }
+
+    /// Whether the app still has start-up work to do (`LiveApp.isStarting`).
+    public var isStarting: Bool { app?.isStarting ?? false }
 
     /// Gives the session a new id (keeping its values) when this request ends: call it on every
     /// login and logout.

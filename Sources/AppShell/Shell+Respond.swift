@@ -65,7 +65,9 @@ extension Shell {
                 // answering them here keeps the live app, which a thrown error would discard.
                 response = .error(error, for: request)
             }
-            if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty {
+            if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty,
+                !shell.root.storesWithoutValues
+            {
                 // Nothing worth keeping happened to a new session's app: let it go.
                 session.attachment = nil
                 session.memo = made

@@ -205,6 +205,10 @@ public final class Shell: Sendable {
             shell.root.notifications.removeAll()
             shell.root.snapshotIsStale = true
         }
+        if shell.root.storesWithoutValues {
+            shell.root.storesWithoutValues = false
+            session.storesWithoutValues = true
+        }
         guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
         shell.root.snapshotIsStale = false
         let kept = shell.snapshot.kept

@@ -44,6 +44,11 @@ public protocol ShellApplication: Sendable {
     /// with the stream. By default its deep link (`deepLink(forPath:next:)`) is opened
     /// (`LiveApp.open(deepLink:)`).
     func rememberTarget(_ path: String, in shell: LiveApp)
+    /// Adds the app's own routes to the server's router, after the framework's (`/healthz`, the
+    /// page script, the shell's JSON API, pages and event streams) and before the static files
+    /// behind them. A handler that needs the session gets it from `shell.respond`, which hands it
+    /// a `ShellRequestContext`. By default the app adds none.
+    func installRoutes(into router: inout Router, shell: Shell)
 }
 
 extension ShellApplication {
@@ -67,6 +72,9 @@ extension ShellApplication {
 
     /// The names of `actionCatalog`.
     public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
+
+    /// No routes of the app's own by default.
+    public func installRoutes(into router: inout Router, shell: Shell) {}
 
     /// No start-up work by default.
     public var startup: StartupWork? { nil }
@@ -196,6 +204,7 @@ public final class LiveApp {
     public init(root: RootController, coordinator: any ApplicationCoordinator) {
         self.root = root
         self.coordinator = coordinator
+        root.app = self
     }
 
     /// The routes the app's coordinators declare (`Route`), derived once per app type.

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// ```swift
 /// exit(ShellCommand.run(NotesConfiguration.self) { configuration in
 ///     try ShellServer(configuration: configuration.shell, application: NotesApp(), pagePaths: NotesApp.pagePaths,
-///                     chrome: PageChrome(name: "Notes", stylesheets: ["app.css"], scripts: ["app.js"]))
+///                     chrome: PageChrome(name: "Notes", stylesheets: ["app.css"]))
 /// })
 /// ```
 public enum ShellCommand {

@@ -6,8 +6,9 @@ import AppShellSessions
 import FoundationEssentials
 
 /// An app served: its session registry over the configured store, its `Shell`, and the routes
-/// every app has — `/healthz`, `/metrics`, the OpenAPI document, the shell's JSON API, pages and
-/// event streams, and static files from the public directory behind them. `run()` serves until
+/// every app has — `/healthz`, `/metrics`, the OpenAPI document, the shell's page script, JSON API,
+/// pages and event streams, the app's own routes (`ShellApplication.installRoutes`), and static
+/// files from the public directory behind them. `run()` serves until
 /// SIGTERM or SIGINT and shuts down gracefully.
 public final class ShellServer: Sendable {
     /// The framework's configuration the server was built from.
@@ -44,10 +45,13 @@ public final class ShellServer: Sendable {
     ///   - webApp: the installable shell (manifest, service worker, offline page), if any.
     ///   - metrics: the app's own `/metrics` sources.
     ///   - stopping: the app's work to stop after the HTTP server stops (its worker pools).
+    ///   - clock: the shell's clock in milliseconds since 1970 (`Shell.clock`): the system's, or a
+    ///     test's own to move the splash and scheduled work on by hand.
     public init(
         configuration: ShellConfiguration, application: any ShellApplication, pagePaths: [String],
         chrome: PageChrome, assets: AssetVersions? = nil, webApp: InstallableWebApp? = nil,
-        metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {}
+        metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {},
+        clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) throws(StoreError) {
         self.configuration = configuration
         self.pagePaths = pagePaths
@@ -72,7 +76,7 @@ public final class ShellServer: Sendable {
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
-            webApp: webApp, timers: timers)
+            webApp: webApp, clock: clock, timers: timers)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.
@@ -88,6 +92,8 @@ public final class ShellServer: Sendable {
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
+        // The shell's page script, from memory: an app needs no copy in its public directory.
+        router.get(PageScript.path, PageScriptResponder(maxAge: configuration.staticMaxAgeSeconds))
         // The API's description, read once: it describes this build's routes, so it is served as
         // it was when the server started (no session, nothing to change).
         let description = FileManager.default.contents(
@@ -100,6 +106,7 @@ public final class ShellServer: Sendable {
             return .json(bytes: Array(description))
         }
         shell.install(into: &router, pagePaths: pagePaths)
+        shell.application.installRoutes(into: &router, shell: shell)
         let metrics = ShellMetrics(
             sources: [statistics, SessionMetrics(sessions: sessions)] + metricsSources + [
                 StoreMetrics(sessions: sessions)

@@ -24,8 +24,9 @@ public final class DemoApp: Sendable {
     /// The app shell serving the demo.
     public var shell: Shell { server.shell }
 
-    /// What every page shows around the screen: the demo's name, stylesheet and the shell's script.
-    public static let chrome = PageChrome(name: "AppShell", stylesheets: ["app.css"], scripts: ["app.js"])
+    /// What every page shows around the screen: the demo's name and stylesheet (and the shell's page
+    /// script, which every chrome loads).
+    public static let chrome = PageChrome(name: "AppShell", stylesheets: ["app.css"])
 
     /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
     /// unreadable SQLite file is never replaced). `verifyPassword` checks a password against its

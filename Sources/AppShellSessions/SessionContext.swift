@@ -42,6 +42,11 @@ public final class SessionContext {
         get { storedSnapshot?.bytes }
         set { storedSnapshot = newValue.map(SessionSnapshot.init(bytes:)) }
     }
+    /// Whether this request's changes are stored even though the session holds no values: the
+    /// app asked to keep something only its snapshot holds (a launch waiting for the start-up
+    /// work). A session with no values is otherwise kept in memory only, so that requests without
+    /// a cookie write nothing.
+    public var storesWithoutValues = false
     /// The snapshot as the app keeps it: set one made from a value
     /// (`SessionSnapshot(serializing:)`) and its bytes are made only when a backend writes them
     /// to a file or the app is rebuilt from them.

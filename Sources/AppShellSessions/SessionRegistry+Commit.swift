@@ -121,7 +121,7 @@ extension SessionRegistry {
         let values = context.defaultsIfMade?.storedValues ?? state.values
         // Compared without making bytes: a snapshot the app made anew is a change.
         let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
-        let worthStoring = state.persisted || !values.isEmpty
+        let worthStoring = state.persisted || !values.isEmpty || context.storesWithoutValues
         let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
         let saves =

@@ -15,8 +15,6 @@ public enum NotesLaunch: String, LaunchSources {
 public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
     let environment: NotesEnvironment
-    /// A note a `launch` asked for while the splash showed (in memory only: see the README).
-    private var launchedDuringStartup: String?
 
     /// The splash, and the two flows it leads to.
     public override class var shows: [any Restorable.Type] {
@@ -33,12 +31,10 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     private var notes: NotesCoordinator? { child(named: "notes") as? NotesCoordinator }
     private var login: LoginCoordinator? { child(named: "login") as? LoginCoordinator }
 
-    /// The splash is done: the notes (at the deep link the splash was opened with, if any) when
-    /// `isLogin`, else login, which leads there after.
+    /// The splash is done: the notes (at the deep link the splash was opened with or a launch
+    /// asked for, if any) when `isLogin`, else login, which leads there after.
     public func startupDidFinish(deepLink: String?) {
-        let link = deepLink ?? launchedDuringStartup
-        launchedDuringStartup = nil
-        if root.defaults.bool(forKey: "isLogin") { showNotes(opening: link) } else { showLogin(next: link) }
+        if root.defaults.bool(forKey: "isLogin") { showNotes(opening: deepLink) } else { showLogin(next: deepLink) }
     }
 
     /// `launch` with `"source": "note"` and the note's `id`: opens the note now, after the splash,
@@ -55,7 +51,9 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
             } else if let login {
                 login.next = path
             } else {
-                launchedDuringStartup = path
+                // The splash: the framework keeps the note as the deep link waiting for it (in the
+                // snapshot, so a restart meanwhile keeps it too) and gives it back once it is done.
+                root.open(deepLink: path)
             }
         }
     }

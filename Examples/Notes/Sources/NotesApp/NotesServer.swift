@@ -11,14 +11,18 @@ public final class NotesServer: Sendable {
     /// The framework's server running the app.
     public let server: ShellServer
 
-    /// What every page shows around the screen: the app's name, its stylesheet, and the shell's
-    /// page script (`app.js`, which sends forms as JSON and follows the event stream).
+    /// What every page shows around the screen: the app's name and its stylesheet. The shell's
+    /// page script (`app.js`, which sends forms as JSON and follows the event stream) is the
+    /// framework's: every chrome loads it, and the server serves it with no copy in `Public/`.
     public static let chrome = PageChrome(
-        name: "Notes", stylesheets: ["notes.css"], scripts: ["app.js"],
+        name: "Notes", stylesheets: ["notes.css"],
         appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
 
-    /// Opens the configured store and builds the app. Throws when the store cannot be opened.
-    public init(configuration: NotesConfiguration) throws(StoreError) {
+    /// Opens the configured store and builds the app, on `clock` (milliseconds since 1970: the
+    /// system's, or a test's own). Throws when the store cannot be opened.
+    public init(
+        configuration: NotesConfiguration, clock: @escaping @Sendable () -> Int64 = Shell.systemClock
+    ) throws(StoreError) {
         let environment = NotesEnvironment(
             users: configuration.users, splashMilliseconds: Int64(configuration.splashMilliseconds),
             passwordCheckThreads: configuration.passwordCheckThreads)
@@ -26,7 +30,7 @@ public final class NotesServer: Sendable {
         server = try ShellServer(
             configuration: configuration.shell, application: NotesApp(environment: environment),
             pagePaths: NotesApp.pagePaths, chrome: NotesServer.chrome,
-            stopping: { environment.passwordChecks.stop() })
+            stopping: { environment.passwordChecks.stop() }, clock: clock)
     }
 
     /// `notes hash-password`: one line of standard input becomes an Argon2id hash for `users`.

@@ -1,3 +1,4 @@
+import AppShell
 import AppShellTesting
 import Testing
 
@@ -63,7 +64,13 @@ import Testing
     func theAppsOwnFilesAreServed(mode: TestMode) throws {
         let notes = try NotesHarness(mode)
         #expect(try notes.client.get("/notes.css").status == 200)
-        #expect(try notes.client.get("/app.js").status == 200)
+        // The framework's page script, though Public/ has no copy, at the URL every page links.
+        let script = try notes.client.get("/app.js?v=\(PageScript.version)")
+        #expect(script.status == 200)
+        #expect(script.body == PageScript.bytes)
+        #expect(
+            try notes.client.get("/login", headers: [("Accept", "text/html")]).text.contains(
+                "/app.js?v=\(PageScript.version)"))
         #expect(try notes.client.get("/favicon.ico").status == 200)
         #expect(try notes.client.get("/healthz").json == ["status": "ok"])
     }

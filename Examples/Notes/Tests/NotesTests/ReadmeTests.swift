@@ -29,12 +29,8 @@ import Testing
         }
     }
 
-    /// The page script is the framework's, copied (a page links only the app's public files).
-    @Test func thePageScriptIsTheFrameworks() throws {
-        let framework = try Data(contentsOf: Self.packageRoot.appendingPathComponent("../../Public/app.js"))
-        let copy = try Data(contentsOf: Self.packageRoot.appendingPathComponent("Public/app.js"))
-        #expect(
-            copy == framework,
-            "Public/app.js differs from the framework's: cp Public/app.js Examples/Notes/Public/app.js")
+    /// The page script is the framework's: the app keeps no copy of it.
+    @Test func theAppKeepsNoCopyOfThePageScript() {
+        #expect(!FileManager.default.fileExists(atPath: Self.packageRoot.appendingPathComponent("Public/app.js").path))
     }
 }

@@ -1,0 +1,63 @@
+import AppShell
+import AppShellHTTP
+import AppShellTesting
+import Foundation
+import Testing
+
+/// The shell's page script is the framework's: built in from `Public/app.js`, served from memory
+/// at its versioned URL with a static file's caching headers, and loaded by every page of an app
+/// whose public directory has no copy of it.
+@Suite struct PageScriptTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theBuiltInScriptIsPublicAppJS() throws {
+        let file = try Data(contentsOf: Self.packageRoot.appendingPathComponent("Public/app.js"))
+        #expect(
+            Array(file) == PageScript.bytes,
+            "Sources/AppShell/PageScript.swift differs from Public/app.js: run python3 scripts/embed-app-js.py")
+    }
+
+    /// A server of the probe app over an empty public directory (no `app.js` in it).
+    static func start(_ mode: TestMode) throws -> TestServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagescript-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = ShellConfiguration()
+        configuration.store = .memory
+        configuration.publicDirectory = directory.path
+        configuration.staticMaxAgeSeconds = 600
+        let server = try ShellServer(
+            configuration: configuration, application: ContextProbeApp(), pagePaths: [],
+            chrome: PageChrome(name: "Probe"))
+        return try TestServer(mode, responder: try server.makeResponder())
+    }
+
+    @Test(arguments: TestMode.allCases) func anAppWithoutACopyServesTheScript(mode: TestMode) throws {
+        let client = try Self.start(mode).client()
+        let page = try client.get("/", headers: [("Accept", "text/html")])
+        let url = "/app.js?v=\(PageScript.version)"
+        #expect(page.text.contains("<script type=\"module\" src=\"\(url)\"></script>"))
+        let script = try client.get(url)
+        #expect(script.status == 200)
+        #expect(script.body == PageScript.bytes)
+        #expect(script.headers["Content-Type"] == "text/javascript; charset=utf-8")
+        #expect(script.headers["Cache-Control"] == "public, max-age=31536000, immutable")
+        #expect(script.headers["X-Content-Type-Options"] == "nosniff")
+        let etag = try #require(script.headers["ETag"])
+        #expect(etag == "\"\(PageScript.version)\"")
+        let again = try client.get(url, headers: [("If-None-Match", "W/\(etag)")])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(try client.get(url, headers: [("If-None-Match", "\"other\"")]).status == 200)
+        #expect(try client.get("/app.js").headers["Cache-Control"] == "public, max-age=600")
+        let head = try client.send("HEAD", url, headers: [], body: [])
+        #expect(head.status == 200)
+        #expect(head.headers["ETag"] == etag)
+    }
+
+    @Test func theChromeLoadsTheScriptOnceAndFirst() {
+        let chrome = PageChrome(name: "Probe", scripts: ["extra.js", "app.js"])
+        #expect(chrome.files == ["app.js", "extra.js"])
+        #expect(PageChrome(name: "Probe", scripts: ["own.js"], loadsPageScript: false).files == ["own.js"])
+    }
+}
