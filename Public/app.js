@@ -541,7 +541,7 @@ function eventEpoch(id) {
 async function onNotificationEvent(event) {
   const message = parseJSON(event.data);
   if (typeof message !== "object" || message === null) return;
-  const title = typeof message.title === "string" ? message.title : "AppShell";
+  const title = typeof message.title === "string" ? message.title : document.title;
   const body = typeof message.body === "string" ? message.body : "";
   if (await showWorkerNotification(title, body)) return;
   if (!showSystemNotification(title, body)) showNotificationBanner(title, body);

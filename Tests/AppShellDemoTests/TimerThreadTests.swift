@@ -21,7 +21,8 @@ import Testing
         _ = try running.port()
         let pid = running.process.processIdentifier
         var names = Self.threadNames(pid)
-        for _ in 0..<500 where !names.contains("appshell-timers") {
+        // Both threads start with the server, not before its port is known: wait for them (60 s at most).
+        for _ in 0..<6000 where !(names.contains("appshell-timers") && names.contains("appshell-event-")) {
             usleep(10_000)
             names = Self.threadNames(pid)
         }
