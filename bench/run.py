@@ -24,7 +24,9 @@ Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS 
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
 the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
-to the action path), CC (the C compiler, default cc), SWIFT (the swift command).
+to the action path), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
+BENCH_PASSWORD_CHECK_PRIORITY=idle|low|normal for the server's passwordCheckPriority), CC (the C
+compiler, default cc), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
 C reference (warnings are errors) and checks its answers on a free port for a second.
@@ -609,6 +611,8 @@ class Bench:
             "APPSHELL_STORE": store,
             "APPSHELL_STORE_PATH": os.path.join(data, "appshell.sqlite"),
         })
+        if os.environ.get("BENCH_PASSWORD_CHECK_PRIORITY"):
+            env["APPSHELL_PASSWORD_CHECK_PRIORITY"] = os.environ["BENCH_PASSWORD_CHECK_PRIORITY"]
         env.update(extra or {})
         argv = self.machine.server_prefix() + [self.appshell]
         return Server(label, argv, env, port, "/healthz", f"appshell-{store}.log")
@@ -1224,6 +1228,23 @@ def actions_only(bench):
           f"{rps[('appshell', 'memory')] / rps[('c-reference', None)]:.3f}")
 
 
+def logins_only(bench):
+    """BENCH_ONLY=f: scenario (f) alone (with (a) alone before each round, for its ratio); prints
+    the medians of the reads' requests/s and p99 and of the logins per second. Writes no report.
+    `BENCH_PASSWORD_CHECK_PRIORITY` (idle, low, normal) sets the server's `passwordCheckPriority`."""
+    ratios, p99s, logins = [], [], []
+    for round_number in range(1, bench.rounds + 1):
+        log(f"round {round_number} of {bench.rounds}")
+        alone = bench.run_appshell("a", "memory", round_number)
+        beside = bench.logins_round(round_number)
+        ratios.append(beside["rps"] / alone["rps"])
+        p99s.append(beside["p99_ms"])
+        logins.append(beside["logins_per_s"])
+    print(f"(f) reads / (a) alone {median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}),"
+          f" p99 {median(p99s):.2f} ms ({min(p99s):.2f}-{max(p99s):.2f}),"
+          f" logins {median(logins):.1f}/s ({min(logins):.1f}-{max(logins):.1f})")
+
+
 def main():
     os.makedirs(LOGS, exist_ok=True)
     for name in os.listdir(LOGS):
@@ -1242,6 +1263,9 @@ def main():
             + (f" ({bench.machine.note})" if bench.machine.note else ""))
         if os.environ.get("BENCH_ONLY", "") == "e":
             actions_only(bench)
+            return
+        if os.environ.get("BENCH_ONLY", "") == "f":
+            logins_only(bench)
             return
         bench.throughput()
         log("(g) live event streams (bench/streams.py)")
