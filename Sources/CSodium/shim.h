@@ -21,4 +21,10 @@ static inline int appshell_sodium_reserve_heap_headroom(int top_pad, int mmap_th
     return mallopt(M_TOP_PAD, top_pad) == 1 && mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
 }
 
+/* The bytes glibc's malloc holds in blocks mapped one by one (mallinfo2's hblkhd), for the tests
+ * of PasswordHash.reserveHeapHeadroom. */
+static inline size_t appshell_sodium_malloc_mapped_bytes(void) {
+    return mallinfo2().hblkhd;
+}
+
 #endif
