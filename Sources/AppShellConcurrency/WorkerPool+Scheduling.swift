@@ -47,7 +47,7 @@ extension WorkerPool {
 
     /// What a refusal (`error`, an `errno`) of `priority` leaves the threads with.
     static func refusal(_ priority: ThreadPriority, error: Int32) -> String {
-        "keep the normal priority (\(priority.rawValue) refused: \(String(cString: strerror(error))))"
+        "keep the priority of the thread that made the pool (\(priority.rawValue) refused: \(String(cString: strerror(error))))"
     }
 
     /// The log line's text for `priority` applied with `error` (0: applied, else the `errno` of

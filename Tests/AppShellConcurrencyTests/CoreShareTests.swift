@@ -137,7 +137,8 @@ import Testing
     /// kernel before 6.12), the line says so and what the threads run with instead.
     @Test func theLogLineSaysWhatTheKernelRefused() {
         let refused = WorkerPool.describe(.share, share: CoreShare(), error: EPERM, shortSlice: false)
-        #expect(refused == "keep the normal priority (share refused: Operation not permitted)")
+        #expect(
+            refused == "keep the priority of the thread that made the pool (share refused: Operation not permitted)")
         let oldKernel = WorkerPool.describe(.share, share: CoreShare(), error: 0, shortSlice: false)
         #expect(oldKernel.contains("in slices of about 1000 µs, less promptly"))
         #expect(oldKernel.contains("Linux 6.12"))
