@@ -25,7 +25,11 @@ BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-reque
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
 the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
 to the action path), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
-BENCH_PASSWORD_CHECK_PRIORITY=idle|low|normal for the server's passwordCheckPriority), CC (the C
+BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
+BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
+and passwordCheckSliceMicroseconds, also in the full run; or BENCH_PASSWORD_CHECK_SETTINGS, a
+comma-separated list of priority[/share[/slice]] such as "share/20/500,share/20/0,idle", measured
+one after another in each round), CC (the C
 compiler, default cc), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
@@ -66,6 +70,8 @@ C_REFERENCE_SOURCE = os.path.join(REPO, "bench", "c-reference", "main.c")
 # What the C reference commits per action with a store (SNAPSHOT_BYTES): about what AppShell's
 # SQLite store writes for one of the demo's sessions (its defaults and its snapshot).
 C_SNAPSHOT_BYTES = 2500
+# the server's password-check settings that BENCH_<name> passes on as APPSHELL_<name>
+PASSWORD_CHECK_SETTINGS = ("PASSWORD_CHECK_PRIORITY", "PASSWORD_CHECK_SHARE", "PASSWORD_CHECK_SLICE_MICROSECONDS")
 LOGIN_CLIENTS = 4  # scenario (f): clients logging in one after another beside the reads
 
 TARGETS = {
@@ -611,8 +617,9 @@ class Bench:
             "APPSHELL_STORE": store,
             "APPSHELL_STORE_PATH": os.path.join(data, "appshell.sqlite"),
         })
-        if os.environ.get("BENCH_PASSWORD_CHECK_PRIORITY"):
-            env["APPSHELL_PASSWORD_CHECK_PRIORITY"] = os.environ["BENCH_PASSWORD_CHECK_PRIORITY"]
+        for name in PASSWORD_CHECK_SETTINGS:
+            if os.environ.get(f"BENCH_{name}"):
+                env[f"APPSHELL_{name}"] = os.environ[f"BENCH_{name}"]
         env.update(extra or {})
         argv = self.machine.server_prefix() + [self.appshell]
         return Server(label, argv, env, port, "/healthz", f"appshell-{store}.log")
@@ -843,11 +850,11 @@ class Bench:
             self.run_c_actions(store, memory["action_bytes"], round_number)
         self.run_appshell("e", "sqlite", round_number)
 
-    def logins_round(self, round_number):
+    def logins_round(self, round_number, settings=None):
         """(f): (a) on AppShell (memory store) while LOGIN_CLIENTS clients log in with the right
         password on fresh sessions, one login after another each; the logins counted during the
-        measured run."""
-        server = self.appshell_server("memory", "AppShell (memory, logins)").start().wait_ready()
+        measured run. `settings`: APPSHELL_* variables over the BENCH_PASSWORD_CHECK_* ones."""
+        server = self.appshell_server("memory", "AppShell (memory, logins)", settings).start().wait_ready()
         load = None
         try:
             cookie = self.login(server.port)
@@ -1228,21 +1235,41 @@ def actions_only(bench):
           f"{rps[('appshell', 'memory')] / rps[('c-reference', None)]:.3f}")
 
 
+def password_check_settings(text):
+    """BENCH_PASSWORD_CHECK_SETTINGS: "share/20/500,idle" -> [(label, APPSHELL_* variables)]."""
+    settings = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        parts = item.split("/")
+        if len(parts) > 3 or not all(parts):
+            raise BenchError(f"BENCH_PASSWORD_CHECK_SETTINGS: {item!r} is not priority[/share[/slice]]")
+        variables = dict(zip(("APPSHELL_" + name for name in PASSWORD_CHECK_SETTINGS), parts))
+        settings.append((item, variables))
+    return settings
+
+
 def logins_only(bench):
     """BENCH_ONLY=f: scenario (f) alone (with (a) alone before each round, for its ratio); prints
-    the medians of the reads' requests/s and p99 and of the logins per second. Writes no report.
-    `BENCH_PASSWORD_CHECK_PRIORITY` (idle, low, normal) sets the server's `passwordCheckPriority`."""
-    ratios, p99s, logins = [], [], []
+    the medians of the reads' requests/s and p99 and of the logins per second, per setting when
+    BENCH_PASSWORD_CHECK_SETTINGS lists several (each round measures them one after another).
+    Writes no report."""
+    settings = password_check_settings(os.environ.get("BENCH_PASSWORD_CHECK_SETTINGS", "")) or [("", None)]
+    figures = {label: ([], [], []) for label, _ in settings}
     for round_number in range(1, bench.rounds + 1):
         log(f"round {round_number} of {bench.rounds}")
         alone = bench.run_appshell("a", "memory", round_number)
-        beside = bench.logins_round(round_number)
-        ratios.append(beside["rps"] / alone["rps"])
-        p99s.append(beside["p99_ms"])
-        logins.append(beside["logins_per_s"])
-    print(f"(f) reads / (a) alone {median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}),"
-          f" p99 {median(p99s):.2f} ms ({min(p99s):.2f}-{max(p99s):.2f}),"
-          f" logins {median(logins):.1f}/s ({min(logins):.1f}-{max(logins):.1f})")
+        for label, variables in settings:
+            if label:
+                log(f"  passwordCheck settings {label}")
+            beside = bench.logins_round(round_number, variables)
+            ratios, p99s, logins = figures[label]
+            ratios.append(beside["rps"] / alone["rps"])
+            p99s.append(beside["p99_ms"])
+            logins.append(beside["logins_per_s"])
+    for label, (ratios, p99s, logins) in figures.items():
+        print(f"(f){' ' + label if label else ''}: reads / (a) alone {median(ratios):.2f}"
+              f" ({min(ratios):.2f}-{max(ratios):.2f}),"
+              f" p99 {median(p99s):.2f} ms ({min(p99s):.2f}-{max(p99s):.2f}),"
+              f" logins {median(logins):.1f}/s ({min(logins):.1f}-{max(logins):.1f})")
 
 
 def main():

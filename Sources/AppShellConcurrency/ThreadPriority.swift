@@ -1,18 +1,21 @@
 import Glibc
 
 /// How the kernel schedules a thread that does slow work beside the server's event loops (a
-/// password check) when both want the same core: as an equal, behind them, or only when they
-/// leave the core idle.
+/// password check) when both want the same core: as an equal, for a bounded share, behind them, or
+/// only when they leave the core idle.
 ///
 /// Linux schedules threads, not processes, so a thread can lower its own priority without
-/// touching the others. Lowering needs no privilege (`setpriority` to a larger nice value and
-/// `sched_setscheduler` to `SCHED_IDLE` are allowed to every user) and Docker's and Podman's
-/// default seccomp profiles allow both calls. A thread cannot raise itself back without
-/// privilege: a priority is chosen for a thread's whole life.
+/// touching the others. Lowering needs no privilege (a larger nice value, `SCHED_IDLE`) and
+/// Docker's and Podman's default seccomp profiles allow the calls. A thread cannot raise itself
+/// back without privilege: a priority is chosen for a thread's whole life.
 public enum ThreadPriority: String, Sendable, CaseIterable {
     /// As the threads that created it: shares a core equally with an event loop.
     case normal
-    /// Nice 19 (`SCHED_OTHER`): the kernel gives it about 1.5 % of a core that an event loop keeps
+    /// A bounded share of a busy core (`CoreShare`): the nice value whose weight gives that share
+    /// beside one event loop at nice 0 (nice 6, about 21 %, for the default 20 %), so that slow
+    /// work gets through at a known rate while the event loop keeps the rest.
+    case share
+    /// Nice 19 (`SCHED_OTHER`): the kernel gives it about 1.4 % of a core that an event loop keeps
     /// busy, and all of an idle one.
     case low
     /// `SCHED_IDLE`: it runs when the core would otherwise be idle (the kernel still gives it
@@ -21,34 +24,48 @@ public enum ThreadPriority: String, Sendable, CaseIterable {
     case idle
 
     /// Linux's `SCHED_IDLE` (Glibc's module leaves the GNU extension out).
-    private static let schedulingPolicyIdle: Int32 = 5
+    static let schedulingPolicyIdle: Int32 = 5
     /// The largest nice value.
-    private static let lowestNice: Int32 = 19
+    static let lowestNice: Int32 = 19
 
-    /// Applies the priority to the calling thread. Returns false (the thread keeps its priority)
-    /// when the kernel refuses, with `errno` set; `normal` changes nothing.
+    /// Applies the priority to the calling thread (`share` as `CoreShare()`). Returns false (the
+    /// thread keeps its priority) when the kernel refuses, with `errno` set; `normal` changes
+    /// nothing.
     @discardableResult
     public func applyToCurrentThread() -> Bool {
+        apply(share: CoreShare()) == 0
+    }
+
+    /// Applies the priority to the calling thread, `share` at `share`'s nice value. Returns 0, or
+    /// the `errno` of the kernel's refusal (the thread keeps its priority).
+    public func apply(share: CoreShare) -> Int32 {
         switch self {
         case .normal:
-            return true
+            return 0
+        case .share:
+            return Self.setNice(share.nice)
         case .low:
-            // Linux keeps a nice value per thread: PRIO_PROCESS with id 0 is the calling thread.
-            return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.lowestNice) == 0
+            return Self.setNice(Self.lowestNice)
         case .idle:
             // pid 0 is the calling thread; SCHED_IDLE takes priority 0.
             var parameters = sched_param()
             parameters.sched_priority = 0
-            return sched_setscheduler(0, Self.schedulingPolicyIdle, &parameters) == 0
+            return sched_setscheduler(0, Self.schedulingPolicyIdle, &parameters) == 0 ? 0 : errno
         }
     }
 
+    /// Linux keeps a nice value per thread: PRIO_PROCESS with id 0 is the calling thread.
+    private static func setNice(_ nice: Int32) -> Int32 {
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0 ? 0 : errno
+    }
+
     /// What the calling thread runs with now: `idle` under `SCHED_IDLE`, `low` at nice 19,
-    /// `normal` otherwise (for tests and diagnostics).
+    /// `share` at nice 1–18, `normal` otherwise (for tests and diagnostics).
     public static var currentThread: ThreadPriority {
         if sched_getscheduler(0) == schedulingPolicyIdle { return .idle }
         errno = 0
         let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        return errno == 0 && nice == lowestNice ? .low : .normal
+        guard errno == 0, nice > 0 else { return .normal }
+        return nice == lowestNice ? .low : .share
     }
 }

@@ -21,6 +21,8 @@ public final class WorkerPool: Sendable {
     public let queueLimit: Int
     /// How the kernel schedules the threads beside the server's (each applies it when it starts).
     public let priority: ThreadPriority
+    /// The share of a busy core and the slice of a `share` pool's threads.
+    public let share: CoreShare
 
     /// The queue and counts, guarded by `condition` (which the threads wait on for jobs).
     private final class State: @unchecked Sendable {
@@ -35,23 +37,32 @@ public final class WorkerPool: Sendable {
 
     private let state = State()
     private let condition = Condition()
-    private let name: String
+    let name: String
     /// Runs what follows the jobs at normal priority; `nil` for a pool at normal priority (it
     /// runs on the job's thread then).
     private let finisher: Finisher?
+    /// Gives the core back to the server's threads every slice while a `share` pool's job runs;
+    /// `nil` for other pools and for a `share` pool whose slice is the kernel's tick.
+    private let rescheduler: Rescheduler?
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
-    /// jobs (at least 1), scheduled with `priority`. The threads start with the first job; below
-    /// the normal priority, the finisher's thread starts now, with the calling thread's priority
-    /// (make the pool at start-up, not on a low-priority thread).
+    /// jobs (at least 1), scheduled with `priority` (`share`: with `share`'s nice value and
+    /// slice). The threads start with the first job; below the normal priority, the finisher's
+    /// thread (and at `share` with a slice, the rescheduler's) starts now, with the calling
+    /// thread's priority (make the pool at start-up, not on a low-priority thread).
     public init(
-        threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal
+        threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal,
+        share: CoreShare = CoreShare()
     ) {
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.name = name
         self.priority = priority
+        self.share = share
         finisher = priority == .normal ? nil : Finisher(name: "\(name)-finish")
+        rescheduler =
+            priority == .share && share.sliceMicroseconds > 0
+            ? Rescheduler(name: "\(name)-tick", periodMicroseconds: share.sliceMicroseconds) : nil
     }
 
     private func locked<Result>(_ body: (State) -> Result) -> Result {
@@ -78,6 +89,10 @@ public final class WorkerPool: Sendable {
         return true
     }
 
+    /// How often the rescheduler wakes while a job runs, in microseconds; `nil` when the pool has
+    /// none (any priority but `share`, or `share` in the kernel's slices).
+    public var reschedulingMicroseconds: Int? { rescheduler == nil ? nil : share.sliceMicroseconds }
+
     /// Jobs waiting or reserved now, not counting those running.
     public var queued: Int { locked { $0.reserved + $0.waiting } }
 
@@ -90,6 +105,7 @@ public final class WorkerPool: Sendable {
         locked { $0.stopping = true }
         condition.broadcast()
         finisher?.stop()
+        rescheduler?.stop()
     }
 
     /// Fills a reserved place with `job`, or gives it back (`nil`).
@@ -120,10 +136,9 @@ public final class WorkerPool: Sendable {
     /// Applies `priority` to the calling thread; a refusal leaves it as it was, said once per pool
     /// on standard error (by the first thread) since the jobs still run, only less politely.
     private func prioritize(warn: Bool) {
-        guard !priority.applyToCurrentThread(), warn else { return }
-        let reason = String(cString: strerror(errno))
-        StandardError.write(
-            "appshell: \(name) threads keep the normal priority (\(priority.rawValue) refused: \(reason))\n")
+        let error = priority.apply(share: share)
+        guard error != 0, warn else { return }
+        StandardError.write("appshell: \(name) threads \(Self.refusal(priority, error: error))\n")
     }
 
     private func work() {
@@ -142,7 +157,9 @@ public final class WorkerPool: Sendable {
             }
             state.running += 1
             condition.unlock()
+            rescheduler?.jobStarted()
             job()
+            rescheduler?.jobEnded()
             locked { $0.running -= 1 }
         }
     }

@@ -38,12 +38,15 @@ public final class DemoApp: Sendable {
         }
     ) throws(StoreError) {
         self.configuration = configuration
+        // Before the first check: the server's threads must not wait for a check's memory map.
+        PasswordHash.reserveHeapHeadroom()
         let environment = DemoEnvironment(
             users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
             reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
             passwordChecks: WorkerPool(
                 threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
-                name: "appshell-password-checks", priority: configuration.passwordCheckPriority),
+                name: "appshell-password-checks", priority: configuration.passwordCheckPriority,
+                share: configuration.passwordCheckCoreShare),
             verifyPassword: verifyPassword)
         self.environment = environment
         let directory = configuration.publicDirectory
@@ -55,6 +58,19 @@ public final class DemoApp: Sendable {
             metrics: [PasswordCheckMetrics(pool: environment.passwordChecks)],
             // Logins still queued were answered 503 by the shutdown: their checks are skipped.
             stopping: { environment.passwordChecks.stop() })
+    }
+
+    /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
+    /// with: the priority asked for and what the kernel granted (a refused slice or priority is
+    /// said, and the checks run anyway).
+    public func logPasswordCheckScheduling() {
+        let pool = environment.passwordChecks
+        AccessLog.event(
+            "passwordChecks",
+            [
+                "threads": .integer(pool.threads), "priority": .string(pool.priority.rawValue),
+                "scheduling": .string(pool.schedulingDescription()),
+            ])
     }
 
     /// The responder for every request: the routes first, static files for any other path.

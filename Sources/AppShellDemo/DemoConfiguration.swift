@@ -21,9 +21,20 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
     public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
     /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
     public var passwordCheckQueue = DemoEnvironment.defaultPasswordCheckQueue
-    /// How the password-check threads share a core with the server's: `idle` by default (they
-    /// run when the server leaves the core idle, so reads keep their latency while logins go on).
+    /// How the password-check threads share a core with the server's: `share` by default (a
+    /// bounded share of a busy core in short slices, so logins get through while reads keep their
+    /// latency).
     public var passwordCheckPriority = DemoEnvironment.defaultPasswordCheckPriority
+    /// At `share`: the percent of a core a busy server thread keeps that each check thread gets.
+    public var passwordCheckShare = DemoEnvironment.defaultPasswordCheckShare.percent
+    /// At `share`: how long a check keeps a core from a waiting server thread at most, in
+    /// microseconds (0: until the kernel's tick, 4 ms at 250 Hz).
+    public var passwordCheckSliceMicroseconds = DemoEnvironment.defaultPasswordCheckShare.sliceMicroseconds
+
+    /// The share and slice of the password-check threads at `share`.
+    public var passwordCheckCoreShare: CoreShare {
+        CoreShare(percent: passwordCheckShare, sliceMicroseconds: passwordCheckSliceMicroseconds)
+    }
 
     /// The defaults.
     public init() {}
@@ -60,8 +71,24 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
             ConfigurationKey(
                 "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
                 "how password checks share a core with the server's threads"
-            ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .idle },
+            ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .share },
+            ConfigurationKey(
+                "passwordCheckShare", .integer(CoreShare.percents),
+                "percent of a busy core each password check gets (passwordCheckPriority \"share\")"
+            ) { $1.passwordCheckShare = $0.integerValue! },
+            ConfigurationKey(
+                "passwordCheckSliceMicroseconds", DemoConfiguration.sliceKind,
+                "how long a password check keeps a busy core at most (passwordCheckPriority \"share\")"
+            ) { $1.passwordCheckSliceMicroseconds = $0.integerValue! },
         ]
+
+    /// The `passwordCheckSliceMicroseconds` key's type: 0, or 100 µs to 100 ms.
+    static let sliceKind = ConfigurationKind.json(
+        expectation: "0 (the kernel's tick) or an integer from \(CoreShare.sliceMicrosecondsRange.lowerBound) "
+            + "to \(CoreShare.sliceMicrosecondsRange.upperBound)",
+        isValid: { value in
+            value.integerValue.map { $0 == 0 || CoreShare.sliceMicrosecondsRange.contains($0) } ?? false
+        })
 
     /// The `users` key's type: an array of username and Argon2id hash pairs.
     static let usersKind = ConfigurationKind.json(

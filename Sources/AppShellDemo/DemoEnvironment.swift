@@ -29,7 +29,8 @@ public final class DemoEnvironment: Sendable {
         throttle: LoginThrottle = LoginThrottle(),
         passwordChecks: WorkerPool = WorkerPool(
             threads: DemoEnvironment.defaultPasswordCheckThreads, queueLimit: DemoEnvironment.defaultPasswordCheckQueue,
-            name: "appshell-password-checks", priority: DemoEnvironment.defaultPasswordCheckPriority),
+            name: "appshell-password-checks", priority: DemoEnvironment.defaultPasswordCheckPriority,
+            share: DemoEnvironment.defaultPasswordCheckShare),
         startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in },
         verifyPassword: @escaping @Sendable (String, String) -> Bool = {
             PasswordHash.verify(password: $0, against: $1)
@@ -64,7 +65,11 @@ public final class DemoEnvironment: Sendable {
     /// Logins that may wait for a password-check thread by default.
     public static let defaultPasswordCheckQueue = 64
 
-    /// How password checks are scheduled by default: only when the server's threads leave a core
-    /// idle, so that a login never takes a core's time from the reads beside it.
-    public static let defaultPasswordCheckPriority = ThreadPriority.idle
+    /// How password checks are scheduled by default: a bounded share of a busy core, in slices of
+    /// about a millisecond, so that logins get through while the reads beside them keep their
+    /// latency (README, Performance: (f) at each priority).
+    public static let defaultPasswordCheckPriority = ThreadPriority.share
+
+    /// The share of a busy core and the slice of the password checks by default.
+    public static let defaultPasswordCheckShare = CoreShare(percent: 20, sliceMicroseconds: 1000)
 }

@@ -11,6 +11,20 @@
 #ifndef APPSHELL_CSODIUM_SHIM_H
 #define APPSHELL_CSODIUM_SHIM_H
 
+#include <malloc.h>
 #include <sodium.h>
+
+/* glibc's mallopt for PasswordHash.reserveHeapHeadroom (Glibc's Swift module leaves malloc.h out):
+ * each heap grows `top_pad` bytes beyond what it needs, and blocks below `mmap_threshold` bytes
+ * come from the heaps. Returns 1 when glibc took both. */
+static inline int appshell_sodium_reserve_heap_headroom(int top_pad, int mmap_threshold) {
+    return mallopt(M_TOP_PAD, top_pad) == 1 && mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
+}
+
+/* The bytes glibc's malloc holds in blocks mapped one by one (mallinfo2's hblkhd), for the tests
+ * of PasswordHash.reserveHeapHeadroom. */
+static inline size_t appshell_sodium_malloc_mapped_bytes(void) {
+    return mallinfo2().hblkhd;
+}
 
 #endif

@@ -44,11 +44,16 @@ import Testing
     @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
         var configuration = DemoConfiguration()
         configuration.store = .memory
-        #expect(try DemoApp(configuration: configuration).environment.passwordChecks.priority == .idle)
+        let defaults = try DemoApp(configuration: configuration).environment.passwordChecks
+        #expect(defaults.priority == .share)
+        #expect(defaults.share == CoreShare(percent: 20, sliceMicroseconds: 1000))
         configuration.passwordCheckPriority = .low
         configuration.passwordCheckThreads = 2
+        configuration.passwordCheckShare = 10
+        configuration.passwordCheckSliceMicroseconds = 0
         let app = try DemoApp(configuration: configuration)
         #expect(app.environment.passwordChecks.priority == .low)
         #expect(app.environment.passwordChecks.threads == 2)
+        #expect(app.environment.passwordChecks.share == CoreShare(percent: 10, sliceMicroseconds: 0))
     }
 }
