@@ -9,7 +9,8 @@ counting ALL threads (with the SQLite store the writer thread does part of the w
 thread's share. With CLIENTS > 1, that many sessions act at once, each on its own connection and
 Python thread, so that the SQLite store's writer batches their writes (how many per transaction
 varies with the scheduling: the script prints the writer's batch counters). Needs Debian's
-valgrind. Usage:
+valgrind. With CALLGRIND_KEEP=folder, the runs' callgrind files are copied there (per thread, for
+callgrind_annotate). Usage:
 
     python3 bench/callgrind_store.py .build/release/appshell sqlite [SHORT LONG [CLIENTS]]
 """
@@ -18,6 +19,7 @@ import glob
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -115,6 +117,11 @@ def count(binary: str, store: str, actions: int, clients: int, directory: str) -
                if line.startswith(("appshell_store_batches_total", "appshell_store_batch_writes_sum"))]
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=300)
+    keep = os.environ.get("CALLGRIND_KEEP")
+    if keep:  # a folder to copy the runs' callgrind files to (for callgrind_annotate)
+        os.makedirs(keep, exist_ok=True)
+        for name in glob.glob(out + "*"):
+            shutil.copy(name, os.path.join(keep, f"{actions}-" + os.path.basename(name)))
     totals = {}
     for name in glob.glob(out + "*"):
         with open(name) as file:

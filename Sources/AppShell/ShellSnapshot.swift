@@ -14,10 +14,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The coordinator tree, `{"name", "children"}`.
     public var coordinators: JSON
     /// The lifecycle log.
-    public var lifecycle: [LifecycleRecord] { didSet { log = nil } }
-    /// The log the snapshot was made from, which keeps its records' JSON and bytes, until
-    /// `lifecycle` changes.
-    private var log: LifecycleLog?
+    public var lifecycle: [LifecycleRecord]
     /// The version.
     public var version: Int
     /// What the app keeps beside these.
@@ -45,7 +42,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.transition = transition
     }
 
-    /// A snapshot with the given parts, its lifecycle from `log` (whose JSON it reuses).
+    /// A snapshot with the given parts, its lifecycle from `log` (sharing its records' array).
     public init(
         root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
         version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
@@ -53,7 +50,6 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.init(
             root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
             version: version, extra: extra, channel: channel, transition: transition)
-        self.log = log
     }
 
     /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
@@ -64,15 +60,20 @@ public struct ShellSnapshot: Sendable, Equatable {
             && left.transition == right.transition
     }
 
-    /// The stored form.
-    public var json: JSON { stored(lifecycle: .array(log?.json ?? lifecycle.map(\.json))) }
+    /// The stored form's version: 2 keeps the lifecycle log as `log`, an array of the records'
+    /// stored codes (`LifecycleRecord.storedCode`, about 6 bytes a record); 1 (no `format`
+    /// member, snapshots stored before 2026-12-01) kept it as `lifecycle`, an array of the
+    /// records' JSON (about 45 bytes a record: a stored snapshot of 2.4 KB, one per page of the
+    /// SQLite file, instead of about 600 bytes). Both load.
+    public static let storedFormat = 2
 
-    /// The stored form with `lifecycle` as the lifecycle member.
-    private func stored(lifecycle: JSON) -> JSON {
+    /// The stored form (format `storedFormat`).
+    public var json: JSON {
         var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
-            "lifecycle": lifecycle, "version": .integer(version), "extra": extra,
+            "format": .integer(ShellSnapshot.storedFormat),
+            "log": .array(lifecycle.map { .string($0.storedCode) }), "version": .integer(version), "extra": extra,
         ]
         if let channel { members["channel"] = .string(channel) }
         if let transition {
@@ -81,40 +82,35 @@ public struct ShellSnapshot: Sendable, Equatable {
         return .object(members)
     }
 
-    /// `json`'s compact encoding, with the lifecycle records' bytes copied from the log when the
-    /// snapshot was made from one (the same bytes, without writing them again).
-    public var serialized: [UInt8] {
-        guard let log else { return json.serialized }
-        return json.serialized(writingMember: "lifecycle") { log.write(into: &$0) }
-    }
+    /// `json`'s compact encoding, written member by member (`write(records:)`).
+    public var serialized: [UInt8] { write(records: lifecycle) }
 
     /// The snapshot as a session keeps it: `serialized`'s bytes, made only when they are asked
-    /// for (a backend writing a file, the app rebuilt from them).
+    /// for (a backend writing a file, the app rebuilt from them), on the thread that asks (the
+    /// store writer's): the records' stored codes are written there.
     ///
-    /// It holds what those bytes need and no more: of a log, only its records' bytes, which the
-    /// live log shares. Holding the log itself would make the live log copy its three arrays at
-    /// its next record (and this snapshot free them when it is replaced): 10 000 and 8 000
-    /// instructions per action (callgrind, README Performance).
+    /// It holds what those bytes need and no more: of the log, only its records' array, which
+    /// the live log shares (its next record copies that array: 50 records of small strings).
+    /// Holding the log itself would make the live log copy its three arrays at its next record
+    /// (and this snapshot free them when it is replaced): 10 000 and 8 000 instructions per
+    /// action (callgrind, README Performance). Keeping the stored codes in the log instead, for
+    /// the snapshot to copy, cost the memory store 1.8 us per action in scenario (e) (29.2 against
+    /// 27.4, medians of 5 rounds): every session's log kept a second array up to date.
     public var kept: SessionSnapshot {
-        guard let log else {
-            let snapshot = self
-            return SessionSnapshot { snapshot.serialized }
-        }
-        // Its parts as they are, without the log.
         var parts = self
         parts.lifecycle = []
         let kept = parts
-        let records = log.joinedBytes
+        let records = lifecycle
         return SessionSnapshot { kept.write(records: records) }
     }
 
-    /// `serialized`'s bytes for a snapshot whose log's records' encodings, joined by commas, are
-    /// `records`, written member by member in the order the serializer sorts them, without the
-    /// dictionary `json` builds and sorts: 24 000 instructions per snapshot through `json` (callgrind), 11 000 this way.
-    /// `ShellSnapshotTests` checks that the bytes are `serialized`'s.
-    func write(records: [UInt8]) -> [UInt8] {
+    /// `serialized`'s bytes for a snapshot whose lifecycle is `records` (written as their stored
+    /// codes), written member by member in the order the serializer sorts them, without the
+    /// dictionary `json` builds and sorts (24 000 instructions per snapshot through `json`,
+    /// callgrind, 11 000 this way). `ShellSnapshotTests` checks that the bytes are `json`'s.
+    func write(records: [LifecycleRecord]) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(512 + records.count)
+        output.reserveCapacity(320 + 8 * records.count)
         func member(_ name: StaticString, first: Bool = false) {
             if !first { output.append(UInt8(ascii: ",")) }
             output.append(UInt8(ascii: "\""))
@@ -130,9 +126,14 @@ public struct ShellSnapshot: Sendable, Equatable {
         coordinators.write(into: &output)
         member("extra")
         extra.write(into: &output)
-        member("lifecycle")
+        member("format")
+        JSON.integer(ShellSnapshot.storedFormat).write(into: &output)
+        member("log")
         output.append(UInt8(ascii: "["))
-        output.append(contentsOf: records)
+        for index in records.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            records[index].writeStoredCode(into: &output)
+        }
         output.append(UInt8(ascii: "]"))
         member("presented")
         if let presented { JSON.writeString(presented, into: &output) } else { JSON.null.write(into: &output) }
@@ -157,17 +158,29 @@ public struct ShellSnapshot: Sendable, Equatable {
         return output
     }
 
-    /// The snapshot stored as `json`; `nil` when it is not one.
+    /// The snapshot stored as `json` in either format (`storedFormat`); `nil` when it is not one,
+    /// or one of a newer format.
     public init?(json: JSON) {
         guard let root = json["root"]?.stringValue, let stack = json["stack"]?.arrayValue,
-            let version = json["version"]?.integerValue, let lifecycle = json["lifecycle"]?.arrayValue,
-            let coordinators = json["coordinators"]
+            let version = json["version"]?.integerValue, let coordinators = json["coordinators"]
         else { return nil }
+        let format = json["format"]?.integerValue ?? 1
+        let lifecycle: [LifecycleRecord]
+        switch format {
+        case 1:
+            guard let records = json["lifecycle"]?.arrayValue else { return nil }
+            lifecycle = records.compactMap(LifecycleRecord.init(json:))
+        case 2:
+            guard let codes = json["log"]?.arrayValue else { return nil }
+            lifecycle = codes.compactMap { $0.stringValue.flatMap(LifecycleRecord.init(storedCode:)) }
+        default:
+            return nil
+        }
         self.root = root
         self.stack = stack.compactMap(\.stringValue)
         self.presented = json["presented"]?.stringValue
         self.coordinators = coordinators
-        self.lifecycle = lifecycle.compactMap(LifecycleRecord.init(json:))
+        self.lifecycle = lifecycle
         self.version = version
         self.extra = json["extra"] ?? .null
         self.channel = json["channel"]?.stringValue

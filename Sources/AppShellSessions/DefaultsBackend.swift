@@ -10,6 +10,10 @@ public struct SessionRecord: Sendable, Equatable {
     /// its bytes are made only when asked for (a backend that writes a file asks, the memory
     /// backend keeps it as it is).
     public var keptSnapshot: SessionSnapshot?
+    /// Whether the store already holds `values` for this record's id with these times (only its
+    /// snapshot changed): a backend may then write the snapshot alone, and must write the whole
+    /// record when it finds no record with these times. Not part of the record (`==` ignores it).
+    public var valuesAsStored = false
 
     /// `keptSnapshot`'s bytes (made when it was made from a value).
     public var snapshot: [UInt8]? {

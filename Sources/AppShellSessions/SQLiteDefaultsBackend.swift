@@ -128,8 +128,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         // Encoded before the lock: the lock is the store's one writer's, keep it short. The
         // snapshots' bytes are made here, on the writer's thread, not on the requests' threads.
-        let encoded = writes.map { write -> (StoreWrite, [UInt8], SQLiteValue) in
+        let encoded = writes.map { write -> (StoreWrite, [UInt8]?, SQLiteValue) in
             switch write {
+            case .save(_, let record) where record.valuesAsStored:
+                // Encoded only if the record is not found as it was (`save`).
+                return (write, nil, record.snapshot.map { .blob($0) } ?? .null)
             case .save(_, let record), .renameReplacing(_, _, let record):
                 return (write, DefaultsValue.encode(record.values), record.snapshot.map { .blob($0) } ?? .null)
             case .touch, .rename: return (write, [], .null)
@@ -145,10 +148,18 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     }
 
     private static func run(
-        _ write: StoreWrite, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
+        _ write: StoreWrite, data: [UInt8]?, snapshot: SQLiteValue, on connection: SQLiteConnection
     ) throws(StoreError) {
         switch write {
         case .save(let id, let record):
+            if data == nil {
+                // The values are stored already: the snapshot alone, if the record is as it was.
+                let kept = try connection.run(
+                    SQL.saveSnapshotKeepingTimes, .blob(id.bytes), .integer(record.created),
+                    .integer(record.accessed), snapshot)
+                guard kept == 0 else { return }
+            }
+            let data = data ?? DefaultsValue.encode(record.values)
             try save(id, record, data: data, snapshot: snapshot, on: connection)
         case .touch(let id, let accessed):
             _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
@@ -157,8 +168,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         case .renameReplacing(let id, let newID, let record):
             _ = try connection.run(SQL.remove, .blob(id.bytes))
             _ = try connection.run(
-                SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
-                snapshot)
+                SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed),
+                .text(data ?? DefaultsValue.encode(record.values)), snapshot)
         }
     }
 
@@ -215,6 +226,10 @@ extension SQLiteDefaultsBackend {
         // The same when the record exists with these times; changes no indexed column.
         static let saveKeepingTimes = """
             UPDATE sessions SET data = ?4, snapshot = ?5 WHERE id = ?1 AND created = ?2 AND accessed = ?3
+            """
+        // The snapshot alone, when the record holds the values already (`valuesAsStored`).
+        static let saveSnapshotKeepingTimes = """
+            UPDATE sessions SET snapshot = ?4 WHERE id = ?1 AND created = ?2 AND accessed = ?3
             """
         static let touch = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
         // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.

@@ -129,8 +129,11 @@ extension SessionRegistry {
         let touches = !saves && !rotated && touchDue
         var write: StoreWrite?
         if saves {
-            let record = SessionRecord(
+            var record = SessionRecord(
                 values: values, created: created, accessed: accessed, kept: context.keptSnapshot)
+            // A persisted session's values in memory are those last committed: unchanged, they
+            // need not be encoded and written again (an action changes only the snapshot).
+            record.valuesAsStored = state.persisted && !rotated && !(context.defaultsIfMade?.hasChanges ?? false)
             write =
                 rotated && state.persisted
                 ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)

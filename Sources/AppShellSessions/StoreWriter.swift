@@ -97,7 +97,27 @@ public final class StoreWriter: Sendable {
         condition.unlock()
     }
 
+    /// Linux's `SCHED_BATCH` (Glibc's module leaves the GNU extension out).
+    static let schedulingPolicyBatch: Int32 = 3
+
+    /// Runs the calling thread (the writer's) as `SCHED_BATCH`: the same share of a core as a
+    /// normal thread (same nice value), but a wake-up never preempts the thread running: woken by
+    /// a request's write on a core that a server thread keeps busy, the writer waits for that
+    /// thread to block (in `epoll_wait`, every ready request handled) or to end its slice, and so
+    /// commits the writes of those requests together. As `SCHED_OTHER`, with the server pinned to
+    /// one core, it took the core at once at the first write after a batch: 85 % of its
+    /// transactions carried one write (of 8 602 in 5 s of scenario (e), 7 341), a commit, a log
+    /// append and two thread switches per action for them. On an idle core it runs at once, as
+    /// before. Lowering one's own policy needs no privilege; refused, it keeps its policy.
+    @discardableResult
+    static func runAsBatch() -> Bool {
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        return sched_setscheduler(0, schedulingPolicyBatch, &parameters) == 0
+    }
+
     private func run() {
+        StoreWriter.runAsBatch()
         condition.lock()
         state.thread = pthread_self()
         condition.unlock()

@@ -50,4 +50,62 @@ import Testing
         snapshot.lifecycle = [.completion(.pop)]
         #expect(snapshot.kept.bytes == snapshot.json.serialized)
     }
+
+    /// Format 1, as stored before the compact log (a row of the demo, its log cut to four
+    /// records): it still loads, as the snapshot it was.
+    static let storedInFormat1 = """
+        {"channel":"abc","coordinators":{"children":[{"children":[],"name":"main"}],"name":"app"},"extra":{},\
+        "lifecycle":[{"event":"completion","transition":"push"},{"event":"viewWillDisappear","screen":"list"},\
+        {"event":"viewDidLoad","screen":"main"},{"event":"removeFromParent","screen":"c\\"x"}],\
+        "presented":null,"root":"main","stack":["main"],"transition":{"animated":true,"kind":"pop"},"version":42}
+        """
+
+    @Test func aSnapshotStoredInFormat1StillLoads() throws {
+        let loaded = try #require(ShellSnapshot(json: try JSON(parsing: Array(Self.storedInFormat1.utf8))))
+        let expected = ShellSnapshot(
+            root: "main", stack: ["main"], presented: nil,
+            coordinators: ["name": "app", "children": [["name": "main", "children": []]]],
+            lifecycle: [
+                .completion(.push), .screen("list", .viewWillDisappear), .screen("main", .viewDidLoad),
+                .screen("c\"x", .removeFromParent),
+            ],
+            version: 42, extra: [:], channel: "abc", transition: LastTransition(kind: .pop, animated: true))
+        #expect(loaded == expected)
+        // Stored again, it takes format 2, and reads back the same; every variant does too.
+        let stored = try JSON(parsing: loaded.serialized)
+        #expect(stored["format"] == 2)
+        #expect(stored["lifecycle"] == nil)
+        #expect(stored["log"] == ["pushc", "listx", "mainl", "c\"xr"])
+        #expect(ShellSnapshot(json: stored) == expected)
+        for snapshot in Self.variants {
+            guard case .object(var members) = snapshot.json else { continue }
+            members["format"] = nil
+            members["log"] = nil
+            members["lifecycle"] = .array(snapshot.lifecycle.map(\.json))
+            #expect(ShellSnapshot(json: .object(members)) == snapshot)
+        }
+    }
+
+    @Test func everyRecordHasAStoredCodeThatReadsBack() {
+        let names = ["list", "", "c", "é \"quoted\" \\ \n", "completion"]
+        var records: [LifecycleRecord] = names.flatMap { name in LifecycleEvent.allCases.map { .screen(name, $0) } }
+        records += [.root, .push, .pop, .present, .dismiss].map { LifecycleRecord.completion($0) }
+        for record in records {
+            #expect(LifecycleRecord(storedCode: record.storedCode) == record)
+        }
+        // Distinct records, distinct codes.
+        #expect(Set(records.map(\.storedCode)).count == records.count)
+        #expect(LifecycleRecord(storedCode: "") == nil)
+        #expect(LifecycleRecord(storedCode: "listz") == nil)
+        #expect(LifecycleRecord(storedCode: "nowherec") == nil)
+    }
+
+    @Test func aSnapshotOfANewerFormatIsNotLoaded() throws {
+        guard case .object(var members) = Self.variants[Self.variants.count - 1].json else {
+            Issue.record("a snapshot's JSON is an object")
+            return
+        }
+        members["format"] = 3
+        #expect(ShellSnapshot(json: .object(members)) == nil)
+    }
 }
