@@ -89,17 +89,21 @@ class AppShellServer:
         ]
         for thread in self._drains:
             thread.start()
-        try:
-            first = lines.get(timeout=START_SECONDS)
-        except queue.Empty:
-            first = None
-        if first is None:
-            self.stop()
-            raise RuntimeError(f"appshell did not start: {self.log()}")
-        event = json.loads(first)
-        if event.get("event") != "listening":
-            self.stop()
-            raise RuntimeError(f"appshell's first line is not 'listening': {first}")
+        # The server's own events come before `listening` (the demo's `passwordChecks`): read up to it.
+        deadline = time.monotonic() + START_SECONDS
+        event: dict = {}
+        while event.get("event") != "listening":
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                line = None
+            if line is None:
+                self.stop()
+                raise RuntimeError(f"appshell did not start: {self.log()}")
+            event = json.loads(line)
+            if "event" not in event:
+                self.stop()
+                raise RuntimeError(f"appshell answered a request before saying 'listening': {line}")
         self.port = int(event["port"])
         self.base_url = f"http://127.0.0.1:{self.port}"
 
