@@ -13,10 +13,13 @@ public final class PendingCommit: Sendable {
         var done = false
         var error: StoreError?
         var callbacks: [@Sendable (StoreError?) -> Void] = []
+        /// The threads blocked in `wait`, each on its own condition (made by `wait`: most commits
+        /// have no such thread, and a condition per commit was three allocations and a lock,
+        /// broadcast and unlock on the writer's thread for each request).
+        var waiters: [Condition] = []
     }
 
     private let state = Locked(State())
-    private let condition = Condition()
 
     init() {}
 
@@ -36,9 +39,19 @@ public final class PendingCommit: Sendable {
     /// Blocks until the commit is done; throws its error. Never call it on a server thread, nor on
     /// the writer's (from work run after a commit): that thread would wait for itself.
     public func wait() throws(StoreError) {
-        condition.lock()
-        while !state.withLock({ $0.done }) { condition.wait() }
-        condition.unlock()
+        let waiter = Condition()
+        // Held from before it is registered until `wait` lets it go: `finish` broadcasts only
+        // once this thread waits, so the wake-up is not missed.
+        waiter.lock()
+        let registered = state.withLock { state -> Bool in
+            guard !state.done else { return false }
+            state.waiters.append(waiter)
+            return true
+        }
+        if registered {
+            while !state.withLock({ $0.done }) { waiter.wait() }
+        }
+        waiter.unlock()
         if let error = state.withLock({ $0.error }) { throw error }
     }
 
@@ -47,15 +60,20 @@ public final class PendingCommit: Sendable {
 
     /// Ends the commit with `error` (`nil`: durable) and runs the callbacks.
     func finish(_ error: StoreError?) {
-        let callbacks = state.withLock { state in
+        let (callbacks, waiters) = state.withLock { state in
             state.done = true
             state.error = error
-            defer { state.callbacks = [] }
-            return state.callbacks
+            defer {
+                state.callbacks = []
+                state.waiters = []
+            }
+            return (state.callbacks, state.waiters)
         }
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
+        for waiter in waiters {
+            waiter.lock()
+            waiter.broadcast()
+            waiter.unlock()
+        }
         for callback in callbacks { callback(error) }
     }
 }
