@@ -12,6 +12,9 @@ public final class PendingCommit: Sendable {
     private struct State {
         var done = false
         var error: StoreError?
+        /// The first callback (a request's answer: most commits have that one only, and an array
+        /// for it was an allocation more per request), then the others.
+        var callback: (@Sendable (StoreError?) -> Void)?
         var callbacks: [@Sendable (StoreError?) -> Void] = []
         /// The threads blocked in `wait`, each on its own condition (made by `wait`: most commits
         /// have no such thread, and a condition per commit was three allocations and a lock,
@@ -28,7 +31,7 @@ public final class PendingCommit: Sendable {
     public func whenDone(_ callback: @escaping @Sendable (StoreError?) -> Void) {
         let outcome = state.withLock { state -> StoreError?? in
             guard state.done else {
-                state.callbacks.append(callback)
+                if state.callback == nil { state.callback = callback } else { state.callbacks.append(callback) }
                 return .none
             }
             return .some(state.error)
@@ -60,20 +63,22 @@ public final class PendingCommit: Sendable {
 
     /// Ends the commit with `error` (`nil`: durable) and runs the callbacks.
     func finish(_ error: StoreError?) {
-        let (callbacks, waiters) = state.withLock { state in
+        let (first, callbacks, waiters) = state.withLock { state in
             state.done = true
             state.error = error
             defer {
+                state.callback = nil
                 state.callbacks = []
                 state.waiters = []
             }
-            return (state.callbacks, state.waiters)
+            return (state.callback, state.callbacks, state.waiters)
         }
         for waiter in waiters {
             waiter.lock()
             waiter.broadcast()
             waiter.unlock()
         }
+        first?(error)
         for callback in callbacks { callback(error) }
     }
 }
