@@ -114,7 +114,7 @@ public enum LifecycleRecord: Sendable, Hashable {
 
     /// The events' letters in stored codes (`c` is a completion's). Stored in files: never change
     /// one, only add new ones.
-    private static func letter(of event: LifecycleEvent) -> UInt8 {
+    static func letter(of event: LifecycleEvent) -> UInt8 {
         switch event {
         case .viewDidLoad: return UInt8(ascii: "l")
         case .viewWillAppear: return UInt8(ascii: "w")

@@ -129,12 +129,8 @@ public struct ShellSnapshot: Sendable, Equatable {
         member("format")
         JSON.integer(ShellSnapshot.storedFormat).write(into: &output)
         member("log")
-        output.append(UInt8(ascii: "["))
-        for index in records.indices {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            records[index].writeStoredCode(into: &output)
-        }
-        output.append(UInt8(ascii: "]"))
+        var codes = StoredCodeWriter()
+        codes.writeLog(records, into: &output)
         member("presented")
         if let presented { JSON.writeString(presented, into: &output) } else { JSON.null.write(into: &output) }
         member("root")

@@ -12,11 +12,17 @@ public final class PendingCommit: Sendable {
     private struct State {
         var done = false
         var error: StoreError?
+        /// The first callback (a request's answer: most commits have that one only, and an array
+        /// for it was an allocation more per request), then the others.
+        var callback: (@Sendable (StoreError?) -> Void)?
         var callbacks: [@Sendable (StoreError?) -> Void] = []
+        /// The threads blocked in `wait`, each on its own condition (made by `wait`: most commits
+        /// have no such thread, and a condition per commit was three allocations and a lock,
+        /// broadcast and unlock on the writer's thread for each request).
+        var waiters: [Condition] = []
     }
 
     private let state = Locked(State())
-    private let condition = Condition()
 
     init() {}
 
@@ -25,7 +31,7 @@ public final class PendingCommit: Sendable {
     public func whenDone(_ callback: @escaping @Sendable (StoreError?) -> Void) {
         let outcome = state.withLock { state -> StoreError?? in
             guard state.done else {
-                state.callbacks.append(callback)
+                if state.callback == nil { state.callback = callback } else { state.callbacks.append(callback) }
                 return .none
             }
             return .some(state.error)
@@ -36,9 +42,19 @@ public final class PendingCommit: Sendable {
     /// Blocks until the commit is done; throws its error. Never call it on a server thread, nor on
     /// the writer's (from work run after a commit): that thread would wait for itself.
     public func wait() throws(StoreError) {
-        condition.lock()
-        while !state.withLock({ $0.done }) { condition.wait() }
-        condition.unlock()
+        let waiter = Condition()
+        // Held from before it is registered until `wait` lets it go: `finish` broadcasts only
+        // once this thread waits, so the wake-up is not missed.
+        waiter.lock()
+        let registered = state.withLock { state -> Bool in
+            guard !state.done else { return false }
+            state.waiters.append(waiter)
+            return true
+        }
+        if registered {
+            while !state.withLock({ $0.done }) { waiter.wait() }
+        }
+        waiter.unlock()
         if let error = state.withLock({ $0.error }) { throw error }
     }
 
@@ -47,15 +63,22 @@ public final class PendingCommit: Sendable {
 
     /// Ends the commit with `error` (`nil`: durable) and runs the callbacks.
     func finish(_ error: StoreError?) {
-        let callbacks = state.withLock { state in
+        let (first, callbacks, waiters) = state.withLock { state in
             state.done = true
             state.error = error
-            defer { state.callbacks = [] }
-            return state.callbacks
+            defer {
+                state.callback = nil
+                state.callbacks = []
+                state.waiters = []
+            }
+            return (state.callback, state.callbacks, state.waiters)
         }
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
+        for waiter in waiters {
+            waiter.lock()
+            waiter.broadcast()
+            waiter.unlock()
+        }
+        first?(error)
         for callback in callbacks { callback(error) }
     }
 }

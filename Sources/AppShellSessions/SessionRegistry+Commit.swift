@@ -58,7 +58,7 @@ extension SessionRegistry {
         // In use until the commit is done: neither evicted nor swept meanwhile.
         session.users.add(1, ordering: .relaxed)
         let request = UncheckedContext(context: context)
-        let queued = writer.submit([write]) { [self] error in
+        let queued = writer.submit(write) { [self] error in
             let context = request.context
             let waiters = session.state.withLock { state in
                 if error == nil {
@@ -102,7 +102,7 @@ extension SessionRegistry {
             return
         }
         state.storedAccess = accessed
-        let queued = writer.submit([write]) { error in
+        let queued = writer.submit(write) { error in
             guard let error else { return }
             StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
             session.state.withLock { state in

@@ -23,6 +23,9 @@ public final class StoreWriter: Sendable {
     public let statistics = StoreStatistics()
 
     private struct Job {
+        /// One request's write (most requests make one: no array to allocate and free for it).
+        let write: StoreWrite?
+        /// Or its several writes.
         let writes: [StoreWrite]
         let done: @Sendable (StoreError?) -> Void
     }
@@ -66,12 +69,21 @@ public final class StoreWriter: Sendable {
     /// `done` is called on the writer's thread once they are durable (`nil`) or refused (the
     /// error). Returns false, and queues nothing, when the queue is full or the writer stopped.
     public func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+        queue(Job(write: nil, writes: writes, done: done))
+    }
+
+    /// Queues one write, as `submit(_:then:)` with an array of it.
+    public func submit(_ write: StoreWrite, then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+        queue(Job(write: write, writes: [], done: done))
+    }
+
+    private func queue(_ job: Job) -> Bool {
         condition.lock()
         guard !state.stopping, state.jobs.count < queueLimit else {
             condition.unlock()
             return false
         }
-        state.jobs.append(Job(writes: writes, done: done))
+        state.jobs.append(job)
         condition.signal()
         condition.unlock()
         return true
@@ -141,7 +153,12 @@ public final class StoreWriter: Sendable {
         let started = StoreWriter.seconds()
         var failure: StoreError?
         do {
-            try backend.applyAll(batch.flatMap(\.writes))
+            var writes: [StoreWrite] = []
+            writes.reserveCapacity(batch.count)
+            for job in batch {
+                if let write = job.write { writes.append(write) } else { writes.append(contentsOf: job.writes) }
+            }
+            try backend.applyAll(writes)
         } catch {
             failure = error
         }

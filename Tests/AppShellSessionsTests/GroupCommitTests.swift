@@ -107,6 +107,37 @@ final class GatedBackend: ForwardingDefaultsBackend, @unchecked Sendable {
         for (context, _) in others { #expect(try backend.load(context.id)?.values["n"] != nil) }
     }
 
+    /// `PendingCommit.wait` makes its condition only for a thread that waits: threads that wait
+    /// before the commit is done are all woken by it, and one that comes after returns at once;
+    /// every callback runs, in the order given, and one given after at once.
+    @Test func everyThreadWaitingForACommitIsWokenByIt() throws {
+        let (registry, backend) = Self.make()
+        defer { registry.stopWriter() }
+        backend.hold()
+        let (_, commit) = try #require(Self.commit(of: Self.enterSetting(registry, nil, "n", 1)))
+        backend.waitUntilEntered(1)
+        let woken = Locked(0)
+        // Callbacks too, all of them, in the order given (the first is kept apart from the rest).
+        let called = Locked<[Int]>([])
+        for index in 0..<3 { commit.whenDone { _ in called.withLock { $0.append(index) } } }
+        let threads = (0..<3).map { _ in
+            BackgroundThread {
+                if (try? commit.wait()) != nil { woken.withLock { $0 += 1 } }
+            }
+        }
+        for thread in threads { thread.start() }
+        usleep(50_000)
+        #expect(woken.withLock { $0 } == 0)
+        backend.release()
+        for _ in 0..<5000 where woken.withLock({ $0 }) < 3 || called.withLock({ $0.count }) < 3 { usleep(1000) }
+        #expect(woken.withLock { $0 } == 3)
+        #expect(called.withLock { $0 } == [0, 1, 2])
+        commit.whenDone { _ in called.withLock { $0.append(3) } }
+        #expect(called.withLock { $0 } == [0, 1, 2, 3])
+        try commit.wait()
+        #expect(commit.isDone)
+    }
+
     @Test func aLaterRequestOfTheSessionWaitsUntilTheWriteIsDurable() throws {
         let (registry, backend) = Self.make()
         defer { registry.stopWriter() }

@@ -45,6 +45,30 @@ import Testing
         }
     }
 
+    /// The log's codes are written with each different name escaped once per snapshot and copied
+    /// after (`StoredCodeWriter`): names that need escapes, names met again after others, more
+    /// different names than it keeps (40: it starts over at 16), every event and every transition
+    /// kind — the bytes are still `json`'s, and read back as the records.
+    @Test func everyLogIsWrittenAsItsCodesWhateverItsNames() throws {
+        let names =
+            (0..<40).map { "s\($0)" } + [
+                "a\"b", "<x&y>", "\\", "é", "tab\t", "a-very-long-screen-name-of-more-than-15-bytes",
+            ]
+        var records: [LifecycleRecord] = []
+        for (index, name) in names.enumerated() {
+            records.append(.screen(name, LifecycleEvent.allCases[index % LifecycleEvent.allCases.count]))
+            records.append(.screen(names[(index * 7) % names.count], .viewWillAppear))
+            if index % 3 == 0 { records.append(.completion([.root, .push, .pop, .present, .dismiss][index % 5])) }
+        }
+        var snapshot = Self.variants[Self.variants.count - 1]
+        for count in [1, 2, 17, 50, records.count] {
+            snapshot.lifecycle = Array(records.prefix(count))
+            let bytes = snapshot.kept.bytes
+            #expect(bytes == snapshot.json.serialized)
+            #expect(ShellSnapshot(json: try JSON(parsing: bytes))?.lifecycle == snapshot.lifecycle)
+        }
+    }
+
     @Test func aSnapshotWithoutALogIsKeptToo() {
         var snapshot = Self.variants[Self.variants.count - 1]
         snapshot.lifecycle = [.completion(.pop)]
