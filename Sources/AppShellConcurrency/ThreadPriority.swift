@@ -23,8 +23,6 @@ public enum ThreadPriority: String, Sendable, CaseIterable {
     /// takes the core from it at once.
     case idle
 
-    /// Linux's `SCHED_IDLE` (Glibc's module leaves the GNU extension out).
-    static let schedulingPolicyIdle: Int32 = 5
     /// The largest nice value.
     static let lowestNice: Int32 = 19
 
@@ -47,10 +45,7 @@ public enum ThreadPriority: String, Sendable, CaseIterable {
         case .low:
             return Self.setNice(Self.lowestNice)
         case .idle:
-            // pid 0 is the calling thread; SCHED_IDLE takes priority 0.
-            var parameters = sched_param()
-            parameters.sched_priority = 0
-            return sched_setscheduler(0, Self.schedulingPolicyIdle, &parameters) == 0 ? 0 : errno
+            return ThreadScheduling.takePolicy(ThreadScheduling.idlePolicy)
         }
     }
 
@@ -62,7 +57,7 @@ public enum ThreadPriority: String, Sendable, CaseIterable {
     /// What the calling thread runs with now: `idle` under `SCHED_IDLE`, `low` at nice 19,
     /// `share` at nice 1–18, `normal` otherwise (for tests and diagnostics).
     public static var currentThread: ThreadPriority {
-        if sched_getscheduler(0) == schedulingPolicyIdle { return .idle }
+        if sched_getscheduler(0) == ThreadScheduling.idlePolicy { return .idle }
         errno = 0
         let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         guard errno == 0, nice > 0 else { return .normal }

@@ -21,6 +21,20 @@ public struct ThreadScheduling: Sendable, Equatable {
         return ThreadScheduling(policy: policy, nice: nice, sliceNanoseconds: slice)
     }
 
+    /// Linux's `SCHED_BATCH` (Glibc's module leaves the GNU extensions out).
+    public static let batchPolicy: Int32 = 3
+    /// Linux's `SCHED_IDLE`.
+    public static let idlePolicy: Int32 = 5
+
+    /// Moves the calling thread (pid 0) to `policy` (`SCHED_BATCH` or `SCHED_IDLE`, which take
+    /// priority 0; its nice value is kept). Lowering one's own policy needs no privilege. Returns 0,
+    /// or the `errno` of the kernel's refusal (the thread keeps its policy).
+    public static func takePolicy(_ policy: Int32) -> Int32 {
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        return sched_setscheduler(0, policy, &parameters) == 0 ? 0 : errno
+    }
+
     /// Gives the calling thread the shortest slice, 0.1 ms, at its nice value, so that its
     /// wake-ups preempt a running thread at once (Linux 6.12 and later). Returns whether the
     /// kernel keeps it (read back: an older kernel accepts the call and ignores the slice).

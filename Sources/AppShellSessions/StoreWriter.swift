@@ -109,9 +109,6 @@ public final class StoreWriter: Sendable {
         condition.unlock()
     }
 
-    /// Linux's `SCHED_BATCH` (Glibc's module leaves the GNU extension out).
-    static let schedulingPolicyBatch: Int32 = 3
-
     /// Runs the calling thread (the writer's) as `SCHED_BATCH`: the same share of a core as a
     /// normal thread (same nice value), but a wake-up never preempts the thread running: woken by
     /// a request's write on a core that a server thread keeps busy, the writer waits for that
@@ -123,9 +120,7 @@ public final class StoreWriter: Sendable {
     /// before. Lowering one's own policy needs no privilege; refused, it keeps its policy.
     @discardableResult
     static func runAsBatch() -> Bool {
-        var parameters = sched_param()
-        parameters.sched_priority = 0
-        return sched_setscheduler(0, schedulingPolicyBatch, &parameters) == 0
+        ThreadScheduling.takePolicy(ThreadScheduling.batchPolicy) == 0
     }
 
     private func run() {
