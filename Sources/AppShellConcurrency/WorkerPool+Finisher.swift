@@ -5,8 +5,7 @@ extension WorkerPool {
     final class Finisher: Sendable {
         /// The queue and counts, guarded by `condition`.
         private final class State: @unchecked Sendable {
-            var finishes: [@Sendable () -> Void] = []
-            var head = 0
+            var finishes = FIFOQueue<@Sendable () -> Void>()
             /// Pool threads started and not exited: they may still queue a finish.
             var workers = 0
             var stopping = false
@@ -57,18 +56,12 @@ extension WorkerPool {
         private func work() {
             while true {
                 condition.lock()
-                while state.finishes.count == state.head && !(state.stopping && state.workers == 0) {
+                while state.finishes.isEmpty && !(state.stopping && state.workers == 0) {
                     condition.wait()
                 }
-                guard state.finishes.count > state.head else {
+                guard let finish = state.finishes.popFirst() else {
                     condition.unlock()
                     return
-                }
-                let finish = state.finishes[state.head]
-                state.head += 1
-                if state.head == state.finishes.count {
-                    state.finishes.removeAll(keepingCapacity: true)
-                    state.head = 0
                 }
                 condition.unlock()
                 finish()

@@ -26,13 +26,12 @@ public final class WorkerPool: Sendable {
 
     /// The queue and counts, guarded by `condition` (which the threads wait on for jobs).
     private final class State: @unchecked Sendable {
-        var jobs: [@Sendable () -> Void] = []
-        var head = 0
+        var jobs = FIFOQueue<@Sendable () -> Void>()
         var reserved = 0
         var running = 0
         var started = false
         var stopping = false
-        var waiting: Int { jobs.count - head }
+        var waiting: Int { jobs.count }
     }
 
     private let state = State()
@@ -145,15 +144,9 @@ public final class WorkerPool: Sendable {
         while true {
             condition.lock()
             while state.waiting == 0 && !state.stopping { condition.wait() }
-            guard state.waiting > 0 else {
+            guard let job = state.jobs.popFirst() else {
                 condition.unlock()
                 return
-            }
-            let job = state.jobs[state.head]
-            state.head += 1
-            if state.head == state.jobs.count {
-                state.jobs.removeAll(keepingCapacity: true)
-                state.head = 0
             }
             state.running += 1
             condition.unlock()
