@@ -49,22 +49,35 @@ public enum LifecycleRecord: Sendable, Hashable {
     /// and shared, so writing the log builds no dictionaries.
     public var json: JSON { encoded.json }
 
-    /// The record's JSON and its compact encoding, both shared by every log that holds the record.
-    var encoded: (json: JSON, bytes: [UInt8]) {
-        if let shared = LifecycleRecord.sharedJSON.withLock({ $0[self] }) { return shared }
+    /// The record's JSON, its compact encoding and its stored code (`writeStoredCode`), all three
+    /// shared by every log that holds the record.
+    var encoded: Encoded {
+        if let shared = LifecycleRecord.shared.withLock({ $0[self] }) { return shared }
         let json = makeJSON()
-        let encoded = (json, json.serialized)
-        LifecycleRecord.sharedJSON.withLock { shared in
+        var code: [UInt8] = []
+        writeStoredCode(into: &code)
+        let encoded = Encoded(json: json, bytes: json.serialized, code: code)
+        LifecycleRecord.shared.withLock { shared in
             // Bounded: apps with very many screen names start over rather than grow without end.
-            if shared.count >= LifecycleRecord.sharedJSONLimit { shared.removeAll(keepingCapacity: true) }
+            if shared.count >= LifecycleRecord.sharedLimit { shared.removeAll(keepingCapacity: true) }
             shared[self] = encoded
         }
         return encoded
     }
 
-    /// The JSON of the records met so far, at most `sharedJSONLimit` of them.
-    private static let sharedJSON = Locked<[LifecycleRecord: (json: JSON, bytes: [UInt8])]>([:])
-    private static let sharedJSONLimit = 4096
+    /// A record's JSON and the two byte forms it is written in.
+    struct Encoded: Sendable {
+        /// `json`.
+        let json: JSON
+        /// `json`'s compact encoding (what states and events write).
+        let bytes: [UInt8]
+        /// `storedCode` as a JSON string (what stored snapshots write).
+        let code: [UInt8]
+    }
+
+    /// The encodings of the records met so far, at most `sharedLimit` of them.
+    private static let shared = Locked<[LifecycleRecord: Encoded]>([:])
+    private static let sharedLimit = 4096
 
     private func makeJSON() -> JSON {
         switch self {
@@ -156,8 +169,16 @@ public struct LifecycleLog: Sendable {
     /// brackets — so that the state and the snapshot copy the whole log in one piece (copying its
     /// 50 records one by one was 17 000 of an action's instructions, callgrind, README Performance).
     private var joined: [UInt8] = []
-    /// The length of each kept record's encoding in `joined`, oldest first.
-    private var lengths: [Int] = []
+    /// The kept records' stored codes (`LifecycleRecord.storedCode`, as JSON strings) joined by
+    /// commas: what a stored snapshot writes as its `log`, copied in one piece. A snapshot made
+    /// from the log shares this array, not `records`: the log's next record then copies these
+    /// 300-odd bytes instead of its 50 records, and the snapshot's bytes are made without
+    /// looking at a record (writing each record's code took half of the store writer's work
+    /// per action, perf, README Performance).
+    private(set) var storedCodes: [UInt8] = []
+    /// The length of each kept record's encoding in `joined` and of its code in `storedCodes`,
+    /// oldest first.
+    private var lengths: [(json: Int, code: Int)] = []
 
     /// An empty log.
     public init() {}
@@ -167,22 +188,32 @@ public struct LifecycleLog: Sendable {
         let encoded = record.encoded
         records.append(record)
         json.append(encoded.json)
-        appendBytes(encoded.bytes)
+        appendBytes(of: encoded)
         if records.count > LifecycleLog.capacity {
             let excess = records.count - LifecycleLog.capacity
             records.removeFirst(excess)
             json.removeFirst(excess)
             // The dropped records and the comma after each.
-            joined.removeFirst(lengths[..<excess].reduce(excess, +))
+            var dropped = (json: excess, code: excess)
+            for length in lengths[..<excess] {
+                dropped.json += length.json
+                dropped.code += length.code
+            }
+            joined.removeFirst(dropped.json)
+            storedCodes.removeFirst(dropped.code)
             lengths.removeFirst(excess)
         }
     }
 
-    /// Adds a record's encoding after the others.
-    private mutating func appendBytes(_ bytes: [UInt8]) {
-        if !joined.isEmpty { joined.append(UInt8(ascii: ",")) }
-        joined.append(contentsOf: bytes)
-        lengths.append(bytes.count)
+    /// Adds a record's encoding and code after the others'.
+    private mutating func appendBytes(of encoded: LifecycleRecord.Encoded) {
+        if !joined.isEmpty {
+            joined.append(UInt8(ascii: ","))
+            storedCodes.append(UInt8(ascii: ","))
+        }
+        joined.append(contentsOf: encoded.bytes)
+        storedCodes.append(contentsOf: encoded.code)
+        lengths.append((encoded.bytes.count, encoded.code.count))
     }
 
     /// A log holding `records` (the last `capacity` of them).
@@ -190,7 +221,7 @@ public struct LifecycleLog: Sendable {
         self.records = Array(records.suffix(LifecycleLog.capacity))
         let encoded = self.records.map(\.encoded)
         self.json = encoded.map(\.json)
-        for record in encoded { appendBytes(record.bytes) }
+        for record in encoded { appendBytes(of: record) }
     }
 
     /// The length of the log's compact encoding (what `write(into:)` appends).

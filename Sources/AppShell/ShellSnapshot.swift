@@ -12,9 +12,13 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The modal screen, if any.
     public var presented: String?
     /// The coordinator tree, `{"name", "children"}`.
-    public var coordinators: JSON
+    public var coordinators: JSON {
+        didSet { writtenCoordinators = nil }
+    }
     /// The lifecycle log.
-    public var lifecycle: [LifecycleRecord]
+    public var lifecycle: [LifecycleRecord] {
+        didSet { storedLog = nil }
+    }
     /// The version.
     public var version: Int
     /// What the app keeps beside these.
@@ -25,6 +29,11 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The last transition (`RootController.lastTransition`), which the state shows: restored
     /// with the version, so that one version names one state after a rebuild too.
     public var transition: LastTransition?
+    /// `lifecycle`'s stored codes joined by commas, shared with the log the snapshot was made
+    /// from (`LifecycleLog.storedCodes`); `nil` when it was made from records.
+    private var storedLog: [UInt8]?
+    /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`).
+    private var writtenCoordinators: [UInt8]?
 
     /// A snapshot with the given parts.
     public init(
@@ -50,6 +59,18 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.init(
             root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
             version: version, extra: extra, channel: channel, transition: transition)
+        storedLog = log.storedCodes
+    }
+
+    /// A snapshot of a live app: its coordinator tree written already.
+    init(
+        root: String, stack: [String], presented: String?, coordinators: CoordinatorTree, log: LifecycleLog,
+        version: Int, extra: JSON, channel: String?, transition: LastTransition?
+    ) {
+        self.init(
+            root: root, stack: stack, presented: presented, coordinators: coordinators.json, log: log,
+            version: version, extra: extra, channel: channel, transition: transition)
+        writtenCoordinators = coordinators.bytes
     }
 
     /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
@@ -87,35 +108,39 @@ public struct ShellSnapshot: Sendable, Equatable {
 
     /// The snapshot as a session keeps it: `serialized`'s bytes, made only when they are asked
     /// for (a backend writing a file, the app rebuilt from them), on the thread that asks (the
-    /// store writer's): the records' stored codes are written there.
+    /// store writer's).
     ///
-    /// It holds what those bytes need and no more: of the log, only its records' array, which
-    /// the live log shares (its next record copies that array: 50 records of small strings).
-    /// Holding the log itself would make the live log copy its three arrays at its next record
-    /// (and this snapshot free them when it is replaced): 10 000 and 8 000 instructions per
-    /// action (callgrind, README Performance). Keeping the stored codes in the log instead, for
-    /// the snapshot to copy, cost the memory store 1.8 us per action in scenario (e) (29.2 against
-    /// 27.4, medians of 5 rounds): every session's log kept a second array up to date.
+    /// It holds what those bytes need and no more: of a snapshot made from a log, the log's
+    /// stored codes (`LifecycleLog.storedCodes`, one array the live log shares until its next
+    /// record) and not its records. Holding the records' array made the live log copy its 50
+    /// records at its next record, and the store writer free them; holding the log itself would
+    /// make the live log copy its arrays at its next record (and this snapshot free them when it
+    /// is replaced): 10 000 and 8 000 instructions per action (callgrind, README Performance).
     public var kept: SessionSnapshot {
         var parts = self
+        let records = storedLog == nil ? lifecycle : []
         parts.lifecycle = []
+        parts.storedLog = storedLog
         let kept = parts
-        let records = lifecycle
         return SessionSnapshot { kept.write(records: records) }
     }
 
-    /// `serialized`'s bytes for a snapshot whose lifecycle is `records` (written as their stored
-    /// codes), written member by member in the order the serializer sorts them, without the
-    /// dictionary `json` builds and sorts (24 000 instructions per snapshot through `json`,
-    /// callgrind, 11 000 this way). `ShellSnapshotTests` checks that the bytes are `json`'s.
+    /// `serialized`'s bytes for a snapshot whose lifecycle is `storedLog` or else `records`
+    /// (written as their stored codes), written member by member in the order the serializer
+    /// sorts them, without the dictionary `json` builds and sorts (24 000 instructions per
+    /// snapshot through `json`, callgrind, 11 000 this way). `ShellSnapshotTests` checks that
+    /// the bytes are `json`'s.
     func write(records: [LifecycleRecord]) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(320 + 8 * records.count)
+        output.reserveCapacity(320 + (storedLog?.count ?? 8 * records.count))
+        func put(_ text: StaticString) {
+            output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
         func member(_ name: StaticString, first: Bool = false) {
-            if !first { output.append(UInt8(ascii: ",")) }
-            output.append(UInt8(ascii: "\""))
-            output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            output.append(UInt8(ascii: first ? "\"" : ","))
+            if !first { output.append(UInt8(ascii: "\"")) }
+            put(name)
+            put("\":")
         }
         output.append(UInt8(ascii: "{"))
         if let channel {
@@ -123,16 +148,28 @@ public struct ShellSnapshot: Sendable, Equatable {
             JSON.writeString(channel, into: &output)
         }
         member("coordinators", first: channel == nil)
-        coordinators.write(into: &output)
+        if let writtenCoordinators {
+            output.append(contentsOf: writtenCoordinators)
+        } else {
+            coordinators.write(into: &output)
+        }
         member("extra")
         extra.write(into: &output)
         member("format")
         JSON.integer(ShellSnapshot.storedFormat).write(into: &output)
         member("log")
-        var codes = StoredCodeWriter()
-        codes.writeLog(records, into: &output)
+        output.append(UInt8(ascii: "["))
+        if let storedLog {
+            output.append(contentsOf: storedLog)
+        } else {
+            for index in records.indices {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                output.append(contentsOf: records[index].encoded.code)
+            }
+        }
+        output.append(UInt8(ascii: "]"))
         member("presented")
-        if let presented { JSON.writeString(presented, into: &output) } else { JSON.null.write(into: &output) }
+        if let presented { JSON.writeString(presented, into: &output) } else { put("null") }
         member("root")
         JSON.writeString(root, into: &output)
         member("stack")
@@ -144,7 +181,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         output.append(UInt8(ascii: "]"))
         if let transition {
             member("transition")
-            output.append(contentsOf: Array("{\"animated\":\(transition.animated),\"kind\":".utf8))
+            put(transition.animated ? "{\"animated\":true,\"kind\":" : "{\"animated\":false,\"kind\":")
             JSON.writeString(transition.kind.rawValue, into: &output)
             output.append(UInt8(ascii: "}"))
         }

@@ -53,6 +53,8 @@ import Testing
         changed.lifecycle = [.completion(.dismiss)]
         #expect(changed.json["log"] == .array([.string(LifecycleRecord.completion(.dismiss).storedCode)]))
         #expect(changed.serialized == changed.json.serialized)
+        // Its kept bytes are the new records', not the log's it was made from.
+        #expect(changed.kept.bytes == changed.json.serialized)
         #expect(changed != fromLog)
     }
 }

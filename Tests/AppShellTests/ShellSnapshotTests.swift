@@ -45,9 +45,8 @@ import Testing
         }
     }
 
-    /// The log's codes are written with each different name escaped once per snapshot and copied
-    /// after (`StoredCodeWriter`): names that need escapes, names met again after others, more
-    /// different names than it keeps (40: it starts over at 16), every event and every transition
+    /// A snapshot whose records were set (not taken from a log) writes each record's shared code:
+    /// names that need escapes, names met again after others, every event and every transition
     /// kind — the bytes are still `json`'s, and read back as the records.
     @Test func everyLogIsWrittenAsItsCodesWhateverItsNames() throws {
         let names =
