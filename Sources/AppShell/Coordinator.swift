@@ -14,6 +14,9 @@ open class Coordinator {
     public private(set) weak var parent: Coordinator?
     /// The coordinators this one started and that have not finished.
     public private(set) var children: [Coordinator] = []
+    /// Changes whenever a coordinator joins or leaves this one's subtree: what is made from the
+    /// tree (`LiveApp.coordinatorTree`) is made again only then, not at every state and snapshot.
+    private(set) var treeGeneration = 0
     /// This coordinator's action handlers, by the `ScreenActions` type they take.
     private var handlers: [ObjectIdentifier: AnyObject] = [:]
 
@@ -34,12 +37,23 @@ open class Coordinator {
         child.parent?.removeChild(child)
         child.parent = self
         children.append(child)
+        treeDidChange()
     }
 
     /// Removes `child`, if it is one of this coordinator's.
     public func removeChild(_ child: Coordinator) {
         children.removeAll { $0 === child }
         if child.parent === self { child.parent = nil }
+        treeDidChange()
+    }
+
+    /// Counts a change of this coordinator's subtree, and so of each of its ancestors'.
+    private func treeDidChange() {
+        var coordinator: Coordinator? = self
+        while let current = coordinator {
+            current.treeGeneration &+= 1
+            coordinator = current.parent
+        }
     }
 
     /// Ends this coordinator's flow: it leaves its parent.

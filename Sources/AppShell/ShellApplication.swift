@@ -190,6 +190,8 @@ public final class LiveApp {
     /// a token made from the id) and the same URL.
     @exclusivity(unchecked) var pageCache:
         (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
+    /// The coordinator tree as `coordinatorTree` made it last, with the tree's generation then.
+    @exclusivity(unchecked) var treeCache: (generation: Int, tree: CoordinatorTree)?
     /// Streams opened by the request being handled, subscribed once its changes are committed.
     @exclusivity(unchecked) var pendingStreams: [EventStream] = []
     /// How many of this app's streams are subscribed.
@@ -224,7 +226,7 @@ public final class LiveApp {
             root: root.child.name,
             stack: root.navigation?.viewControllers.map(\.name) ?? [],
             presented: root.presented?.name,
-            coordinators: coordinator.tree,
+            coordinators: coordinatorTree,
             log: root.log,
             version: root.version,
             extra: restorationExtra,

@@ -18,7 +18,7 @@ extension LiveApp {
             "root": .string(root.child.name),
             "stack": .array((root.navigation?.viewControllers ?? []).map { .string($0.name) }),
             "presented": root.presented.map { .string($0.name) } ?? .null,
-            "coordinators": coordinator.tree,
+            "coordinators": coordinatorTree.json,
             "defaults": .object(defaults.storedValues.mapValues(\.plainJSON)),
             "lifecycle": .array(root.log.json),
             "version": .integer(root.version),
@@ -49,7 +49,7 @@ extension LiveApp {
             JSON.writeString(actions[index], into: &output)
         }
         append("],\"coordinators\":", to: &output)
-        LiveApp.writeTree(of: coordinator, into: &output)
+        output.append(contentsOf: coordinatorTree.bytes)
         append(",\"defaults\":", to: &output)
         JSON.object(defaults.storedValues.mapValues(\.plainJSON)).write(into: &output)
         append(",\"lifecycle\":", to: &output)
@@ -87,6 +87,18 @@ extension LiveApp {
         return output
     }
 
+    /// The coordinator tree (`Coordinator.tree`) and its compact encoding, made again only when
+    /// a coordinator joined or left it: every state and snapshot has the tree, and building its
+    /// dictionaries and writing them again cost every action (callgrind, README Performance).
+    var coordinatorTree: CoordinatorTree {
+        if let cache = treeCache, cache.generation == coordinator.treeGeneration { return cache.tree }
+        var bytes: [UInt8] = []
+        LiveApp.writeTree(of: coordinator, into: &bytes)
+        let tree = CoordinatorTree(json: coordinator.tree, bytes: bytes)
+        treeCache = (coordinator.treeGeneration, tree)
+        return tree
+    }
+
     /// Appends `coordinator.tree`'s compact encoding: `{"children":[…],"name":…}`.
     private static func writeTree(of coordinator: Coordinator, into output: inout [UInt8]) {
         append("{\"children\":[", to: &output)
@@ -112,6 +124,15 @@ extension LiveApp {
         stateCache = (root.version, values, response)
         return response
     }
+}
+
+/// A coordinator tree as the state and the snapshot write it: `Coordinator.tree` and its compact
+/// encoding (`json.serialized`).
+struct CoordinatorTree {
+    /// `{"name": …, "children": […]}`, recursively.
+    let json: JSON
+    /// `json`'s compact encoding.
+    let bytes: [UInt8]
 }
 
 /// Appends the bytes of a literal.

@@ -98,4 +98,45 @@ private final class StateCoordinator: Coordinator, ApplicationCoordinator {
             #expect(bytes.count == log.byteCount)
         }
     }
+
+    /// The tree the state and the snapshot write is made again whenever a coordinator joins or
+    /// leaves it, however deep, and only then.
+    @Test func theCoordinatorTreeFollowsCoordinatorsJoiningAndLeaving() throws {
+        let root = RootController(initial: StateScreen("splash"), defaults: DefaultsStore())
+        let coordinator = StateCoordinator(name: "app")
+        let app = LiveApp(root: root, coordinator: coordinator)
+        func expectCurrent() throws {
+            let tree = app.coordinatorTree
+            #expect(tree.json == coordinator.tree)
+            #expect(tree.bytes == coordinator.tree.serialized)
+            Self.expectSameBytes(app, DefaultsStore())
+            let stored = try JSON(parsing: app.snapshot.kept.bytes)
+            #expect(stored["coordinators"] == coordinator.tree)
+        }
+        try expectCurrent()
+        let first = app.coordinatorTree
+        // Unchanged: the same tree, not made again.
+        #expect(
+            app.coordinatorTree.bytes.withUnsafeBufferPointer { $0.baseAddress }
+                == first.bytes.withUnsafeBufferPointer { $0.baseAddress })
+        let main = Coordinator(name: "main")
+        coordinator.addChild(main)
+        try expectCurrent()
+        let list = Coordinator(name: "list")
+        main.addChild(list)
+        try expectCurrent()
+        let other = Coordinator(name: "other")
+        coordinator.addChild(other)
+        // A grandchild moved under another child.
+        other.addChild(list)
+        try expectCurrent()
+        #expect(main.children.isEmpty)
+        list.finish()
+        try expectCurrent()
+        main.removeChild(Coordinator(name: "not a child"))
+        try expectCurrent()
+        coordinator.removeChild(main)
+        try expectCurrent()
+        #expect(coordinator.tree == ["name": "app", "children": [["name": "other", "children": []]]])
+    }
 }
