@@ -51,7 +51,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let rows = try reader.withLock { connection throws(StoreError) in
-            try connection.query(SQL.load, .blob(id.bytes)) { row in
+            try connection.query(SQL.load, .id(id)) { row in
                 (
                     created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
                     snapshot: row.isNull(at: 3) ? nil : row.blob(at: 3)
@@ -85,17 +85,17 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         _ id: SessionID, _ record: SessionRecord, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
     ) throws(StoreError) {
         let kept = try connection.run(
-            SQL.saveKeepingTimes, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+            SQL.saveKeepingTimes, .id(id), .integer(record.created), .integer(record.accessed), .text(data),
             snapshot)
         guard kept == 0 else { return }
         _ = try connection.run(
-            SQL.save, .blob(id.bytes), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
+            SQL.save, .id(id), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
     }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
     public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
+            _ = try connection.run(SQL.touch, .id(id), .integer(accessed))
         }
     }
 
@@ -105,7 +105,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         // One statement is one transaction in SQLite: the row changes its key atomically, and no
         // reader sees both ids or neither.
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.rename, .blob(id.bytes), .blob(newID.bytes))
+            _ = try connection.run(SQL.rename, .id(id), .id(newID))
         }
     }
 
@@ -115,9 +115,9 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         let snapshot = record.snapshot
         try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
-                _ = try connection.run(SQL.remove, .blob(id.bytes))
+                _ = try connection.run(SQL.remove, .id(id))
                 _ = try connection.run(
-                    SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed), .text(data),
+                    SQL.save, .id(newID), .integer(record.created), .integer(record.accessed), .text(data),
                     snapshot.map { .blob($0) } ?? .null)
             }
         }
@@ -128,48 +128,61 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         // Encoded before the lock: the lock is the store's one writer's, keep it short. The
         // snapshots' bytes are made here, on the writer's thread, not on the requests' threads.
-        let encoded = writes.map { write -> (StoreWrite, [UInt8]?, SQLiteValue) in
+        // Only the encoded parts are kept, by position: no copy of the writes.
+        var encoded: [Encoded] = []
+        encoded.reserveCapacity(writes.count)
+        for write in writes {
             switch write {
             case .save(_, let record) where record.valuesAsStored:
-                // Encoded only if the record is not found as it was (`save`).
-                return (write, nil, record.snapshot.map { .blob($0) } ?? .null)
+                // The values are encoded only if the record is not found as it was (`save`).
+                encoded.append(Encoded(data: nil, snapshot: record.snapshot))
             case .save(_, let record), .renameReplacing(_, _, let record):
-                return (write, DefaultsValue.encode(record.values), record.snapshot.map { .blob($0) } ?? .null)
-            case .touch, .rename: return (write, [], .null)
+                encoded.append(Encoded(data: DefaultsValue.encode(record.values), snapshot: record.snapshot))
+            case .touch, .rename:
+                encoded.append(Encoded(data: nil, snapshot: nil))
             }
         }
         try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
-                for (write, data, snapshot) in encoded {
-                    try SQLiteDefaultsBackend.run(write, data: data, snapshot: snapshot, on: connection)
+                for index in writes.indices {
+                    try SQLiteDefaultsBackend.run(writes[index], encoded[index], on: connection)
                 }
             }
         }
     }
 
-    private static func run(
-        _ write: StoreWrite, data: [UInt8]?, snapshot: SQLiteValue, on connection: SQLiteConnection
-    ) throws(StoreError) {
+    /// A write's parts encoded before the writer's lock is taken.
+    private struct Encoded {
+        /// The values' encoding; `nil` when they are not written or not yet encoded.
+        let data: [UInt8]?
+        /// The snapshot's bytes.
+        let snapshot: [UInt8]?
+
+        var snapshotValue: SQLiteValue { snapshot.map { .blob($0) } ?? .null }
+    }
+
+    private static func run(_ write: StoreWrite, _ encoded: Encoded, on connection: SQLiteConnection) throws(StoreError)
+    {
         switch write {
         case .save(let id, let record):
-            if data == nil {
+            if encoded.data == nil {
                 // The values are stored already: the snapshot alone, if the record is as it was.
                 let kept = try connection.run(
-                    SQL.saveSnapshotKeepingTimes, .blob(id.bytes), .integer(record.created),
-                    .integer(record.accessed), snapshot)
+                    SQL.saveSnapshotKeepingTimes, .id(id), .integer(record.created), .integer(record.accessed),
+                    encoded.snapshotValue)
                 guard kept == 0 else { return }
             }
-            let data = data ?? DefaultsValue.encode(record.values)
-            try save(id, record, data: data, snapshot: snapshot, on: connection)
+            let data = encoded.data ?? DefaultsValue.encode(record.values)
+            try save(id, record, data: data, snapshot: encoded.snapshotValue, on: connection)
         case .touch(let id, let accessed):
-            _ = try connection.run(SQL.touch, .blob(id.bytes), .integer(accessed))
+            _ = try connection.run(SQL.touch, .id(id), .integer(accessed))
         case .rename(let id, let newID):
-            _ = try connection.run(SQL.rename, .blob(id.bytes), .blob(newID.bytes))
+            _ = try connection.run(SQL.rename, .id(id), .id(newID))
         case .renameReplacing(let id, let newID, let record):
-            _ = try connection.run(SQL.remove, .blob(id.bytes))
+            _ = try connection.run(SQL.remove, .id(id))
             _ = try connection.run(
-                SQL.save, .blob(newID.bytes), .integer(record.created), .integer(record.accessed),
-                .text(data ?? DefaultsValue.encode(record.values)), snapshot)
+                SQL.save, .id(newID), .integer(record.created), .integer(record.accessed),
+                .text(encoded.data ?? DefaultsValue.encode(record.values)), encoded.snapshotValue)
         }
     }
 
@@ -185,7 +198,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.remove, .blob(id.bytes))
+            _ = try connection.run(SQL.remove, .id(id))
         }
     }
 
@@ -217,25 +230,25 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 extension SQLiteDefaultsBackend {
     /// The statements the store runs; each is prepared once and reused, with every value bound.
     private enum SQL {
-        static let load = "SELECT created, accessed, data, snapshot FROM sessions WHERE id = ?1"
-        static let save = """
+        static let load: StaticString = "SELECT created, accessed, data, snapshot FROM sessions WHERE id = ?1"
+        static let save: StaticString = """
             INSERT INTO sessions (id, created, accessed, data, snapshot) VALUES (?1, ?2, ?3, ?4, ?5)
             ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed,
                 data = excluded.data, snapshot = excluded.snapshot
             """
         // The same when the record exists with these times; changes no indexed column.
-        static let saveKeepingTimes = """
+        static let saveKeepingTimes: StaticString = """
             UPDATE sessions SET data = ?4, snapshot = ?5 WHERE id = ?1 AND created = ?2 AND accessed = ?3
             """
         // The snapshot alone, when the record holds the values already (`valuesAsStored`).
-        static let saveSnapshotKeepingTimes = """
+        static let saveSnapshotKeepingTimes: StaticString = """
             UPDATE sessions SET snapshot = ?4 WHERE id = ?1 AND created = ?2 AND accessed = ?3
             """
-        static let touch = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
+        static let touch: StaticString = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
         // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.
-        static let rename = "UPDATE OR REPLACE sessions SET id = ?2 WHERE id = ?1"
-        static let remove = "DELETE FROM sessions WHERE id = ?1"
-        static let removeExpired = "DELETE FROM sessions WHERE accessed < ?1 OR created < ?2"
-        static let count = "SELECT count(*) FROM sessions"
+        static let rename: StaticString = "UPDATE OR REPLACE sessions SET id = ?2 WHERE id = ?1"
+        static let remove: StaticString = "DELETE FROM sessions WHERE id = ?1"
+        static let removeExpired: StaticString = "DELETE FROM sessions WHERE accessed < ?1 OR created < ?2"
+        static let count: StaticString = "SELECT count(*) FROM sessions"
     }
 }

@@ -6,6 +6,8 @@ enum SQLiteValue {
     case integer(Int64)
     /// A BLOB.
     case blob([UInt8])
+    /// A session id's 32 bytes as a BLOB (`SessionID.bytes`, bound without making that array).
+    case id(SessionID)
     /// TEXT, as UTF-8 bytes.
     case text([UInt8])
     /// NULL.
@@ -43,6 +45,7 @@ final class SQLiteStatement {
             switch value {
             case .integer(let number): try bind(number, at: index)
             case .blob(let bytes): try bind(blob: bytes, at: index)
+            case .id(let id): try bind(id: id, at: index)
             case .text(let bytes): try bind(text: bytes, at: index)
             case .null: try bindNull(at: index)
             }
@@ -60,6 +63,14 @@ final class SQLiteStatement {
             // A null pointer would bind NULL rather than an empty blob.
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
             return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), appshell_sqlite_transient)
+        }
+        try check(code, "bind")
+    }
+
+    /// Binds a copy of `id`'s 32 bytes to parameter `index` (1-based).
+    func bind(id: SessionID, at index: Int32) throws(StoreError) {
+        let code = id.withUnsafeBytes { bytes in
+            sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), appshell_sqlite_transient)
         }
         try check(code, "bind")
     }

@@ -115,7 +115,12 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }()
 
     /// The raw 32 bytes.
-    public var bytes: [UInt8] { withUnsafeBytes(of: words) { Array($0) } }
+    public var bytes: [UInt8] { Swift.withUnsafeBytes(of: words) { Array($0) } }
+
+    /// Calls `body` with the 32 bytes, without making an array of them.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: words, body)
+    }
 
     /// Makes an identifier from 32 raw bytes (as a store keeps them); `nil` for another length.
     public init?(bytes: [UInt8]) {
@@ -134,7 +139,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
         var prefix = prefix
         var suffix = suffix
         let count = prefix.utf8.count + SessionID.textLength + suffix.utf8.count
-        return withUnsafeBytes(of: &words) { bytes in
+        return Swift.withUnsafeBytes(of: &words) { bytes in
             SessionID.alphabet.withUnsafeBufferPointer { alphabet in
                 // Written on the stack, then made a string in one copy (ASCII: nothing to repair).
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { characters in
