@@ -206,6 +206,8 @@ public final class PendingResponse: Sendable {
 /// At the batch's end that thread resumes the first; the server thread that takes its answer
 /// (`answerOrSuspend`) — or sees it complete (`detach`) — resumes the others, without a context
 /// switch each. Every batch that added one resumes one at its end, so none is left waiting.
+/// That server thread also lets go of what the batch left (`ThreadBatch.leave`): the requests'
+/// objects, freed on the thread that made them.
 final class Resumptions: Sendable {
     /// The one queue (a connection may be resumed from any thread, whichever daemon it is of).
     static let shared = Resumptions()
@@ -216,7 +218,13 @@ final class Resumptions: Sendable {
         let pending: PendingResponse
     }
 
-    private let waiting = Locked<[Waiting]>([])
+    private struct Queue: @unchecked Sendable {
+        // @unchecked: the leftovers are only let go of, never used.
+        var waiting: [Waiting] = []
+        var leftovers: [AnyObject] = []
+    }
+
+    private let queue = Locked(Queue())
 
     /// Queues the connection of `pending` when the calling thread runs a batch (false, queuing
     /// nothing, when it does not: resume it at once).
@@ -225,24 +233,34 @@ final class Resumptions: Sendable {
             Resumptions.shared.resumeFirst()
         }
         guard inBatch else { return false }
-        waiting.withLock { $0.append(Waiting(connection: connection.pointer, pending: pending)) }
+        queue.withLock { $0.waiting.append(Waiting(connection: connection.pointer, pending: pending)) }
         return true
     }
 
-    /// Resumes the first connection waiting (at the end of a batch).
+    /// Resumes the first connection waiting (at the end of a batch), leaving what the batch
+    /// left for the server thread that resumes the others.
     func resumeFirst() {
-        let first = waiting.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        let leftovers = ThreadBatch.takeLeftovers()
+        let first = queue.withLock { queue -> Waiting? in
+            queue.leftovers.append(contentsOf: leftovers)
+            return queue.waiting.isEmpty ? nil : queue.waiting.removeFirst()
+        }
         if let first { resume(first) }
     }
 
-    /// Resumes every connection waiting (on a server thread).
+    /// Resumes every connection waiting, and lets go of the batches' leftovers (on a server
+    /// thread).
     func resumeAll() {
-        let all = waiting.withLock { waiting -> [Waiting] in
-            guard !waiting.isEmpty else { return [] }
-            defer { waiting.removeAll(keepingCapacity: true) }
-            return waiting
+        let (all, leftovers) = queue.withLock { queue -> ([Waiting], [AnyObject]) in
+            guard !queue.waiting.isEmpty || !queue.leftovers.isEmpty else { return ([], []) }
+            defer {
+                queue.waiting.removeAll(keepingCapacity: true)
+                queue.leftovers = []
+            }
+            return (queue.waiting, queue.leftovers)
         }
         for item in all { resume(item) }
+        withExtendedLifetime(leftovers) {}
     }
 
     private func resume(_ item: Waiting) {

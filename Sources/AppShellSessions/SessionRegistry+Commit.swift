@@ -62,6 +62,8 @@ extension SessionRegistry {
             let context = request.context
             let waiters = session.state.withLock { state in
                 if error == nil {
+                    // The snapshot it replaces was made on a server thread: let go of there.
+                    if let replaced = state.snapshot { ThreadBatch.leave(replaced) }
                     adopt(plan, context, session, &state, now: now, isNew: isNew)
                     context.committed()
                 } else {

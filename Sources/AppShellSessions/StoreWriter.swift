@@ -137,14 +137,14 @@ public final class StoreWriter: Sendable {
                 condition.unlock()
                 return
             }
-            let batch = state.jobs
-            state.jobs.removeAll(keepingCapacity: true)
+            var batch: [Job] = []
+            swap(&batch, &state.jobs)
             condition.unlock()
-            commit(batch)
+            commit(&batch)
         }
     }
 
-    private func commit(_ batch: [Job]) {
+    private func commit(_ batch: inout [Job]) {
         let started = StoreWriter.seconds()
         var failure: StoreError?
         do {
@@ -158,11 +158,24 @@ public final class StoreWriter: Sendable {
             failure = error
         }
         statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
-        // As one batch: the answers' connections are resumed together at its end (`ThreadBatch`).
+        // As one batch: the answers' connections are resumed together at its end, and the jobs
+        // (their closures hold the requests' objects) let go of by the server thread that
+        // resumes them (`ThreadBatch`).
         ThreadBatch.run {
             for job in batch { job.done(failure) }
+            ThreadBatch.leave(Leftovers(taking: &batch))
         }
         backend.afterBatch()
+    }
+
+    /// A batch's jobs, done: handed to another thread to be let go of there.
+    private final class Leftovers {
+        let jobs: [Job]
+        init(taking jobs: inout [Job]) {
+            var taken: [Job] = []
+            swap(&taken, &jobs)
+            self.jobs = taken
+        }
     }
 
     private static func seconds() -> Double {
