@@ -238,12 +238,14 @@ final class Resumptions: Sendable {
     }
 
     /// Resumes the first connection waiting (at the end of a batch), leaving what the batch
-    /// left for the server thread that resumes the others.
+    /// left for the server thread that resumes the others — which that connection's answer or
+    /// end makes sure of. With no connection to resume, the leftovers are let go of here.
     func resumeFirst() {
         let leftovers = ThreadBatch.takeLeftovers()
         let first = queue.withLock { queue -> Waiting? in
+            guard !queue.waiting.isEmpty else { return nil }
             queue.leftovers.append(contentsOf: leftovers)
-            return queue.waiting.isEmpty ? nil : queue.waiting.removeFirst()
+            return queue.waiting.removeFirst()
         }
         if let first { resume(first) }
     }
