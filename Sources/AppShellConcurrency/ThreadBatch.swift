@@ -24,11 +24,15 @@ public enum ThreadBatch {
     }
 
     /// The running batch's frame of each thread.
-    private static let key: pthread_key_t = {
+    private static let key = makeKey()
+    /// The frame of the batch whose end work is running (which runs outside the batch).
+    private static let endingKey = makeKey()
+
+    private static func makeKey() -> pthread_key_t {
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         return key
-    }()
+    }
 
     /// Runs `body` as a batch: work registered with `atEnd` on this thread meanwhile runs after
     /// it, in order. Inside a running batch it only runs `body` (the outer batch runs the work).
@@ -37,8 +41,10 @@ public enum ThreadBatch {
         let frame = Frame()
         pthread_setspecific(key, Unmanaged.passUnretained(frame).toOpaque())
         defer {
-            for work in frame.work { work() }
             pthread_setspecific(key, nil)
+            pthread_setspecific(endingKey, Unmanaged.passUnretained(frame).toOpaque())
+            for work in frame.work { work() }
+            pthread_setspecific(endingKey, nil)
             // Not taken by the end work: let go of here.
             frame.leftovers = []
         }
@@ -53,10 +59,10 @@ public enum ThreadBatch {
         Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue().leftovers.append(object)
     }
 
-    /// What the running batch left (`leave`), taken from it: for its end work, which hands them
-    /// to the thread that should let go of them. Empty outside a batch.
+    /// What the batch left (`leave`), taken from it: for its end work, which hands them to the
+    /// thread that should let go of them. Empty anywhere else.
     public static func takeLeftovers() -> [AnyObject] {
-        guard let raw = pthread_getspecific(Self.key) else { return [] }
+        guard let raw = pthread_getspecific(Self.endingKey) else { return [] }
         let frame = Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
         defer { frame.leftovers = [] }
         return frame.leftovers

@@ -42,7 +42,13 @@ import Testing
         var handed: [AnyObject] = []
         ThreadBatch.run {
             ThreadBatch.leave(Leftover("taken", released))
-            _ = ThreadBatch.atEnd(once: ObjectIdentifier(Key.self)) { handed = ThreadBatch.takeLeftovers() }
+            // Only the end work takes them.
+            #expect(ThreadBatch.takeLeftovers().isEmpty)
+            _ = ThreadBatch.atEnd(once: ObjectIdentifier(Key.self)) {
+                handed = ThreadBatch.takeLeftovers()
+                // The end work runs outside the batch: work it registers is not kept for later.
+                #expect(!ThreadBatch.atEnd(once: ObjectIdentifier(Leftover.self)) {})
+            }
         }
         // Taken by the end work: alive until its taker lets go.
         #expect(released.withLock { $0 }.isEmpty)
