@@ -177,8 +177,8 @@ public struct LifecycleLog: Sendable {
     /// per action, perf, README Performance).
     private(set) var storedCodes: [UInt8] = []
     /// The length of each kept record's encoding in `joined` and of its code in `storedCodes`,
-    /// oldest first.
-    private var lengths: [(json: Int, code: Int)] = []
+    /// oldest first (32 bits each: 8 bytes a record, every session's app keeps 50).
+    private var lengths: [(json: UInt32, code: UInt32)] = []
 
     /// An empty log.
     public init() {}
@@ -196,8 +196,8 @@ public struct LifecycleLog: Sendable {
             // The dropped records and the comma after each.
             var dropped = (json: excess, code: excess)
             for length in lengths[..<excess] {
-                dropped.json += length.json
-                dropped.code += length.code
+                dropped.json += Int(length.json)
+                dropped.code += Int(length.code)
             }
             joined.removeFirst(dropped.json)
             storedCodes.removeFirst(dropped.code)
@@ -213,7 +213,7 @@ public struct LifecycleLog: Sendable {
         }
         joined.append(contentsOf: encoded.bytes)
         storedCodes.append(contentsOf: encoded.code)
-        lengths.append((encoded.bytes.count, encoded.code.count))
+        lengths.append((UInt32(encoded.bytes.count), UInt32(encoded.code.count)))
     }
 
     /// A log holding `records` (the last `capacity` of them).
