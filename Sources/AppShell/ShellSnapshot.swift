@@ -133,14 +133,11 @@ public struct ShellSnapshot: Sendable, Equatable {
     func write(records: [LifecycleRecord]) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(320 + (storedLog?.count ?? 8 * records.count))
-        func put(_ text: StaticString) {
-            output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-        }
         func member(_ name: StaticString, first: Bool = false) {
             output.append(UInt8(ascii: first ? "\"" : ","))
             if !first { output.append(UInt8(ascii: "\"")) }
-            put(name)
-            put("\":")
+            JSON.append(name, to: &output)
+            JSON.append("\":", to: &output)
         }
         output.append(UInt8(ascii: "{"))
         if let channel {
@@ -169,7 +166,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         }
         output.append(UInt8(ascii: "]"))
         member("presented")
-        if let presented { JSON.writeString(presented, into: &output) } else { put("null") }
+        if let presented { JSON.writeString(presented, into: &output) } else { JSON.append("null", to: &output) }
         member("root")
         JSON.writeString(root, into: &output)
         member("stack")
@@ -181,7 +178,8 @@ public struct ShellSnapshot: Sendable, Equatable {
         output.append(UInt8(ascii: "]"))
         if let transition {
             member("transition")
-            put(transition.animated ? "{\"animated\":true,\"kind\":" : "{\"animated\":false,\"kind\":")
+            JSON.append(
+                transition.animated ? "{\"animated\":true,\"kind\":" : "{\"animated\":false,\"kind\":", to: &output)
             JSON.writeString(transition.kind.rawValue, into: &output)
             output.append(UInt8(ascii: "}"))
         }

@@ -42,46 +42,47 @@ extension LiveApp {
         let visible = root.visibleScreen
         var output: [UInt8] = []
         output.reserveCapacity(root.log.byteCount + 512)
-        append("{\"actions\":[", to: &output)
+        JSON.append("{\"actions\":[", to: &output)
         let actions = visibleActionNames()
         for index in actions.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             JSON.writeString(actions[index], into: &output)
         }
-        append("],\"coordinators\":", to: &output)
+        JSON.append("],\"coordinators\":", to: &output)
         output.append(contentsOf: coordinatorTree.bytes)
-        append(",\"defaults\":", to: &output)
+        JSON.append(",\"defaults\":", to: &output)
         JSON.object(defaults.storedValues.mapValues(\.plainJSON)).write(into: &output)
-        append(",\"lifecycle\":", to: &output)
+        JSON.append(",\"lifecycle\":", to: &output)
         root.log.write(into: &output)
-        append(",\"presented\":", to: &output)
+        JSON.append(",\"presented\":", to: &output)
         if let presented = root.presented {
             JSON.writeString(presented.name, into: &output)
         } else {
-            append("null", to: &output)
+            JSON.append("null", to: &output)
         }
-        append(",\"root\":", to: &output)
+        JSON.append(",\"root\":", to: &output)
         JSON.writeString(root.child.name, into: &output)
-        append(",\"screen\":", to: &output)
+        JSON.append(",\"screen\":", to: &output)
         JSON.writeString(visible.name, into: &output)
-        append(",\"stack\":[", to: &output)
+        JSON.append(",\"stack\":[", to: &output)
         if let stack = root.navigation?.viewControllers {
             for index in stack.indices {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 JSON.writeString(stack[index].name, into: &output)
             }
         }
-        append("],\"transition\":", to: &output)
+        JSON.append("],\"transition\":", to: &output)
         if let transition = root.lastTransition {
-            append(transition.animated ? "{\"animated\":true,\"kind\":" : "{\"animated\":false,\"kind\":", to: &output)
+            JSON.append(
+                transition.animated ? "{\"animated\":true,\"kind\":" : "{\"animated\":false,\"kind\":", to: &output)
             JSON.writeString(transition.kind.rawValue, into: &output)
             output.append(UInt8(ascii: "}"))
         } else {
-            append("null", to: &output)
+            JSON.append("null", to: &output)
         }
-        append(",\"version\":", to: &output)
+        JSON.append(",\"version\":", to: &output)
         JSON.integer(root.version).write(into: &output)
-        append(",\"view\":", to: &output)
+        JSON.append(",\"view\":", to: &output)
         (visible.state() ?? .null).write(into: &output)
         output.append(UInt8(ascii: "}"))
         return output
@@ -101,13 +102,13 @@ extension LiveApp {
 
     /// Appends `coordinator.tree`'s compact encoding: `{"children":[…],"name":…}`.
     private static func writeTree(of coordinator: Coordinator, into output: inout [UInt8]) {
-        append("{\"children\":[", to: &output)
+        JSON.append("{\"children\":[", to: &output)
         let children = coordinator.children
         for index in children.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             writeTree(of: children[index], into: &output)
         }
-        append("],\"name\":", to: &output)
+        JSON.append("],\"name\":", to: &output)
         JSON.writeString(coordinator.name, into: &output)
         output.append(UInt8(ascii: "}"))
     }
@@ -133,11 +134,6 @@ struct CoordinatorTree {
     let json: JSON
     /// `json`'s compact encoding.
     let bytes: [UInt8]
-}
-
-/// Appends the bytes of a literal.
-private func append(_ literal: StaticString, to output: inout [UInt8]) {
-    output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
 }
 
 extension DefaultsValue {

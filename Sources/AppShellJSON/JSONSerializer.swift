@@ -138,8 +138,8 @@ extension JSON {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
-    /// Appends the bytes of a literal.
-    private static func append(_ literal: StaticString, to output: inout [UInt8]) {
+    /// Appends the bytes of a literal (for writers of compact JSON member by member).
+    public static func append(_ literal: StaticString, to output: inout [UInt8]) {
         output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
