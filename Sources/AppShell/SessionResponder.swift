@@ -40,7 +40,8 @@ public struct SessionResponder: HTTPResponder {
         case .committing(let response, let commit):
             return answer(response, after: commit, request, claimed: nil)
         case .busy(let busy):
-            let pending = PendingResponse()
+            // Waits for the session's commit in progress, then for its own: brief.
+            let pending = PendingResponse(brief: true)
             busy.whenFree { retry(request, presented, pending, claimed: false) }
             return .deferred(pending)
         }
@@ -93,7 +94,7 @@ public struct SessionResponder: HTTPResponder {
             if let claimed { inner.forward(to: claimed, adding: response.headers) }
             return response
         }
-        let pending = claimed ?? PendingResponse()
+        let pending = claimed ?? PendingResponse(brief: true)
         // The work for this answer has begun: the server waits for it at shutdown.
         if claimed == nil { _ = pending.claim() }
         commit.whenDone { error in

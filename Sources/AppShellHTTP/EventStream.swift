@@ -28,18 +28,13 @@ public final class EventStream: Sendable {
         var abandoned = false
         var finished = false
         var suspended = false
-        var connection: Connection?
+        var connection: LoopConnection?
         /// The connection's socket while `connection` is set (libmicrohttpd ends the response,
         /// clearing `connection`, before it closes the socket), or -1.
         var socket: Int32 = -1
         var closeHandlers: [@Sendable () -> Void] = []
 
         var queued: Int { pending.count - sent }
-    }
-
-    /// A connection pointer; libmicrohttpd's resume may be called from any thread.
-    struct Connection: @unchecked Sendable {
-        let pointer: OpaquePointer
     }
 
     /// The backlog of a stream not yet handed to a server (the server's limit applies from then).
@@ -84,7 +79,7 @@ public final class EventStream: Sendable {
         // Resumed under the lock, as in `enqueue`: the connection cannot finish meanwhile.
         state.withLock { state in
             state.closed = true
-            if let resume = Self.takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
+            if let resume = Self.takeSuspended(&state) { resume.resume() }
         }
     }
 
@@ -108,14 +103,14 @@ public final class EventStream: Sendable {
                 return state.connection == nil
             }
             state.pending.append(contentsOf: bytes)
-            if let resume = Self.takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
+            if let resume = Self.takeSuspended(&state) { resume.resume() }
             return false
         }
         // Fallen behind before it was ever sent: nothing else will end it.
         if unsent { finish() }
     }
 
-    private static func takeSuspended(_ state: inout State) -> Connection? {
+    private static func takeSuspended(_ state: inout State) -> LoopConnection? {
         guard state.suspended, let connection = state.connection else { return nil }
         state.suspended = false
         return connection
@@ -129,7 +124,7 @@ public final class EventStream: Sendable {
         state.pending = []
         state.sent = 0
         if state.connection != nil && state.socket >= 0 { _ = Glibc.shutdown(state.socket, Int32(SHUT_RDWR)) }
-        if let resume = takeSuspended(&state) { MHD_resume_connection(resume.pointer) }
+        if let resume = takeSuspended(&state) { resume.resume() }
     }
 
     // MARK: Called by the server
@@ -138,7 +133,7 @@ public final class EventStream: Sendable {
     /// queued), with the server's backlog limit.
     func attach(_ connection: OpaquePointer, socket: Int32, backlogLimit: Int) {
         state.withLock { state in
-            state.connection = Connection(pointer: connection)
+            state.connection = LoopConnection(connection)
             state.socket = socket
             state.backlogLimit = backlogLimit
             if state.queued > backlogLimit { Self.abandon(&state) }
@@ -173,7 +168,7 @@ public final class EventStream: Sendable {
             if state.queued == 0 {
                 if state.closed { return -1 }
                 guard let connection = state.connection else { return -2 }
-                MHD_suspend_connection(connection.pointer)
+                connection.suspend()
                 state.suspended = true
                 return 0
             }

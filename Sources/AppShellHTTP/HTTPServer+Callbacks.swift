@@ -12,24 +12,29 @@ import Glibc
 //
 // So a callback reads them with `takeUnretainedValue()`, which borrows without taking ownership.
 
-/// Decides whether to keep a new connection: not once a graceful shutdown has begun.
-let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
+/// Decides whether to keep a new connection: not once a graceful shutdown has begun, nor one
+/// over the per-address limit (counted here, uncounted when the connection closes).
+let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, address, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-    return server.draining.load(ordering: .relaxed) ? .NO : .YES
+    if server.draining.load(ordering: .relaxed) { return .NO }
+    return server.connectionsPerAddress.admit(ConnectionsPerAddress.key(address)) ? .YES : .NO
 }
 
 /// Called when a connection starts (its `PendingRequest` is made) and when it closes.
-let connectionCallback: MHD_NotifyConnectionCallback = { cls, _, socketContext, event in
+let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
     guard let cls, let socketContext else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     switch event {
     case .CONNECTION_NOTIFY_STARTED:
-        socketContext.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+        let pending = PendingRequest()
+        pending.peer = ConnectionsPerAddress.key(connection.flatMap(appshell_mhd_client_address))
+        socketContext.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.statistics.connectionCounter.add(1, ordering: .relaxed)
     case .CONNECTION_NOTIFY_CLOSED:
         guard let raw = socketContext.pointee else { return }
         socketContext.pointee = nil
         let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
+        server.connectionsPerAddress.release(pending.takeUnretainedValue().peer)
         if pending.takeUnretainedValue().close() { server.release(pending) }
     }
 }
@@ -76,6 +81,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     if pending.status != 0 { server.count(pending) }
     if let deferred = pending.deferred {
         // Completed while waiting (the connection failed): its answer has nowhere to go.
+        deferred.parkedOn?.unpark()
         deferred.pending.detach()
         server.deferredResponses.remove(deferred.pending)
         pending.deferred = nil
@@ -156,8 +162,14 @@ extension HTTPServer {
             return .YES
         }
         if let deferred = pending.deferred {
-            // Resumed: the deferred answer is there (or, if not, the connection waits again).
-            guard let answer = deferred.pending.answerOrSuspend(connection) else { return .YES }
+            // Called again (parked, or resumed): the deferred answer is there, or it waits again.
+            guard case .answer(let answer) = deferred.pending.answerOrWait(connection, on: deferred.parkedOn)
+            else { return .YES }
+            if let loop = deferred.parkedOn {
+                loop.unpark()
+                // Its bytes go out at the loop's next turn: no waiting for it.
+                loop.turnAgain = true
+            }
             pending.deferred = nil
             deferredResponses.remove(deferred.pending)
             return send(answer.adding(deferred.headers), on: connection, pending)
@@ -166,9 +178,9 @@ extension HTTPServer {
         return send(respond(connection, pending), on: connection, pending)
     }
 
-    /// Waits for the answer of a deferred response without holding the thread: the connection is
-    /// suspended until it comes (see `PendingResponse`); answered at once when it is there
-    /// already, or 503 when the server is shutting down.
+    /// Waits for the answer of a deferred response without holding the loop: the request is
+    /// parked or its connection suspended until it comes (see `PendingResponse`); answered at once
+    /// when it is there already, or 503 when the server is shutting down.
     private func wait(
         for promise: PendingResponse, headers: HTTPHeaders, on connection: OpaquePointer, _ pending: PendingRequest
     ) -> MHD_Result {
@@ -177,11 +189,17 @@ extension HTTPServer {
             pending.errorCause = .shuttingDown
             return send(HTTPServer.shuttingDown, on: connection, pending)
         }
-        if let answer = promise.answerOrSuspend(connection) {
+        let loop = promise.isBrief ? EventLoop.current : nil
+        switch promise.answerOrWait(connection, on: loop) {
+        case .answer(let answer):
             deferredResponses.remove(promise)
             return send(answer.adding(headers), on: connection, pending)
+        case .parked:
+            loop?.park()
+            pending.deferred = (promise, headers, loop)
+        case .suspended:
+            pending.deferred = (promise, headers, nil)
         }
-        pending.deferred = (promise, headers)
         return .YES
     }
 

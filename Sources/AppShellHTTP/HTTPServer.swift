@@ -3,7 +3,8 @@ import CMicroHTTPD
 import Glibc
 import Synchronization
 
-/// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool calls one responder.
+/// An HTTP/1.1 server on libmicrohttpd: event loops of its own (`EventLoop`, one per configured
+/// thread, each with a daemon) call one responder.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: config, responder: router)
@@ -12,9 +13,9 @@ import Synchronization
 /// server.shutdown()
 /// ```
 ///
-/// A started server is owned by its daemon as well: `start()` gives libmicrohttpd a strong
-/// reference for its callbacks, and `shutdown()` takes it back once the daemon has stopped. So a
-/// server runs until it is shut down, even when nothing else holds it.
+/// A started server is owned by its daemons as well: `start()` gives libmicrohttpd a strong
+/// reference for its callbacks, and `shutdown()` takes it back once the daemons have stopped. So
+/// a server runs until it is shut down, even when nothing else holds it.
 public final class HTTPServer: Sendable {
     /// The settings the server was made with.
     public let configuration: HTTPServerConfiguration
@@ -37,15 +38,19 @@ public final class HTTPServer: Sendable {
     /// The label index of requests answered before any route: the last one.
     let unroutedLabel: Int
 
-    /// The daemon pointer (libmicrohttpd's daemon functions are thread-safe) and the strong
-    /// reference to the server its callbacks use as their `cls`.
-    private struct Daemon: @unchecked Sendable {
-        let pointer: OpaquePointer
+    /// The open connections of each client address (the per-address limit).
+    let connectionsPerAddress: ConnectionsPerAddress
+
+    /// The running event loops, the socket their daemons accept from, and the strong reference to
+    /// the server the daemons' callbacks use as their `cls`.
+    private struct Running: @unchecked Sendable {
+        let loops: [EventLoop]
+        let listener: ListeningSocket
         let server: Unmanaged<HTTPServer>
     }
 
     private struct State {
-        var daemon: Daemon?
+        var running: Running?
         var port = 0
         var stopped = false
     }
@@ -64,6 +69,7 @@ public final class HTTPServer: Sendable {
         self.streams = EventStreamRegistry(
             limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP,
             statistics: statistics, timers: timers)
+        connectionsPerAddress = ConnectionsPerAddress(limit: configuration.maxConnectionsPerIP)
         router = (responder as? Router).map(RouterReference.init)
         requestMetrics = statistics.adopt(routes: router?.router.routeLabels ?? [])
         unroutedLabel = requestMetrics.routes.count - 1
@@ -78,47 +84,50 @@ public final class HTTPServer: Sendable {
     /// The bound port (the real one when configured with port 0); 0 before `start()`.
     public var port: Int { state.withLock { $0.port } }
 
-    /// Binds and starts the worker threads; throws when the address is invalid or in use.
+    /// Binds and starts the event loops; throws when the address is invalid or in use.
     public func start() throws(HTTPServerError) {
         let config = configuration
-        var storage = sockaddr_storage()
-        var flags =
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-            | MHD_USE_TURBO.rawValue | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_ERROR_LOG.rawValue
-        if !SocketAddress.fill(&storage, host: config.host, port: config.port) {
-            throw HTTPServerError("host \(config.host) is not an IPv4 or IPv6 address")
-        }
-        if Int32(storage.ss_family) == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
-        // The daemon's reference, given back by `shutdown()` after `MHD_stop_daemon`.
+        let listener = try ListeningSocket(host: config.host, port: config.port, backlog: 1024)
+        // The daemons' reference, given back by `shutdown()` after `MHD_stop_daemon`.
         let retained = Unmanaged.passRetained(self)
-        let context = retained.toOpaque()
-        let daemon: OpaquePointer? = withUnsafePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                var settings = appshell_mhd_settings(
-                    flags: flags, address: address, thread_pool_size: UInt32(config.threads),
-                    connection_limit: UInt32(config.maxConnections),
-                    per_ip_connection_limit: UInt32(config.maxConnectionsPerIP),
-                    connection_timeout_seconds: UInt32(max(1, config.idleTimeoutSeconds)),
-                    connection_memory_limit: config.connectionMemoryBytes, listen_backlog: 1024,
-                    strict_for_client: 1,
-                    accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
-                    completed_handler: completedCallback,
-                    uri_log_handler: requestStartedCallback, connection_handler: connectionCallback,
-                    context: context)
-                return appshell_mhd_start(&settings)
+        let count = max(1, config.threads)
+        var loops: [EventLoop] = []
+        for index in 0..<count {
+            // Each daemon takes its share of the connection limit, as libmicrohttpd's pool does.
+            let share = config.maxConnections / count + (index < config.maxConnections % count ? 1 : 0)
+            var settings = appshell_mhd_settings(
+                flags: MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue | MHD_USE_ITC.rawValue
+                    | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue,
+                listen_socket: listener.descriptor, connection_limit: UInt32(max(1, share)),
+                connection_timeout_seconds: UInt32(max(1, config.idleTimeoutSeconds)),
+                connection_memory_limit: config.connectionMemoryBytes, strict_for_client: 1,
+                accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
+                completed_handler: completedCallback,
+                uri_log_handler: requestStartedCallback, connection_handler: connectionCallback,
+                context: retained.toOpaque())
+            guard let daemon = appshell_mhd_start(&settings) else {
+                HTTPServer.stop(loops, listener)
+                retained.release()
+                throw HTTPServerError("could not start libmicrohttpd on \(config.host):\(config.port)")
             }
-        }
-        guard let daemon else {
-            retained.release()
-            throw HTTPServerError(
-                "could not listen on \(config.host):\(config.port) (address in use, or not allowed)")
+            loops.append(EventLoop(daemon: daemon, name: count == 1 ? "appshell-http" : "appshell-http-\(index)"))
         }
         state.withLock {
-            $0.daemon = Daemon(pointer: daemon, server: retained)
-            $0.port = Int(appshell_mhd_bound_port(daemon))
+            $0.running = Running(loops: loops, listener: listener, server: retained)
+            $0.port = listener.port
         }
+        for loop in loops { loop.start() }
         streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
+    }
+
+    /// Stops the daemons of `loops` (whose threads have ended) and closes `listener`, which each
+    /// daemon gives back first (`MHD_quiesce_daemon`): it is closed once.
+    private static func stop(_ loops: [EventLoop], _ listener: ListeningSocket) {
+        for loop in loops {
+            _ = MHD_quiesce_daemon(loop.daemon)
+            MHD_stop_daemon(loop.daemon)
+        }
+        listener.close()
     }
 
     /// Stops gracefully: refuses new connections, lets in-flight requests finish for up to
@@ -127,16 +136,13 @@ public final class HTTPServer: Sendable {
     @discardableResult
     public func shutdown(timeoutSeconds: Int? = nil) -> Bool {
         guard
-            let running = state.withLock({ state -> Daemon? in
-                guard !state.stopped, let daemon = state.daemon else { return nil }
+            let running = state.withLock({ state -> Running? in
+                guard !state.stopped, let running = state.running else { return nil }
                 state.stopped = true
-                return daemon
+                return running
             })
         else { return true }
-        let daemon = running.pointer
         // Stop accepting: from now on a new connection is closed as soon as it is accepted.
-        // (MHD_quiesce_daemon would close the listening socket instead, but with an epoll thread
-        // pool it races with the workers and libmicrohttpd 0.9.75 aborts the process.)
         draining.store(true, ordering: .relaxed)
         // Event streams never finish by themselves, and a suspended connection must be resumed
         // before the daemon stops: end them all now, and admit no new one (a client may ask for
@@ -158,9 +164,10 @@ public final class HTTPServer: Sendable {
                 usleep(5_000)
             }
         }
-        MHD_stop_daemon(daemon)
-        state.withLock { $0.daemon = nil }
-        // No callback runs after MHD_stop_daemon: the daemon's reference can go (this is never
+        for loop in running.loops { loop.stop() }
+        HTTPServer.stop(running.loops, running.listener)
+        state.withLock { $0.running = nil }
+        // No callback runs after MHD_stop_daemon: the daemons' reference can go (this is never
         // the last one, the caller holds the server).
         running.server.release()
         return finished
@@ -170,7 +177,7 @@ public final class HTTPServer: Sendable {
     static let shuttingDown = Response.error(
         HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"]), for: nil)
 
-    // No deinit: a started server is held by its daemon until `shutdown()`, so one that is
+    // No deinit: a started server is held by its daemons until `shutdown()`, so one that is
     // deinitialised has no daemon left to stop.
 }
 

@@ -32,9 +32,11 @@ final class PendingRequest: @unchecked Sendable {
     @exclusivity(unchecked) var status = 0
     /// The body size queued.
     @exclusivity(unchecked) var bytes = 0
-    /// The answer the responder deferred, while the connection is suspended for it, and the
-    /// header fields to add to it.
-    @exclusivity(unchecked) var deferred: (pending: PendingResponse, headers: HTTPHeaders)?
+    /// The answer the responder deferred, while the request waits for it, the header fields to
+    /// add to it, and the loop the request is parked on (`nil` while its connection is suspended).
+    @exclusivity(unchecked) var deferred: (pending: PendingResponse, headers: HTTPHeaders, parkedOn: EventLoop?)?
+    /// The client's address as the per-address connection limit counts it.
+    @exclusivity(unchecked) var peer: IPAddress?
     /// The request's id (see `RequestID`), set when its header fields have arrived.
     @exclusivity(unchecked) var requestID = RequestID.Value.generated(0)
     /// The index of the label the request is counted under in `RequestMetrics`.

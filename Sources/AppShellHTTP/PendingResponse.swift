@@ -5,9 +5,11 @@ import CMicroHTTPD
 /// slow work elsewhere (a worker pool), and that work calls `fulfil` — from any thread — when the
 /// answer is ready.
 ///
-/// No epoll thread waits meanwhile: the server suspends the request's connection
-/// (libmicrohttpd stops polling it), resumes it on `fulfil`, and sends the answer from the
-/// connection's thread. Header fields of the deferred response (a `Set-Cookie`) are added to the
+/// No event loop waits meanwhile. A brief answer (`init(brief:)`: a store commit) leaves the
+/// request parked on its loop, which calls its handler again at each turn and wakes when the
+/// answer is given (`EventLoop`); any other suspends the request's connection (libmicrohttpd
+/// stops polling it) and resumes it on `fulfil`. Either way the answer is sent from the
+/// connection's loop. Header fields of the deferred response (a `Set-Cookie`) are added to the
 /// answer unless it carries a field of the same name.
 ///
 /// At shutdown a waiting request is in flight like any other: it is waited for, up to the
@@ -24,7 +26,9 @@ public final class PendingResponse: Sendable {
 
     private struct State {
         var phase = Phase.waiting
-        var connection: Connection?
+        /// The loop the request is parked on (a brief answer).
+        var loop: EventLoop?
+        var connection: LoopConnection?
         var suspended = false
         /// Set while `answer` resumes the connection outside the lock.
         var resuming = false
@@ -33,15 +37,15 @@ public final class PendingResponse: Sendable {
         var waiter: Condition?
     }
 
-    /// A connection pointer; libmicrohttpd's resume may be called from any thread.
-    struct Connection: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
     private let state = Locked(State())
+    /// Whether the answer comes within moments (see `init(brief:)`).
+    let isBrief: Bool
 
-    /// A response not answered yet.
-    public init() {}
+    /// A response not answered yet. `brief`: the answer comes within moments — a store commit,
+    /// not a password check or a call to another service — so the request stays parked on its
+    /// event loop, called again at each of its turns, instead of having its connection suspended
+    /// (cheaper per answer, but a cost at every turn while it waits).
+    public init(brief: Bool = false) { isBrief = brief }
 
     /// Marks the work for this answer as begun; false when the request was answered already (the
     /// server is shutting down): then do nothing.
@@ -82,29 +86,32 @@ public final class PendingResponse: Sendable {
     @discardableResult
     func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
         typealias Outcome = (
-            answered: Bool, resume: Connection?, forward: (to: PendingResponse, headers: HTTPHeaders)?,
-            waiter: Condition?
+            answered: Bool, resume: LoopConnection?, wake: EventLoop?,
+            forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?
         )
-        let (answered, resume, forward, waiter) = state.withLock { state -> Outcome in
+        let (answered, resume, wake, forward, waiter) = state.withLock { state -> Outcome in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return (false, nil, nil, nil) }
-            case .answered, .taken: return (false, nil, nil, nil)
+            case .claimed: if unlessClaimed { return (false, nil, nil, nil, nil) }
+            case .answered, .taken: return (false, nil, nil, nil, nil)
             }
             state.phase = .answered(response)
-            var resume: Connection?
+            let wake = state.loop
+            state.loop = nil
+            var resume: LoopConnection?
             if state.suspended, let connection = state.connection {
                 state.suspended = false
                 state.resuming = true
                 resume = connection
             }
-            return (true, resume, state.forward, state.waiter)
+            return (true, resume, wake, state.forward, state.waiter)
         }
+        wake?.wakeForAnswer()
         if let resume {
             // In a batch (the store writer answering a transaction's requests) the connections are
             // resumed together at its end; else at once.
             if !Resumptions.shared.add(resume, of: self) {
-                MHD_resume_connection(resume.pointer)
+                resume.resume()
                 state.withLock { $0.resuming = false }
             }
         }
@@ -131,23 +138,39 @@ public final class PendingResponse: Sendable {
         if let given { outer.fulfil(given.adding(headers)) }
     }
 
-    /// Called by the server in the access handler: the answer if it is there already, else `nil`
-    /// after suspending `connection` until it comes.
-    func answerOrSuspend(_ connection: OpaquePointer) -> Response? {
-        let answer = state.withLock { state -> Response? in
+    /// What the access handler does about a deferred answer.
+    enum Wait {
+        /// Send this answer.
+        case answer(Response)
+        /// Wait, parked on the loop given (called again at its next turn).
+        case parked
+        /// Wait, the connection suspended until the answer comes.
+        case suspended
+    }
+
+    /// Called by the server in the access handler, on `loop`'s thread (`nil`: park nowhere): the
+    /// answer if it is there already; else the request waits, parked on `loop` when the answer is
+    /// brief, its connection suspended otherwise.
+    func answerOrWait(_ connection: OpaquePointer, on loop: EventLoop?) -> Wait {
+        let wait = state.withLock { state -> Wait in
             if case .answered(let response) = state.phase {
                 state.phase = .taken
                 state.connection = nil
-                return response
+                return .answer(response)
             }
-            state.connection = Connection(pointer: connection)
+            if isBrief, let loop {
+                state.loop = loop
+                return .parked
+            }
+            let suspended = LoopConnection(connection)
+            state.connection = suspended
             state.suspended = true
-            MHD_suspend_connection(connection)
-            return nil
+            suspended.suspend()
+            return .suspended
         }
         // A connection resumed at the end of a batch: this server thread resumes the batch's others.
-        if answer != nil { Resumptions.shared.resumeAll() }
-        return answer
+        if case .answer = wait { Resumptions.shared.resumeAll() }
+        return wait
     }
 
     /// Marks the connection resumed (by `Resumptions`).
@@ -195,6 +218,7 @@ public final class PendingResponse: Sendable {
         state.withLock { state in
             state.connection = nil
             state.suspended = false
+            state.loop = nil
         }
         // It may have been the connection a batch resumed first: the others must not wait for it.
         Resumptions.shared.resumeAll()

@@ -12,9 +12,8 @@ final class Resumptions: Sendable {
     /// The one queue (a connection may be resumed from any thread, whichever daemon it is of).
     static let shared = Resumptions()
 
-    private struct Waiting: @unchecked Sendable {
-        // @unchecked: the pointer is only handed to MHD_resume_connection, from any thread.
-        let connection: OpaquePointer
+    private struct Waiting: Sendable {
+        let connection: LoopConnection
         let pending: PendingResponse
     }
 
@@ -28,12 +27,12 @@ final class Resumptions: Sendable {
 
     /// Queues the connection of `pending` when the calling thread runs a batch (false, queuing
     /// nothing, when it does not: resume it at once).
-    func add(_ connection: PendingResponse.Connection, of pending: PendingResponse) -> Bool {
+    func add(_ connection: LoopConnection, of pending: PendingResponse) -> Bool {
         let inBatch = ThreadBatch.atEnd(once: ObjectIdentifier(Resumptions.self)) {
             Resumptions.shared.resumeFirst()
         }
         guard inBatch else { return false }
-        queue.withLock { $0.waiting.append(Waiting(connection: connection.pointer, pending: pending)) }
+        queue.withLock { $0.waiting.append(Waiting(connection: connection, pending: pending)) }
         return true
     }
 
@@ -66,7 +65,7 @@ final class Resumptions: Sendable {
     }
 
     private func resume(_ item: Waiting) {
-        MHD_resume_connection(item.connection)
+        item.connection.resume()
         item.pending.resumed()
     }
 }

@@ -27,13 +27,11 @@ typedef void *(*appshell_mhd_uri_log_callback)(void *cls, const char *uri,
 /** Everything AppShell passes to MHD_start_daemon, with typed fields. */
 struct appshell_mhd_settings {
   unsigned int flags;
-  const struct sockaddr *address;
-  unsigned int thread_pool_size;
+  /** The listening socket, made by the caller: every daemon of a server accepts from it. */
+  int listen_socket;
   unsigned int connection_limit;
-  unsigned int per_ip_connection_limit;
   unsigned int connection_timeout_seconds;
   size_t connection_memory_limit;
-  unsigned int listen_backlog;
   int strict_for_client;
   MHD_AcceptPolicyCallback accept_policy;
   MHD_AccessHandlerCallback access_handler;
@@ -47,20 +45,13 @@ struct appshell_mhd_settings {
 static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_settings *settings) {
   struct MHD_OptionItem options[16];
   int n = 0;
-  options[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)settings->address};
-  if (settings->thread_pool_size > 1)
-    options[n++] =
-        (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size, NULL};
+  options[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, settings->listen_socket, NULL};
   options[n++] =
       (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit, NULL};
-  options[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                                         settings->per_ip_connection_limit, NULL};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                          settings->connection_timeout_seconds, NULL};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                          (intptr_t)settings->connection_memory_limit, NULL};
-  options[n++] =
-      (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog, NULL};
   options[n++] =
       (struct MHD_OptionItem){MHD_OPTION_STRICT_FOR_CLIENT, settings->strict_for_client, NULL};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED,
@@ -70,14 +61,15 @@ static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_se
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
                                          (intptr_t)settings->connection_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-  return MHD_start_daemon(settings->flags, 0, settings->accept_policy, settings->context, settings->access_handler,
-                          settings->context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+  return MHD_start_daemon(settings->flags, 0, settings->accept_policy, settings->context,
+                          settings->access_handler, settings->context, MHD_OPTION_ARRAY, options,
+                          MHD_OPTION_END);
 }
 
-/** The port the daemon is bound to (the real one when started on port 0), or 0. */
-static inline uint16_t appshell_mhd_bound_port(struct MHD_Daemon *daemon) {
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-  return info ? info->port : 0;
+/** The daemon's epoll descriptor (a daemon run by the caller's loop), or -1. */
+static inline int appshell_mhd_epoll_fd(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+  return info ? info->epoll_fd : -1;
 }
 
 /** The connection's socket context (set when libmicrohttpd reported it started), or NULL. */
