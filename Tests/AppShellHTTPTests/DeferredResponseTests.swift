@@ -4,14 +4,16 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// Answers that come later (`Response.deferred`): the connection is suspended, not a thread.
+/// Answers that come later (`Response.deferred`): the request waits, not a thread — its
+/// connection suspended, or (a brief answer) parked on its event loop. Each test runs both ways.
 @Suite struct DeferredResponseTests {
-    /// A server with ONE thread whose `/later` answers are given by the test through `waiting`.
-    static func start(_ waiting: Locked<[PendingResponse]>) throws -> LiveServer {
+    /// A server with ONE thread whose `/later` answers are given by the test through `waiting`;
+    /// `brief`: they are brief answers (parked, not suspended).
+    static func start(_ waiting: Locked<[PendingResponse]>, brief: Bool = false) throws -> LiveServer {
         var router = Router()
         router.get("/now") { _ in .text("now") }
         router.get("/later") { _ in
-            let pending = PendingResponse()
+            let pending = PendingResponse(brief: brief)
             waiting.withLock { $0.append(pending) }
             return .deferred(pending, headers: ["X-Deferred": "yes", "X-Both": "deferred"])
         }
@@ -28,9 +30,10 @@ import Testing
         return condition()
     }
 
-    @Test func theOnlyThreadServesOthersWhileAnAnswerIsAwaitedAndTheAnswerComesFromAnyThread() throws {
+    @Test(arguments: [false, true])
+    func theOnlyThreadServesOthersWhileAnAnswerIsAwaitedAndTheAnswerComesFromAnyThread(brief: Bool) throws {
         let waiting = Locked<[PendingResponse]>([])
-        let live = try Self.start(waiting)
+        let live = try Self.start(waiting, brief: brief)
         let answer = Locked<TestResponse?>(nil)
         let client = live.client()
         Thread.detachNewThread {
@@ -57,10 +60,11 @@ import Testing
         #expect(live.server.waitingDeferredResponses == 0)
     }
 
-    @Test func anAnswerGivenBeforeTheServerWaitsIsSentAtOnce() throws {
+    @Test(arguments: [false, true])
+    func anAnswerGivenBeforeTheServerWaitsIsSentAtOnce(brief: Bool) throws {
         var router = Router()
         router.get("/ready") { _ in
-            let pending = PendingResponse()
+            let pending = PendingResponse(brief: brief)
             pending.fulfil(.text("ready"))
             return .deferred(pending)
         }
@@ -68,9 +72,10 @@ import Testing
         #expect(try live.client().get("/ready").text == "ready")
     }
 
-    @Test func shutdownAnswersWaitingRequests503AndReturnsWithoutAborting() throws {
+    @Test(arguments: [false, true])
+    func shutdownAnswersWaitingRequests503AndReturnsWithoutAborting(brief: Bool) throws {
         let waiting = Locked<[PendingResponse]>([])
-        let live = try Self.start(waiting)
+        let live = try Self.start(waiting, brief: brief)
         let answers = Locked<[TestResponse]>([])
         for _ in 0..<3 {
             let client = live.client()
@@ -93,9 +98,10 @@ import Testing
         claimed.fulfil(.text("too late"))
     }
 
-    @Test func aClientThatLeavesWhileItsAnswerIsAwaitedCrashesNothing() throws {
+    @Test(arguments: [false, true])
+    func aClientThatLeavesWhileItsAnswerIsAwaitedCrashesNothing(brief: Bool) throws {
         let waiting = Locked<[PendingResponse]>([])
-        let live = try Self.start(waiting)
+        let live = try Self.start(waiting, brief: brief)
         do {
             let connection = try RawConnection(port: live.port)
             try connection.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -108,16 +114,43 @@ import Testing
         #expect(try live.client().get("/now").text == "now")
         #expect(live.stop(timeoutSeconds: 2))
     }
+
+    /// A brief answer that waits for a slow one (`forward`): the parked request is answered when
+    /// the suspended work's answer comes, and the other way round.
+    @Test(arguments: [false, true])
+    func aBriefAnswerForwardedFromASlowOneArrives(briefOuter: Bool) throws {
+        let inner = Locked<[PendingResponse]>([])
+        var router = Router()
+        router.get("/chain") { _ in
+            let first = PendingResponse(brief: !briefOuter)
+            let outer = PendingResponse(brief: briefOuter)
+            inner.withLock { $0.append(first) }
+            first.forward(to: outer, adding: ["X-Chain": "yes"])
+            return .deferred(outer)
+        }
+        var configuration = LiveServer.testConfiguration
+        configuration.threads = 1
+        let live = try LiveServer(configuration: configuration, responder: router)
+        let answer = Locked<TestResponse?>(nil)
+        let client = live.client()
+        Thread.detachNewThread { answer.withLock { $0 = try? client.get("/chain") } }
+        #expect(Self.eventually { inner.withLock { $0.count } == 1 })
+        try #require(inner.withLock { $0.first }).fulfil(.text("chained"))
+        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        #expect(answer.withLock { $0 }?.text == "chained")
+        #expect(answer.withLock { $0 }?.headers["X-Chain"] == "yes")
+    }
 }
 
 /// Answers given together by one thread (`ThreadBatch`, as the store writer answers the requests
-/// of one transaction): the first connection is resumed at the batch's end and the server's
-/// thread resumes the others — every answer arrives, also when a client of the batch went away.
+/// of one transaction): suspended, the first connection is resumed at the batch's end and the
+/// server's thread resumes the others; parked, the loop is woken once at the batch's end — every
+/// answer arrives, also when a client of the batch went away.
 @Suite struct BatchedAnswerTests {
-    @Test(arguments: [false, true])
-    func everyAnswerOfABatchArrives(firstClientLeaves: Bool) throws {
+    @Test(arguments: [false, true], [false, true])
+    func everyAnswerOfABatchArrives(firstClientLeaves: Bool, brief: Bool) throws {
         let waiting = Locked<[PendingResponse]>([])
-        let live = try DeferredResponseTests.start(waiting)
+        let live = try DeferredResponseTests.start(waiting, brief: brief)
         let count = 12
         var connections: [RawConnection?] = []
         for index in 0..<count {
