@@ -96,8 +96,8 @@ public final class HTTPServer: Sendable {
             // Each daemon takes its share of the connection limit, as libmicrohttpd's pool does.
             let share = config.maxConnections / count + (index < config.maxConnections % count ? 1 : 0)
             var settings = appshell_mhd_settings(
-                flags: MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue | MHD_USE_ITC.rawValue
-                    | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue,
+                flags: MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                    | MHD_USE_ERROR_LOG.rawValue | (listener.isIPv6 ? MHD_USE_IPv6.rawValue : 0),
                 listen_socket: listener.descriptor, connection_limit: UInt32(max(1, share)),
                 connection_timeout_seconds: UInt32(max(1, config.idleTimeoutSeconds)),
                 connection_memory_limit: config.connectionMemoryBytes, strict_for_client: 1,

@@ -8,6 +8,8 @@ struct ListeningSocket: Sendable {
     let descriptor: Int32
     /// The bound port (the one the system picked when asked for port 0).
     let port: Int
+    /// Whether the socket is an IPv6 one (libmicrohttpd is told so).
+    let isIPv6: Bool
 
     /// Binds `host:port` and listens with room for `backlog` connections not accepted yet;
     /// throws when the address is not a literal, in use, or not allowed.
@@ -41,6 +43,7 @@ struct ListeningSocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &actualLength) }
         }
         descriptor = socket
+        isIPv6 = family == AF_INET6
         self.port = withUnsafeBytes(of: &actual) { raw in
             // sin_port and sin6_port are at the same offset, in network order.
             Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
