@@ -17,7 +17,8 @@ final class ConnectionsPerAddress: Sendable {
     static func key(_ address: UnsafePointer<sockaddr>?) -> IPAddress? {
         guard let address else { return nil }
         switch Int32(address.pointee.sa_family) {
-        case AF_INET: return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { IPAddress($0.pointee.sin_addr) }
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { IPAddress($0.pointee.sin_addr) }
         case AF_INET6:
             return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { IPAddress($0.pointee.sin6_addr) }
         default: return nil
@@ -44,7 +45,4 @@ final class ConnectionsPerAddress: Sendable {
             counts[address] = open > 1 ? open - 1 : nil
         }
     }
-
-    /// The connections counted from `address` now.
-    func open(from address: IPAddress) -> Int { counts.withLock { $0[address, default: 0] } }
 }
