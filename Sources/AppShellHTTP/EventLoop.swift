@@ -40,9 +40,10 @@ struct LoopConnection: @unchecked Sendable {
 /// which then answers once the answer came. Its own thread could not do this: a connection on the
 /// ready list makes it poll with a zero timeout, a busy loop. This loop knows that the parked
 /// requests are why (`parked`), and sleeps until an event, a wake-up from whoever answers
-/// (`wake`, once per batch of answers), or a millisecond — the longest a connection that really
-/// needs an immediate turn (a pipelined request already read) waits while others are parked.
-/// Requests that wait longer (a password check) are suspended as before.
+/// (`wake`, once per batch of answers), or a millisecond; it turns again at once when the turn
+/// left work that needs no event: an answer to send, a resumed connection, a request body being
+/// received (more of it may be in the socket already). Requests that wait longer (a password
+/// check) are suspended as before.
 final class EventLoop: @unchecked Sendable {
     // @unchecked: `parked` and `turnAgain` are used by the loop's thread alone; the rest
     // is immutable or synchronised.

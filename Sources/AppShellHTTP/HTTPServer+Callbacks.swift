@@ -129,6 +129,8 @@ extension HTTPServer {
             } else if length.map({ strcmp($0, "0") == 0 }) ?? true {
                 return .YES  // no body
             }
+            let declared = length.flatMap { Int(String(cString: $0)) }
+            pending.bodyBytesToCome = declared ?? -1
             // A body is coming: collected only for a responder that reads it.
             if !readsBody(connection, pending) {
                 // A client waiting for 100 Continue gets the answer instead and never sends the
@@ -141,13 +143,17 @@ extension HTTPServer {
                 pending.discardsBody = true
                 return .YES
             }
-            if let length, let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes {
+            if let declared, declared > configuration.maxBodyBytes {
                 return send(tooLarge(), on: connection, pending)
             }
             return .YES
         }
         if uploadSize.pointee != 0 {
             let count = uploadSize.pointee
+            // More of the body may be in the socket already, with no event to come for it: the
+            // loop turns again at once even while it has parked requests (see `EventLoop`).
+            if pending.bodyBytesToCome >= 0 { pending.bodyBytesToCome -= count }
+            if pending.bodyBytesToCome != 0 { EventLoop.current?.turnAgain = true }
             if !pending.tooLarge && !pending.discardsBody {
                 if pending.body.count + count > configuration.maxBodyBytes {
                     pending.tooLarge = true

@@ -28,6 +28,8 @@ final class PendingRequest: @unchecked Sendable {
     @exclusivity(unchecked) var tooLarge = false
     /// Set when the responder reads no body for this request: it is discarded as it arrives.
     @exclusivity(unchecked) var discardsBody = false
+    /// The body's bytes still to come by its `Content-Length` (-1: not declared, chunked).
+    @exclusivity(unchecked) var bodyBytesToCome = -1
     /// The status queued, 0 until a response is.
     @exclusivity(unchecked) var status = 0
     /// The body size queued.
@@ -75,6 +77,7 @@ final class PendingRequest: @unchecked Sendable {
         body = []
         tooLarge = false
         discardsBody = false
+        bodyBytesToCome = -1
         status = 0
         bytes = 0
         deferred = nil

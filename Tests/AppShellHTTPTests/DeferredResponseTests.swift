@@ -115,6 +115,30 @@ import Testing
         #expect(live.stop(timeoutSeconds: 2))
     }
 
+    /// While a request is parked the loop waits for events rather than for libmicrohttpd's zero
+    /// timeout: a connection whose body is already in its socket beyond what one read takes is
+    /// still read to its end, not left waiting for an event.
+    @Test func aLargeBodyIsReadWhileAnotherRequestIsParked() throws {
+        let waiting = Locked<[PendingResponse]>([])
+        var router = Router()
+        router.get("/later") { _ in
+            let pending = PendingResponse(brief: true)
+            waiting.withLock { $0.append(pending) }
+            return .deferred(pending)
+        }
+        router.post("/size") { request in .text("\(request.body.count)") }
+        var configuration = LiveServer.testConfiguration
+        configuration.threads = 1
+        let live = try LiveServer(configuration: configuration, responder: router)
+        let parked = try RawConnection(port: live.port)
+        try parked.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 900_000)
+        #expect(try live.client().send("POST", "/size", body: body).text == "900000")
+        try #require(waiting.withLock { $0.first }).fulfil(.text("later"))
+        #expect(try parked.readToEnd().hasSuffix("later"))
+    }
+
     /// A brief answer that waits for a slow one (`forward`): the parked request is answered when
     /// the suspended work's answer comes, and the other way round.
     @Test(arguments: [false, true])
