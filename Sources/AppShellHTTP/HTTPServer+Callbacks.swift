@@ -5,8 +5,9 @@ import Glibc
 // `cls` pointer and each connection's `PendingRequest` through its socket context, which is also
 // each request's `*con_cls`. Who keeps them alive while a callback runs:
 //
-// - the server: its daemon holds a strong reference, taken in `start()` and given back by
-//   `shutdown()` after `MHD_stop_daemon` has returned, when no callback runs any more;
+// - the server: its daemons (one per event loop) share a strong reference, taken in `start()`
+//   and given back by `shutdown()` after the loops ended and `MHD_stop_daemon` returned for each,
+//   when no callback runs any more;
 // - a `PendingRequest`: retained when its connection starts, released after both its connection's
 //   close and its last request's completion (`close()` and `complete()` say which came last).
 //
