@@ -1,5 +1,4 @@
 import AppShellConcurrency
-import Glibc
 
 /// The open connections of each client address, across all of the server's event loops, and
 /// the limit on them (`HTTPServerConfiguration.maxConnectionsPerIP`).
@@ -12,18 +11,6 @@ final class ConnectionsPerAddress: Sendable {
 
     /// Counts against `limit` connections per address (0: no limit, nothing counted).
     init(limit: Int) { self.limit = limit }
-
-    /// The address `address` (a `sockaddr_in` or `sockaddr_in6`) counts under, or `nil`.
-    static func key(_ address: UnsafePointer<sockaddr>?) -> IPAddress? {
-        guard let address else { return nil }
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { IPAddress($0.pointee.sin_addr) }
-        case AF_INET6:
-            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { IPAddress($0.pointee.sin6_addr) }
-        default: return nil
-        }
-    }
 
     /// Counts a new connection from `address`; false, counting nothing, when that address has
     /// `limit` open already.

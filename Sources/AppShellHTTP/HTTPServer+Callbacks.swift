@@ -18,7 +18,7 @@ import Glibc
 let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, address, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
     if server.draining.load(ordering: .relaxed) { return .NO }
-    return server.connectionsPerAddress.admit(ConnectionsPerAddress.key(address)) ? .YES : .NO
+    return server.connectionsPerAddress.admit(ClientAddress(address).ipAddress) ? .YES : .NO
 }
 
 /// Called when a connection starts (its `PendingRequest` is made) and when it closes.
@@ -28,7 +28,7 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     switch event {
     case .CONNECTION_NOTIFY_STARTED:
         let pending = PendingRequest()
-        pending.peer = ConnectionsPerAddress.key(connection.flatMap(appshell_mhd_client_address))
+        pending.peer = ClientAddress(connection.flatMap(appshell_mhd_client_address)).ipAddress
         socketContext.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.statistics.connectionCounter.add(1, ordering: .relaxed)
     case .CONNECTION_NOTIFY_CLOSED:
@@ -168,46 +168,9 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
-        if let deferred = pending.deferred {
-            // Called again (parked, or resumed): the deferred answer is there, or it waits again.
-            guard case .answer(let answer) = deferred.pending.answerOrWait(connection, on: deferred.parkedOn)
-            else { return .YES }
-            if let loop = deferred.parkedOn {
-                loop.unpark()
-                // Its bytes go out at the loop's next turn: no waiting for it.
-                loop.turnAgain = true
-            }
-            pending.deferred = nil
-            deferredResponses.remove(deferred.pending)
-            return send(answer.adding(deferred.headers), on: connection, pending)
-        }
+        if let deferred = pending.deferred { return answerAgain(deferred, on: connection, pending) }
         if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)
-    }
-
-    /// Waits for the answer of a deferred response without holding the loop: the request is
-    /// parked or its connection suspended until it comes (see `PendingResponse`); answered at once
-    /// when it is there already, or 503 when the server is shutting down.
-    private func wait(
-        for promise: PendingResponse, headers: HTTPHeaders, on connection: OpaquePointer, _ pending: PendingRequest
-    ) -> MHD_Result {
-        guard deferredResponses.admit(promise) else {
-            promise.answer(HTTPServer.shuttingDown, unlessClaimed: false)
-            pending.errorCause = .shuttingDown
-            return send(HTTPServer.shuttingDown, on: connection, pending)
-        }
-        let loop = promise.isBrief ? EventLoop.current : nil
-        switch promise.answerOrWait(connection, on: loop) {
-        case .answer(let answer):
-            deferredResponses.remove(promise)
-            return send(answer.adding(headers), on: connection, pending)
-        case .parked:
-            loop?.park()
-            pending.deferred = (promise, headers, loop)
-        case .suspended:
-            pending.deferred = (promise, headers, nil)
-        }
-        return .YES
     }
 
     private func respond(_ connection: OpaquePointer, _ pending: PendingRequest) -> Response {
@@ -254,7 +217,8 @@ extension HTTPServer {
         }
     }
 
-    private func send(_ response: Response, on connection: OpaquePointer, _ pending: PendingRequest) -> MHD_Result {
+    /// Queues `response` on `connection` (waiting for it first when it is deferred).
+    func send(_ response: Response, on connection: OpaquePointer, _ pending: PendingRequest) -> MHD_Result {
         if case .deferred(let promise) = response.body {
             return wait(for: promise, headers: response.headers, on: connection, pending)
         }
