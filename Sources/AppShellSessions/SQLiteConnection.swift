@@ -26,8 +26,18 @@ final class SQLiteConnection {
     /// Set by `close`: the handle is gone, and every use throws.
     private var closed = false
 
+    /// SQLite's process-wide settings, made once, before the process's first connection opens
+    /// (SQLite refuses them later; a process that opened one elsewhere first keeps SQLite's).
+    ///
+    /// No count of SQLite's memory (`SQLITE_CONFIG_MEMSTATUS`): kept, it takes a process-wide
+    /// mutex at every allocation and free SQLite makes — 18 lock and unlock pairs per save on the
+    /// store writer (callgrind), and on every server thread that loads a session. Nothing here
+    /// reads the count (`sqlite3_memory_used`, a soft heap limit).
+    private static let configured: Void = { _ = appshell_sqlite_count_no_memory() }()
+
     /// Opens (creating when missing) the database file at `path` for reading and writing.
     init(path: String) throws(StoreError) {
+        _ = SQLiteConnection.configured
         self.path = path
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -119,10 +129,8 @@ final class SQLiteConnection {
     @discardableResult
     func run(_ sql: StaticString, _ values: SQLiteValue...) throws(StoreError) -> Int {
         let statement = try statement(sql)
-        // A statement left mid-way keeps its implicit transaction (and its bound copies) alive.
-        defer { statement.reset() }
-        try statement.bind(values)
-        while try statement.step() {}
+        // Reset when done: a statement left mid-way keeps its implicit transaction alive.
+        try statement.withBound(values) { () throws(StoreError) in while try statement.step() {} }
         return changes
     }
 
@@ -131,12 +139,13 @@ final class SQLiteConnection {
         _ sql: StaticString, _ values: SQLiteValue..., row: (SQLiteStatement) throws(StoreError) -> Row
     ) throws(StoreError) -> [Row] {
         let statement = try statement(sql)
-        // A read left mid-way would hold its snapshot open and keep WAL checkpoints from finishing.
-        defer { statement.reset() }
-        try statement.bind(values)
-        var rows: [Row] = []
-        while try statement.step() { rows.append(try row(statement)) }
-        return rows
+        // Reset when done: a read left mid-way would hold its snapshot open and keep WAL
+        // checkpoints from finishing.
+        return try statement.withBound(values) { () throws(StoreError) -> [Row] in
+            var rows: [Row] = []
+            while try statement.step() { rows.append(try row(statement)) }
+            return rows
+        }
     }
 
     /// Tells `checkpointer` the log's size after every commit on this connection, instead of

@@ -118,7 +118,9 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     public var bytes: [UInt8] { Swift.withUnsafeBytes(of: words) { Array($0) } }
 
     /// Calls `body` with the 32 bytes, without making an array of them.
-    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try Swift.withUnsafeBytes(of: words, body)
     }
 
