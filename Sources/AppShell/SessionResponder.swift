@@ -97,10 +97,13 @@ public struct SessionResponder: HTTPResponder {
         let pending = claimed ?? PendingResponse(brief: true)
         // The work for this answer has begun: the server waits for it at shutdown.
         if claimed == nil { _ = pending.claim() }
+        // What a failure's answer needs of the request, not the request: its copy (headers, body,
+        // path) was retained here and released by the store writer for every action.
+        let requestID = request.requestID
+        let html = request.prefersHTML
         commit.whenDone { error in
             pending.fulfil(
-                error.map { .error(SessionResponder.unavailable($0, requestID: request.requestID), for: request) }
-                    ?? response)
+                error.map { .error(SessionResponder.unavailable($0, requestID: requestID), html: html) } ?? response)
         }
         return .deferred(pending)
     }

@@ -109,8 +109,15 @@ public struct Response: Sendable {
     /// The response for `error`: `{"error": message}`, or a small HTML page when the request
     /// comes from a browser navigation.
     public static func error(_ error: HTTPError, for request: Request?) -> Response {
+        .error(error, html: request?.prefersHTML == true)
+    }
+
+    /// The answer for `error`: an HTML page when `html` (the request prefers HTML), else JSON
+    /// (`{"error": message}`), with the error's status and headers. For an answer made after its
+    /// request is gone, from what the request preferred (`Request.prefersHTML`).
+    public static func error(_ error: HTTPError, html: Bool) -> Response {
         var response: Response
-        if request?.prefersHTML == true {
+        if html {
             let message = HTML.escape(error.message)
             response = .html(
                 "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(error.status.rawValue)</title>"
