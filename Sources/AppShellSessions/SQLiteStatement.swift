@@ -43,8 +43,8 @@ final class SQLiteStatement {
     ///
     /// Bytes (blobs, text, ids) are bound without a copy (`SQLITE_STATIC`): each is borrowed for
     /// the call, and the statement is reset before its borrow ends, so SQLite never holds a
-    /// pointer to bytes it does not own past it. A copy was an allocation, a copy of a session's
-    /// 2.5 KB snapshot and a free for each of the store writer's saves.
+    /// pointer to bytes it does not own past it. A copy was an allocation, a copy of the
+    /// session's snapshot and a free for each of the store writer's saves.
     func withBound<Result>(
         _ values: [SQLiteValue], _ body: () throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
