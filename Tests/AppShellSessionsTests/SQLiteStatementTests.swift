@@ -15,12 +15,9 @@ import Testing
             let connection = try SQLiteConnection(path: directory.path + "/values.sqlite")
             try connection.execute(Self.table.description)
             let id = SessionID.random()
-            var blob: [UInt8] = [0, 1, 2, 255]
-            var text = Array("héllo, ✓".utf8)
+            let blob: [UInt8] = [0, 1, 2, 255]
+            let text = Array("héllo, ✓".utf8)
             #expect(try connection.run(Self.insert, .integer(1), .blob(blob), .text(text), .id(id)) == 1)
-            // The caller's arrays change after the call: what was stored does not.
-            blob[0] = 9
-            text[0] = UInt8(ascii: "j")
             #expect(try connection.run(Self.insert, .integer(2), .blob([]), .text([]), .null) == 1)
             let rows = try connection.query(
                 "SELECT k, b, s, i, typeof(b), typeof(s), typeof(i) FROM t ORDER BY k"
