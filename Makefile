@@ -15,6 +15,9 @@ CONTRACT_VENV := $(TOOLS)/contract-venv
 CONTRACT_VENV_READY := $(CONTRACT_VENV)/.installed
 CONTRACT_REQUIREMENTS := tests/contract/requirements.txt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Test runs get a TMPDIR of their own and fail when they leave anything in it (a file, a folder, a
+# mounted disk): see scripts/without-leftovers.
+WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
 .PHONY: run test examples-test test-container tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
@@ -28,7 +31,7 @@ run: deps build-release
 ## real-browser tests
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) examples-test
 	$(MAKE) contract-test
 	$(MAKE) flood-test
@@ -42,7 +45,7 @@ test: test-deps lint hadolint bench-check
 EXAMPLES := Examples/Notes
 examples-test: deps
 	$(SWIFT) build --build-tests --package-path $(EXAMPLES)
-	$(SWIFT) test --skip-build --package-path $(EXAMPLES)
+	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --package-path $(EXAMPLES)
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
@@ -61,7 +64,7 @@ test-container:
 TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SharedHeartbeatTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
+	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
 
 ## asan-test: every Swift test once under AddressSanitizer (use after free, overflows), built in
 ## its own scratch path so the ordinary build is kept. LeakSanitizer stays off: the Swift runtime's
@@ -69,7 +72,7 @@ tsan-test: deps
 ## Tests/asan.supp suppresses one overflow inside the toolchain's Foundation (Process.run), not ours.
 asan-test: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:suppressions=$(CURDIR)/Tests/asan.supp $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:suppressions=$(CURDIR)/Tests/asan.supp $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 ## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, one after the other,
 ## AddressSanitizer on, optimized (FUZZ_CONFIG=release: about ten times the executions of a debug
@@ -126,7 +129,7 @@ FLOOD_TEST_CAP ?= 10000
 flood-test: build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(FLOOD_PACKAGES)"
 	FLOOD_REQUESTS=$(FLOOD_TEST_REQUESTS) FLOOD_CAP=$(FLOOD_TEST_CAP) \
-	  python3 tests/flood/run.py $$($(SWIFT) build --show-bin-path)/appshell
+	  $(WITHOUT_LEFTOVERS) python3 tests/flood/run.py $$($(SWIFT) build --show-bin-path)/appshell
 
 ## flood: the same with the issue's figures, on a release build: FLOOD_REQUESTS (1000000)
 ## cookieless requests with the default session cap (FLOOD_CAP, 100000)

@@ -15,6 +15,8 @@ public final class ServerProcess: @unchecked Sendable {
     /// What `collectOutput` read, and whether it reached the end.
     private let collected = Locked<(data: Data, ended: Bool)>((Data(), false))
     private var collecting = false
+    /// Removed when this value is released (the process's own files).
+    private let ownedDirectory: TemporaryDirectory?
 
     /// The path of the product `name` built beside the test bundle (`.build/<config>/name`).
     public static func product(_ name: String) -> URL {
@@ -23,11 +25,13 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts `product` with `arguments` in `directory`; `APPSHELL_*` variables of the test's own
     /// environment are removed and `environment` is added. A `launcher` (a program and its
-    /// arguments, such as `setpriv --reuid=…`) runs the product in its turn.
+    /// arguments, such as `setpriv --reuid=…`) runs the product in its turn. `owning` is removed
+    /// when this value is released: a folder made for the process alone (its store).
     public init(
         product: String, arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
-        launcher: [String] = []
+        launcher: [String] = [], owning ownedDirectory: TemporaryDirectory? = nil
     ) throws {
+        self.ownedDirectory = ownedDirectory
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = launcher.dropFirst() + [ServerProcess.product(product).path] + arguments
@@ -123,5 +127,6 @@ public final class ServerProcess: @unchecked Sendable {
             kill()
             process.waitUntilExit()
         }
+        ownedDirectory?.remove()
     }
 }

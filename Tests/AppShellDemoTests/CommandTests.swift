@@ -10,14 +10,19 @@ import Testing
         .deletingLastPathComponent()
 
     /// Runs the built `appshell` in the package root.
-    /// Each run gets its own SQLite file unless `environment` names one.
+    /// Each run gets its own SQLite file, removed with the process's value, unless `environment`
+    /// names one.
     static func run(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> ServerProcess {
         var environment = environment
+        var folder: TemporaryDirectory?
         if environment["APPSHELL_STORE_PATH"] == nil {
-            environment["APPSHELL_STORE_PATH"] = NSTemporaryDirectory() + "appshell-\(UUID().uuidString)/store.sqlite"
+            let own = try TemporaryDirectory("command")
+            environment["APPSHELL_STORE_PATH"] = own.path("store.sqlite")
+            folder = own
         }
         return try ServerProcess(
-            product: "appshell", arguments: arguments, environment: environment, directory: packageRoot)
+            product: "appshell", arguments: arguments, environment: environment, directory: packageRoot,
+            owning: folder)
     }
 
     @Test func configurationErrorsExitWithStatus2AndOneLine() throws {

@@ -19,6 +19,7 @@ import Testing
             print("SKIPPED writesAre503AndChangeNothingReadsGoOnAndWritesComeBack: cannot mount a tmpfs (needs root)")
             return
         }
+        defer { disk.remove() }
         let store = disk.path + "/store.sqlite"
         // Idle timeout 8 s: a read refreshes the stored access time once 2 s have passed.
         let running = try ServerProcess(

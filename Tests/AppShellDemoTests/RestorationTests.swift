@@ -30,7 +30,9 @@ import Testing
 
     @Test(arguments: ["SIGTERM", "SIGKILL"])
     func theSameCookieGetsTheSameScreensAfterARestart(stop: String) throws {
-        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        let folder = try TemporaryDirectory("restore")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
         var (server, port) = try Self.start(store: store)
         var client = TestClient(port: port)
         #expect(try client.get("/api/state").json["screen"] == "login")
@@ -71,7 +73,9 @@ import Testing
     /// the restarted splash had forgotten it (its page showed at `/`, and the splash led to
     /// `/login` without `next`).
     @Test func aDeepLinkWaitingForTheSplashSurvivesARestart() throws {
-        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        let folder = try TemporaryDirectory("restore")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
         func start() throws -> (ServerProcess, Int) {
             let server = try CommandTests.run(
                 environment: [
@@ -109,7 +113,9 @@ import Testing
     /// A reminder not yet due when the server stops is kept with the session, and reaches the
     /// page that reconnects after the restart (before, the scheduler's memory was all it had).
     @Test func aReminderScheduledBeforeARestartIsDeliveredAfterIt() throws {
-        let store = NSTemporaryDirectory() + "appshell-restore-\(UUID().uuidString)/store.sqlite"
+        let folder = try TemporaryDirectory("restore")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
         func start() throws -> (ServerProcess, Int) {
             let server = try CommandTests.run(
                 environment: [

@@ -165,11 +165,17 @@ import Testing
             try? FileManager.default.removeItem(atPath: path + "/filler")
         }
 
-        deinit {
+        /// Unmounts and removes the disk. A process that still has a file open on it (the server
+        /// under test, not stopped yet) makes a plain unmount fail: then it is detached at once
+        /// (`--lazy`) and freed when that file closes, so that no mount is ever left behind.
+        func remove() {
             free()
-            _ = Self.run("/bin/umount", [path])
+            guard FileManager.default.fileExists(atPath: path) else { return }
+            if !Self.run("/bin/umount", [path]) { _ = Self.run("/bin/umount", ["--lazy", path]) }
             try? FileManager.default.removeItem(atPath: path)
         }
+
+        deinit { remove() }
 
         static func run(_ tool: String, _ arguments: [String]) -> Bool {
             let process = Process()
@@ -202,6 +208,7 @@ import Testing
             print("SKIPPED aLoginWhoseWriteFailsChangesNothing: cannot mount a tmpfs here (needs root)")
             return
         }
+        defer { disk.remove() }
         let (app, live) = try Self.start(disk)
         let client = live.client()
         _ = try client.get("/api/state")
@@ -240,6 +247,7 @@ import Testing
             print("SKIPPED aStreamWhoseCommitFailsIsNotKept: cannot mount a tmpfs here (needs root)")
             return
         }
+        defer { disk.remove() }
         // A session stored while its splash runs (a launch sets a value): the stream that finds
         // the splash done routes it, and that change cannot be committed.
         let (app, live) = try Self.start(disk, splashDelay: 1000)

@@ -18,13 +18,11 @@ import Testing
             "Sources/AppShell/PageScript.swift differs from Public/app.js: run python3 scripts/embed-app-js.py")
     }
 
-    /// A server of the probe app over an empty public directory (no `app.js` in it).
-    static func start(_ mode: TestMode) throws -> TestServer {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagescript-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    /// A server of the probe app over `publicDirectory` (empty: no `app.js` in it).
+    static func start(_ mode: TestMode, publicDirectory: TemporaryDirectory) throws -> TestServer {
         var configuration = ShellConfiguration()
         configuration.store = .memory
-        configuration.publicDirectory = directory.path
+        configuration.publicDirectory = publicDirectory.path
         configuration.staticMaxAgeSeconds = 600
         let server = try ShellServer(
             configuration: configuration, application: ContextProbeApp(), pagePaths: [],
@@ -33,7 +31,9 @@ import Testing
     }
 
     @Test(arguments: TestMode.allCases) func anAppWithoutACopyServesTheScript(mode: TestMode) throws {
-        let client = try Self.start(mode).client()
+        let folder = try TemporaryDirectory("pagescript")
+        defer { folder.remove() }
+        let client = try Self.start(mode, publicDirectory: folder).client()
         let page = try client.get("/", headers: [("Accept", "text/html")])
         let url = "/app.js?v=\(PageScript.version)"
         #expect(page.text.contains("<script type=\"module\" src=\"\(url)\"></script>"))

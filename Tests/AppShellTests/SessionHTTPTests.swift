@@ -21,10 +21,8 @@ import Testing
         configuration.maxSessionsInMemory = maxSessions
         let registry = SessionRegistry(configuration: configuration, backend: backend)
         let cookie = SessionCookie(baseName: "appshell_session", secure: secure)
-        let directory = NSTemporaryDirectory() + "appshell-public-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try "hello".write(toFile: directory + "/hello.txt", atomically: true, encoding: .utf8)
-        var router = Router(fallback: try StaticFiles(directory: directory))
+        let publicDirectory = PageScriptTests.packageRoot.appendingPathComponent("Public").path
+        var router = Router(fallback: try StaticFiles(directory: publicDirectory))
         router.get("/healthz") { _ in .json(["status": "ok"]) }
         router.get(
             "/visits",
@@ -74,8 +72,9 @@ import Testing
     @Test func staticFilesHealthAndErrorsNeverMakeASession() throws {
         let fixture = try Self.start()
         let client = fixture.live.client()
-        for path in ["/hello.txt", "/healthz", "/missing.txt"] {
+        for (path, status) in [("/app.css", 200), ("/healthz", 200), ("/missing.txt", 404)] {
             let response = try client.get(path)
+            #expect(response.status == status, "\(path)")
             #expect(response.headers["Set-Cookie"] == nil, "\(path)")
         }
         #expect(fixture.registry.count == 0)

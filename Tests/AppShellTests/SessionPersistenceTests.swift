@@ -5,8 +5,10 @@ import Testing
 
 /// Durability: a value is on disk once its response is sent, whatever happens to the process next.
 @Suite struct SessionPersistenceTests {
-    static func storePath() -> String {
-        NSTemporaryDirectory() + "appshell-sessions-\(UUID().uuidString)/nested/store.sqlite"
+    /// A folder for a test's store, whose file is in a folder not made yet.
+    static func storeFolder() throws -> (TemporaryDirectory, path: String) {
+        let folder = try TemporaryDirectory("sessions")
+        return (folder, folder.path("nested/store.sqlite"))
     }
 
     static func start(_ path: String) throws -> (ServerProcess, TestClient) {
@@ -16,8 +18,8 @@ import Testing
 
     @Test(arguments: ["SIGTERM", "SIGKILL"])
     func valuesSurviveARestartOnTheSameFile(stop: String) throws {
-        let path = Self.storePath()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let (folder, path) = try Self.storeFolder()
+        defer { folder.remove() }
         let (first, client) = try Self.start(path)
         let set = try client.postJSON(
             "/defaults", #"{"isLogin": true, "username": "demo", "viewType": 1, "ratio": 0.5}"#)
@@ -36,8 +38,8 @@ import Testing
     }
 
     @Test func aRotatedIDIsTheOnlyOneThatWorksAfterARestart() throws {
-        let path = Self.storePath()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let (folder, path) = try Self.storeFolder()
+        defer { folder.remove() }
         let (first, client) = try Self.start(path)
         _ = try client.postJSON("/defaults", #"{"isLogin": true}"#)
         let old = try #require(client.cookies["appshell_session"])

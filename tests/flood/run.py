@@ -38,6 +38,7 @@ import resource
 import signal
 import socket
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -175,6 +176,12 @@ class Server:
         check("fatal" not in errors.lower(), "no fatal error on standard error")
         self.status = status
         return status
+
+    def close(self):
+        """Stops the server if it runs, then removes its folder (store, logs)."""
+        self.stop()
+        self.errors.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class User:
@@ -353,7 +360,7 @@ def cookieless(binary, figures):
         }
         print(f"  figures {json.dumps(figures['cookieless'])}", flush=True)
     finally:
-        server.stop()
+        server.close()
 
 
 async def slow_client(port, source, in_body, hold, state):
@@ -459,7 +466,7 @@ def slowloris(binary, figures):
         }
         print(f"  figures {json.dumps(figures['slowloris'])}", flush=True)
     finally:
-        server.stop()
+        server.close()
 
 
 async def open_stream(port, source, cookie, record):
@@ -565,7 +572,7 @@ def streams(binary, figures):
         }
         print(f"  figures {json.dumps(figures['streams'])}", flush=True)
     finally:
-        server.stop()
+        server.close()
 
 
 def main():
