@@ -25,7 +25,7 @@ extension RootController {
     /// Finishes the action being handled later, so that slow work does not hold the session's
     /// lock nor a server thread: `work` runs on `pool` (at its priority; take no lock there that
     /// requests wait for), then `finish` runs with its result under the session's lock at the
-    /// normal priority (on the pool's finisher thread when the pool runs below it), as a request's
+    /// normal priority (on the pool's foreman thread when the pool runs below it), as a request's
     /// changes do — on the session's root controller as it is then (other requests of the
     /// session may have run meanwhile: check it is where `work` began). What `finish` changes is committed all or nothing and answers the request; the
     /// changes made before this call are committed first, on their own.

@@ -8,7 +8,7 @@ extension Shell {
     /// answer is deferred, and the work is queued once this request's changes are committed (a
     /// request that fails queues nothing: its place in the pool is given back). On a pool thread
     /// the work runs with no lock held, at the pool's priority; then `finishDeferred` re-enters the
-    /// session at the normal priority, on the pool's finisher thread: never under the session's
+    /// session at the normal priority, on the pool's foreman thread: never under the session's
     /// and its shard's locks on a `SCHED_IDLE` thread, which any normal work may preempt while
     /// other requests wait for those locks (`WorkerPool.Reservation.submit(_:then:)`).
     func finishLater(

@@ -1,6 +1,6 @@
 /// A first-in first-out queue on one array: taking from the front moves an index, and the array
 /// is emptied (its capacity kept) once every element has been taken. Not synchronized: its owner
-/// guards it (the worker pool's and its finisher's queues, under their conditions).
+/// guards it (the worker pool's queue, under its condition).
 struct FIFOQueue<Element> {
     private var elements: [Element] = []
     private var head = 0

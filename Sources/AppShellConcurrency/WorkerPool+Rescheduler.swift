@@ -11,7 +11,7 @@ extension WorkerPool {
     /// logins at nice 6; 2.1 ms with a wake-up every 1 ms). The wake-ups stop when no job runs.
     /// Before Linux 6.12 the thread keeps the kernel's slice and its wake-ups preempt less often.
     final class Rescheduler: Sendable {
-        /// Jobs running, guarded by `condition` (taken by the pool's threads and this one only).
+        /// Jobs running, guarded by `condition` (taken by the pool's foreman and this thread only).
         private final class State: @unchecked Sendable {
             var running = 0
             var stopping = false

@@ -8,12 +8,16 @@ import Glibc
 /// that a caller can refuse at once while it still can change its answer, and submit only once
 /// what must come before the job is done; a reservation dropped unused gives its place back.
 ///
-/// A pool below the normal priority has a finisher: one thread at the priority of the thread that
-/// made the pool (normal, at start-up), started with the pool, that runs what follows a job
-/// (`Reservation.submit(_:then:)`). What follows a password check takes locks others wait for (the
-/// session's, its registry shard's); on a `SCHED_IDLE` thread, preempted by any normal work while
-/// holding them, it made other users' requests wait for as long as the core stayed busy (priority
-/// inversion; README, Reliability). The job itself keeps the pool's priority.
+/// A pool below the normal priority has a foreman: one thread at the priority of the thread that
+/// made the pool (normal, at start-up), started with the pool, that hands the queued jobs to the
+/// pool's threads and runs, in order, what follows each (`Reservation.submit(_:then:)`). Its
+/// threads take no lock at all: each waits on a semaphore of its own for its next job and hands
+/// the job's end to the foreman through an atomic and the foreman's semaphore. A lock they shared
+/// with normal-priority threads would be a priority inversion: a `SCHED_IDLE` thread preempted
+/// while holding it keeps it for as long as the core stays busy, and whoever waits for it — an
+/// event loop reserving a place for a login — waits that long (README, Reliability). What
+/// follows a password check takes locks others wait for (the session's, its registry shard's),
+/// so it runs on the foreman too; the job itself keeps the pool's priority.
 public final class WorkerPool: Sendable {
     /// Threads running jobs.
     public let threads: Int
@@ -24,9 +28,14 @@ public final class WorkerPool: Sendable {
     /// The share of a busy core and the slice of a `share` pool's threads.
     public let share: CoreShare
 
-    /// The queue and counts, guarded by `condition` (which the threads wait on for jobs).
-    private final class State: @unchecked Sendable {
-        var jobs = FIFOQueue<@Sendable () -> Void>()
+    /// A job: what runs on a pool thread, returning what follows it (run at normal priority), if
+    /// anything.
+    typealias Job = @Sendable () -> (@Sendable () -> Void)?
+
+    /// The queue and counts, guarded by `condition`: taken by normal-priority threads only (the
+    /// callers, the foreman, and the threads of a pool at normal priority, which wait on it).
+    final class State: @unchecked Sendable {
+        var jobs = FIFOQueue<Job>()
         var reserved = 0
         var running = 0
         var started = false
@@ -34,37 +43,54 @@ public final class WorkerPool: Sendable {
         var waiting: Int { jobs.count }
     }
 
-    private let state = State()
-    private let condition = Condition()
+    let state = State()
+    let condition = Condition()
     let name: String
-    /// Runs what follows the jobs at normal priority; `nil` for a pool at normal priority (it
-    /// runs on the job's thread then).
-    private let finisher: Finisher?
+    /// Hands out the jobs and runs what follows them at normal priority; `nil` for a pool at
+    /// normal priority (its threads take the jobs from the queue themselves, and run what follows
+    /// each job after it).
+    let foreman: Foreman?
     /// Gives the core back to the server's threads every slice while a `share` pool's job runs;
     /// `nil` for other pools and for a `share` pool whose slice is the kernel's tick.
-    private let rescheduler: Rescheduler?
+    let rescheduler: Rescheduler?
+    /// Called by a low-priority pool's thread after each job, before it tells the foreman (tests
+    /// stop a thread there, as a preemption would).
+    let afterJob: (@Sendable () -> Void)?
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
     /// jobs (at least 1), scheduled with `priority` (`share`: with `share`'s nice value and
-    /// slice). The threads start with the first job; below the normal priority, the finisher's
+    /// slice). The threads start with the first job; below the normal priority, the foreman's
     /// thread (and at `share` with a slice, the rescheduler's) starts now, with the calling
     /// thread's priority (make the pool at start-up, not on a low-priority thread).
-    public init(
+    public convenience init(
         threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal,
         share: CoreShare = CoreShare()
+    ) {
+        self.init(threads: threads, queueLimit: queueLimit, name: name, priority: priority, share: share, afterJob: nil)
+    }
+
+    init(
+        threads: Int, queueLimit: Int, name: String, priority: ThreadPriority, share: CoreShare,
+        afterJob: (@Sendable () -> Void)?
     ) {
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.name = name
         self.priority = priority
         self.share = share
-        finisher = priority == .normal ? nil : Finisher(name: "\(name)-finish")
+        self.afterJob = afterJob
+        foreman = priority == .normal ? nil : Foreman(threads: max(1, threads))
         rescheduler =
             priority == .share && share.sliceMicroseconds > 0
             ? Rescheduler(name: "\(name)-tick", periodMicroseconds: share.sliceMicroseconds) : nil
+        if let foreman {
+            let thread = BackgroundThread { [self] in supervise(foreman) }
+            thread.name = "\(name)-finish"
+            thread.start()
+        }
     }
 
-    private func locked<Result>(_ body: (State) -> Result) -> Result {
+    func locked<Result>(_ body: (State) -> Result) -> Result {
         condition.lock()
         defer { condition.unlock() }
         return body(state)
@@ -103,29 +129,28 @@ public final class WorkerPool: Sendable {
     public func stop() {
         locked { $0.stopping = true }
         condition.broadcast()
-        finisher?.stop()
+        foreman?.wake.signal()
         rescheduler?.stop()
     }
 
     /// Fills a reserved place with `job`, or gives it back (`nil`).
-    fileprivate func fill(_ job: (@Sendable () -> Void)?) {
+    fileprivate func fill(_ job: Job?) {
         let startThreads = locked { state -> Bool in
             state.reserved -= 1
             guard let job, !state.stopping else { return false }
             state.jobs.append(job)
-            condition.signal()
+            if foreman == nil { condition.signal() }
             guard !state.started else { return false }
             state.started = true
-            // Counted before `stop` can see the pool stopping, so the finisher waits for them.
-            finisher?.workersStarted(threads)
             return true
         }
+        foreman?.wake.signal()
         guard startThreads else { return }
         for index in 0..<threads {
+            let worker = foreman?.workers[index]
             let thread = BackgroundThread { [self] in
                 prioritize(warn: index == 0)
-                work()
-                finisher?.workerExited()
+                if let worker { work(worker) } else { work() }
             }
             thread.name = "\(name)-\(index)"
             thread.start()
@@ -140,6 +165,7 @@ public final class WorkerPool: Sendable {
         StandardError.write("appshell: \(name) threads \(Self.refusal(priority, error: error))\n")
     }
 
+    /// A thread of a pool at normal priority: takes the jobs from the queue itself.
     private func work() {
         while true {
             condition.lock()
@@ -150,9 +176,7 @@ public final class WorkerPool: Sendable {
             }
             state.running += 1
             condition.unlock()
-            rescheduler?.jobStarted()
-            job()
-            rescheduler?.jobEnded()
+            job()?()
             locked { $0.running -= 1 }
         }
     }
@@ -167,22 +191,25 @@ public final class WorkerPool: Sendable {
         /// Queues `job` in the reserved place (once; later calls do nothing). A pool that stopped
         /// meanwhile drops it.
         public func submit(_ job: @escaping @Sendable () -> Void) {
-            if take() { pool.fill(job) }
+            if take() {
+                pool.fill {
+                    job()
+                    return nil
+                }
+            }
         }
 
         /// Queues `job` in the reserved place (once), and then `finish` with its result at the
-        /// normal priority: on the pool's finisher thread when the pool runs below it, else on the
+        /// normal priority: on the pool's foreman thread when the pool runs below it, else on the
         /// job's thread. Take locks that other requests wait for in `finish`, never in `job`.
         public func submit<Result: Sendable>(
             _ job: @escaping @Sendable () -> Result, then finish: @escaping @Sendable (Result) -> Void
         ) {
-            guard let finisher = pool.finisher else {
-                submit { finish(job()) }
-                return
-            }
-            submit {
-                let result = job()
-                finisher.run { finish(result) }
+            if take() {
+                pool.fill {
+                    let result = job()
+                    return { finish(result) }
+                }
             }
         }
 
