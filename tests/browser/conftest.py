@@ -13,8 +13,10 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
@@ -175,9 +177,20 @@ def chromium_options(javascript: bool) -> webdriver.ChromeOptions:
     return options
 
 
+#: Chromium's TMPDIR: each Chromium makes a folder there for its singleton socket
+#: (org.chromium.Chromium.*) and leaves it when chromedriver ends it, one per browser started;
+#: this folder is removed when the session ends (`pytest_unconfigure`).
+CHROMIUM_TMP = Path(tempfile.mkdtemp(prefix="appshell-chromium-"))
+
+
+def pytest_unconfigure(config) -> None:
+    shutil.rmtree(CHROMIUM_TMP, ignore_errors=True)
+
+
 def start_chromium(javascript: bool) -> WebDriver:
     """A new Chromium with its own profile (so its own cookies), driven by Debian's chromedriver."""
-    driver = webdriver.Chrome(options=chromium_options(javascript), service=Service(CHROMEDRIVER))
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(CHROMIUM_TMP)})
+    driver = webdriver.Chrome(options=chromium_options(javascript), service=service)
     driver.set_script_timeout(60)
     driver.set_page_load_timeout(30)
     return driver
