@@ -138,7 +138,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
                 encoded.append(Encoded(data: nil, snapshot: record.snapshot))
             case .save(_, let record), .renameReplacing(_, _, let record):
                 encoded.append(Encoded(data: DefaultsValue.encode(record.values), snapshot: record.snapshot))
-            case .touch, .rename:
+            case .touch, .rename, .remove, .removeExpired:
                 encoded.append(Encoded(data: nil, snapshot: nil))
             }
         }
@@ -183,6 +183,10 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             _ = try connection.run(
                 SQL.save, .id(newID), .integer(record.created), .integer(record.accessed),
                 .text(encoded.data ?? DefaultsValue.encode(record.values)), encoded.snapshotValue)
+        case .remove(let id):
+            _ = try connection.run(SQL.remove, .id(id))
+        case .removeExpired(let accessedBefore, let createdBefore):
+            _ = try connection.run(SQL.removeExpired, .integer(accessedBefore), .integer(createdBefore))
         }
     }
 

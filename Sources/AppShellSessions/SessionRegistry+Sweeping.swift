@@ -13,6 +13,9 @@ extension SessionRegistry {
     }
 
     /// Removes expired sessions from memory and from the backend; returns how many left memory.
+    /// With a store writer the backend's part is queued for it, not waited for: the sweep runs on
+    /// the server's timer thread, which serves the splash timers and the streams' heartbeats and
+    /// must not wait out a batch being committed.
     @discardableResult
     public func sweep() throws -> Int {
         let now = clock()
@@ -20,9 +23,17 @@ extension SessionRegistry {
         // The backend's `accessed` of a session live in memory lags its last use by less than the
         // touch interval: a row is idle only when it is older than both together (a load still
         // checks the exact idle timeout).
-        _ = try backend.removeExpired(
+        let expired = StoreWrite.removeExpired(
             accessedBefore: now - configuration.idleTimeoutSeconds - configuration.touchIntervalSeconds,
             createdBefore: now - configuration.absoluteTimeoutSeconds)
+        if let writer {
+            _ = writer.submit(expired) { error in
+                guard let error else { return }
+                StandardError.write("appshell: session store: expired sessions were not deleted: \(error)\n")
+            }
+        } else {
+            try backend.apply(expired)
+        }
         return removed
     }
 
@@ -42,5 +53,17 @@ extension SessionRegistry {
             return current
         }
         running?.stop()
+    }
+
+    /// Deletes the stored record of an expired session: queued for the store writer without
+    /// waiting for it when there is one (this runs on a server thread, which must not wait for a
+    /// commit, nor take the writer's connection while a batch holds it). A failed or refused
+    /// delete only leaves an expired record, which loads as nothing and the sweeper removes.
+    func forget(_ id: SessionID) throws {
+        guard let writer else { return try backend.remove(id) }
+        _ = writer.submit(.remove(id)) { error in
+            guard let error else { return }
+            StandardError.write("appshell: session store: an expired session was not deleted: \(error)\n")
+        }
     }
 }

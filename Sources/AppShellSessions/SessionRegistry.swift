@@ -291,7 +291,7 @@ public final class SessionRegistry: Sendable {
             case .found(let session): return .found(session)
             case .retired: return .retired
             case .expired(let stored):
-                if stored { try backend.remove(id) }
+                if stored { try forget(id) }
                 return .none
             case .missing(let retirements): since = retirements
             }
@@ -299,7 +299,7 @@ public final class SessionRegistry: Sendable {
             if now - record.accessed > configuration.idleTimeoutSeconds
                 || now - record.created > configuration.absoluteTimeoutSeconds
             {
-                try backend.remove(id)
+                try forget(id)
                 return .none
             }
             let loaded = Session(

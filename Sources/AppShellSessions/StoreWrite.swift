@@ -10,6 +10,10 @@ public enum StoreWrite: Sendable, Equatable {
     /// Moves the record of the first id to the second with a new content
     /// (`DefaultsBackend.rename(_:to:replacingWith:)`).
     case renameReplacing(SessionID, to: SessionID, SessionRecord)
+    /// Deletes the record of the id (`DefaultsBackend.remove`): an expired session's.
+    case remove(SessionID)
+    /// Deletes every expired record (`DefaultsBackend.removeExpired`): the sweeper's.
+    case removeExpired(accessedBefore: Int64, createdBefore: Int64)
 }
 
 extension DefaultsBackend {
@@ -20,6 +24,9 @@ extension DefaultsBackend {
         case .touch(let id, let accessed): try touch(id, accessed: accessed)
         case .rename(let id, let newID): try rename(id, to: newID)
         case .renameReplacing(let id, let newID, let record): try rename(id, to: newID, replacingWith: record)
+        case .remove(let id): try remove(id)
+        case .removeExpired(let accessedBefore, let createdBefore):
+            _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
         }
     }
 }

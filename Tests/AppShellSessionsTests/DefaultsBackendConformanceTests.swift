@@ -250,6 +250,27 @@ final class ConformanceBox<Value: Sendable>: Sendable {
         }
     }
 
+    /// A batch's deletes (an expired session's, the sweeper's, through the store writer) hold with
+    /// the batch's other writes; deleting a record that is gone already is no error.
+    @Test(arguments: BackendKind.allCases)
+    func aBatchDeletesAmongItsOtherWrites(kind: BackendKind) throws {
+        try kind.withBackend { backend throws in
+            let expired = SessionID.random()
+            let idle = SessionID.random()
+            let kept = SessionID.random()
+            try backend.save(expired, Self.record(created: 1, accessed: 1))
+            try backend.save(idle, Self.record(created: 1, accessed: 2))
+            try backend.applyAll([
+                .save(kept, Self.record(created: 5, accessed: 6)), .remove(expired), .touch(kept, accessed: 7),
+                .remove(SessionID.random()), .removeExpired(accessedBefore: 3, createdBefore: 0),
+            ])
+            #expect(try backend.load(expired) == nil)
+            #expect(try backend.load(idle) == nil)
+            #expect(try backend.load(kept)?.accessed == 7)
+            #expect(try backend.count() == 1)
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func removeExpiredDeletesByAccessedOrCreated(kind: BackendKind) throws {
         try kind.withBackend { backend throws in

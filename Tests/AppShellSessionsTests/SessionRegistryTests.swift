@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellSessions
 import Synchronization
 import Testing
@@ -31,6 +32,38 @@ final class FaultyBackend: DefaultsBackend {
         inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
     }
     func count() throws(StoreError) -> Int { inner.count() }
+}
+
+/// A memory backend that records the store writer's batches and counts deletes made outside
+/// them.
+final class WriteRecordingBackend: DefaultsBackend {
+    let inner = MemoryDefaultsBackend()
+    let batches = Locked<[[StoreWrite]]>([])
+    let directRemoves = Locked(0)
+    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? { inner.load(id) }
+    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
+    func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
+    func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
+    func remove(_ id: SessionID) throws(StoreError) {
+        directRemoves.withLock { $0 += 1 }
+        inner.remove(id)
+    }
+    func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+        directRemoves.withLock { $0 += 1 }
+        return inner.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
+    }
+    func count() throws(StoreError) -> Int { inner.count() }
+    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        batches.withLock { $0.append(writes) }
+        for write in writes {
+            switch write {
+            case .remove(let id): inner.remove(id)
+            case .removeExpired(let accessed, let created):
+                _ = inner.removeExpired(accessedBefore: accessed, createdBefore: created)
+            default: try inner.apply(write)
+            }
+        }
+    }
 }
 
 @Suite struct SessionRegistryTests {
@@ -120,6 +153,53 @@ final class FaultyBackend: DefaultsBackend {
         clock.advance(500)
         let fresh = SessionRegistry(configuration: registry.configuration, backend: backend, clock: clock.reading)
         #expect(try Self.read(fresh, cookie, "count").isNew)
+    }
+
+    /// With a store writer, the record of a session found expired is deleted through it, not by
+    /// the request's thread: a server thread neither waits for a commit nor takes the writer's
+    /// connection while a batch holds it.
+    @Test func anExpiredStoredSessionIsDeletedThroughTheWriter() throws {
+        let backend = WriteRecordingBackend()
+        let clock = TestClock()
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let first = SessionRegistry(
+            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        let cookie = try Self.set(first, nil, "count", 5)
+        first.stopWriter()
+        let id = try #require(SessionID(cookie))
+        #expect(backend.inner.load(id) != nil)
+        clock.advance(500)
+        let restarted = SessionRegistry(
+            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        #expect(try Self.read(restarted, cookie, "count").isNew)
+        restarted.stopWriter()
+        #expect(backend.inner.load(id) == nil)
+        #expect(backend.batches.withLock { $0 }.contains([.remove(id)]))
+        #expect(backend.directRemoves.withLock { $0 } == 0)
+    }
+
+    /// With a store writer, the sweeper's delete of expired records goes through it too: the
+    /// sweep runs on the timer thread, which must not wait out a batch being committed.
+    @Test func theSweepDeletesThroughTheWriter() throws {
+        let backend = WriteRecordingBackend()
+        let clock = TestClock()
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let registry = SessionRegistry(
+            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        let old = try #require(SessionID(try Self.set(registry, nil, "count", 1)))
+        clock.advance(1_000)
+        let recent = try #require(SessionID(try Self.set(registry, nil, "count", 2)))
+        #expect(try registry.sweep() == 1)
+        registry.stopWriter()
+        #expect(backend.inner.load(old) == nil)
+        #expect(backend.inner.load(recent) != nil)
+        #expect(
+            backend.batches.withLock { $0 }.joined().contains { write in
+                if case .removeExpired = write { return true } else { return false }
+            })
+        #expect(backend.directRemoves.withLock { $0 } == 0)
     }
 
     @Test func rotationKeepsValuesAndKillsTheOldID() throws {
