@@ -155,23 +155,29 @@ final class WriteRecordingBackend: DefaultsBackend {
         #expect(try Self.read(fresh, cookie, "count").isNew)
     }
 
-    /// With a store writer, the record of a session found expired is deleted through it, not by
-    /// the request's thread: a server thread neither waits for a commit nor takes the writer's
-    /// connection while a batch holds it.
-    @Test func anExpiredStoredSessionIsDeletedThroughTheWriter() throws {
+    /// A registry with a store writer over a recording backend, sessions idle for 100 s expiring.
+    static func makeWithWriter() -> (SessionRegistry, WriteRecordingBackend, TestClock) {
         let backend = WriteRecordingBackend()
         let clock = TestClock()
         var configuration = SessionConfiguration()
         configuration.idleTimeoutSeconds = 100
-        let first = SessionRegistry(
+        let registry = SessionRegistry(
             configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        return (registry, backend, clock)
+    }
+
+    /// With a store writer, the record of a session found expired is deleted through it, not by
+    /// the request's thread: a server thread neither waits for a commit nor takes the writer's
+    /// connection while a batch holds it.
+    @Test func anExpiredStoredSessionIsDeletedThroughTheWriter() throws {
+        let (first, backend, clock) = Self.makeWithWriter()
         let cookie = try Self.set(first, nil, "count", 5)
         first.stopWriter()
         let id = try #require(SessionID(cookie))
         #expect(backend.inner.load(id) != nil)
         clock.advance(500)
         let restarted = SessionRegistry(
-            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+            configuration: first.configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
         #expect(try Self.read(restarted, cookie, "count").isNew)
         restarted.stopWriter()
         #expect(backend.inner.load(id) == nil)
@@ -182,12 +188,7 @@ final class WriteRecordingBackend: DefaultsBackend {
     /// With a store writer, the sweeper's delete of expired records goes through it too: the
     /// sweep runs on the timer thread, which must not wait out a batch being committed.
     @Test func theSweepDeletesThroughTheWriter() throws {
-        let backend = WriteRecordingBackend()
-        let clock = TestClock()
-        var configuration = SessionConfiguration()
-        configuration.idleTimeoutSeconds = 100
-        let registry = SessionRegistry(
-            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        let (registry, backend, clock) = Self.makeWithWriter()
         let old = try #require(SessionID(try Self.set(registry, nil, "count", 1)))
         clock.advance(1_000)
         let recent = try #require(SessionID(try Self.set(registry, nil, "count", 2)))
