@@ -10,14 +10,15 @@ import Glibc
 ///
 /// A pool below the normal priority has a foreman: one thread at the priority of the thread that
 /// made the pool (normal, at start-up), started with the pool, that hands the queued jobs to the
-/// pool's threads and runs, in order, what follows each (`Reservation.submit(_:then:)`). Its
-/// threads take no lock at all: each waits on a semaphore of its own for its next job and hands
-/// the job's end to the foreman through an atomic and the foreman's semaphore. A lock they shared
-/// with normal-priority threads would be a priority inversion: a `SCHED_IDLE` thread preempted
-/// while holding it keeps it for as long as the core stays busy, and whoever waits for it — an
-/// event loop reserving a place for a login — waits that long (README, Reliability). What
-/// follows a password check takes locks others wait for (the session's, its registry shard's),
-/// so it runs on the foreman too; the job itself keeps the pool's priority.
+/// pool's threads and runs what follows each job as it finds it ended
+/// (`Reservation.submit(_:then:)`). The pool's threads take no lock at all: each waits on a
+/// semaphore of its own for its next job and tells the foreman a job ended through an atomic and
+/// the foreman's semaphore. A lock they shared with normal-priority threads would be a priority
+/// inversion: a `SCHED_IDLE` thread preempted while holding it keeps it for as long as the core
+/// stays busy, and whoever waits for it — an event loop reserving a place for a login — waits
+/// that long (README, Reliability). What follows a password check takes locks others wait for
+/// (the session's, its registry shard's), so it runs on the foreman too; the job itself keeps the
+/// pool's priority.
 public final class WorkerPool: Sendable {
     /// Threads running jobs.
     public let threads: Int
@@ -85,7 +86,7 @@ public final class WorkerPool: Sendable {
             ? Rescheduler(name: "\(name)-tick", periodMicroseconds: share.sliceMicroseconds) : nil
         if let foreman {
             let thread = BackgroundThread { [self] in supervise(foreman) }
-            thread.name = "\(name)-finish"
+            thread.name = "\(name)-foreman"
             thread.start()
         }
     }
