@@ -42,7 +42,7 @@ public struct SessionResponder: HTTPResponder {
         case .busy(let busy):
             // Waits for the session's commit in progress, then for its own: brief.
             let pending = PendingResponse(brief: true)
-            busy.whenFree { retry(request, presented, pending, claimed: false) }
+            busy.whenFree { loaded in retry(request, presented, after: loaded, pending, claimed: false) }
             return .deferred(pending)
         }
     }
@@ -54,11 +54,13 @@ public struct SessionResponder: HTTPResponder {
     }
 
     /// Runs the handler once, if the session is free; the response carries its cookie.
-    private func attempt(_ request: Request, _ presented: SessionID?) throws -> Attempt {
+    private func attempt(
+        _ request: Request, _ presented: SessionID?, after loaded: LoadedSession? = nil
+    ) throws -> Attempt {
         var response = Response()
         let entry: SessionRegistry.Entry
         do {
-            entry = try registry.enter(presented: presented) { session in
+            entry = try registry.enter(presented: presented, after: loaded) { session in
                 response = try handler(request, session)
             }
         } catch let error as StoreError {
@@ -108,12 +110,16 @@ public struct SessionResponder: HTTPResponder {
         return .deferred(pending)
     }
 
-    /// Runs the request again once its session is free (on the writer's thread), answering it
-    /// through `pending` — unless the server answered it meanwhile (shutdown: then nothing runs).
-    private func retry(_ request: Request, _ presented: SessionID?, _ pending: PendingResponse, claimed: Bool) {
+    /// Runs the request again once its session is free (on the writer's or the loader's thread),
+    /// answering it through `pending` — unless the server answered it meanwhile (shutdown: then
+    /// nothing runs).
+    private func retry(
+        _ request: Request, _ presented: SessionID?, after loaded: LoadedSession?, _ pending: PendingResponse,
+        claimed: Bool
+    ) {
         guard claimed || pending.claim() else { return }
         do {
-            switch try attempt(request, presented) {
+            switch try attempt(request, presented, after: loaded) {
             case .answered(let response):
                 if case .deferred(let inner) = response.body {
                     inner.forward(to: pending, adding: response.headers)
@@ -121,7 +127,8 @@ public struct SessionResponder: HTTPResponder {
                     pending.fulfil(response)
                 }
             case .committing(let response, let commit): _ = answer(response, after: commit, request, claimed: pending)
-            case .busy(let busy): busy.whenFree { retry(request, presented, pending, claimed: true) }
+            case .busy(let busy):
+                busy.whenFree { loaded in retry(request, presented, after: loaded, pending, claimed: true) }
             }
         } catch let error as HTTPError {
             pending.fulfil(.error(error, for: request))

@@ -205,18 +205,34 @@ final class Signal: Sendable {
     }
 }
 
-/// A session whose changes are being committed, as `SessionRegistry.enter` found it.
+/// A session a request cannot enter yet, as `SessionRegistry.enter` found it: its changes are
+/// being committed, or it is not in memory and is being loaded.
 public struct BusySession: Sendable {
-    let session: Session
+    private enum Wait: Sendable {
+        case committing(Session)
+        case loading(SessionID, SessionLoader)
+    }
 
-    /// Calls `work` once the session's commit is done — at once, on this thread, when it is done
-    /// already, else on the store writer's thread: enter the session again then.
-    public func whenFree(_ work: @escaping @Sendable () -> Void) {
-        let now = session.state.withLock { state -> Bool in
-            guard state.committing else { return true }
-            state.waiters.append(work)
-            return false
+    private let wait: Wait
+
+    init(session: Session) { wait = .committing(session) }
+
+    init(loading id: SessionID, on loader: SessionLoader) { wait = .loading(id, loader) }
+
+    /// Calls `work` once the session is free — at once, on this thread, when it is already, else
+    /// on the store writer's thread (a commit) or the session loader's (a load): enter the session
+    /// again then, after what `work` is given (`SessionRegistry.enter(presented:after:_:)`).
+    public func whenFree(_ work: @escaping @Sendable (LoadedSession?) -> Void) {
+        switch wait {
+        case .committing(let session):
+            let now = session.state.withLock { state -> Bool in
+                guard state.committing else { return true }
+                state.waiters.append { work(nil) }
+                return false
+            }
+            if now { work(nil) }
+        case .loading(let id, let loader):
+            loader.load(id, then: work)
         }
-        if now { work() }
     }
 }

@@ -16,6 +16,9 @@ public final class SessionRegistry: Sendable {
     /// The thread that commits the requests' writes in groups, when the registry has one (see
     /// `StoreWriter`); without one, each request commits its own write on its own thread.
     public let writer: StoreWriter?
+    /// The thread that loads the sessions not in memory, when the registry has a store writer
+    /// (see `SessionLoader`); without one, a request loads its session itself (the memory store).
+    let loader: SessionLoader?
     let shards: [Shard]
     let shardCapacity: Int
     private let registration = RegistrationDomain()
@@ -29,8 +32,9 @@ public final class SessionRegistry: Sendable {
 
     /// A registry over `backend`; `clock` gives the time in Unix seconds (tests move it). With
     /// `groupCommitQueue`, requests' writes go to a `StoreWriter` with room for that many waiting
-    /// writes (for a backend whose commits are slow: SQLite); without, each request writes its
-    /// own changes at once (the memory backend).
+    /// writes (for a backend whose commits are slow: SQLite), and sessions not in memory are
+    /// loaded by a thread of their own (`SessionLoader`); without, each request writes its own
+    /// changes and loads its session itself (the memory backend).
     public init(
         configuration: SessionConfiguration, backend: any DefaultsBackend, groupCommitQueue: Int? = nil,
         clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
@@ -42,13 +46,25 @@ public final class SessionRegistry: Sendable {
         let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
         shards = (0..<shardCount).map { _ in Shard() }
         shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
+        loader = writer == nil ? nil : SessionLoader()
+        loader?.start { [weak self] id in
+            guard let self else { return .success(.none) }
+            return Result { try self.acquire(id, now: self.clock()) }
+        }
     }
 
-    deinit { writer?.stop() }
+    deinit {
+        loader?.stop()
+        writer?.stop()
+    }
 
-    /// Stops the store writer, if there is one, once it committed every write waiting (at
-    /// shutdown, after the server stopped); a request's changes are refused (503) afterwards.
-    public func stopWriter() { writer?.stop() }
+    /// Stops the session loader and the store writer, if there are, once they loaded and
+    /// committed everything waiting (at shutdown, after the server stopped); a request's changes
+    /// are refused (503) afterwards, and so is one whose session is not in memory.
+    public func stopWriter() {
+        loader?.stop()
+        writer?.stop()
+    }
 
     /// Sessions held in memory.
     public var count: Int { shards.reduce(0) { $0 + $1.count } }
@@ -102,15 +118,21 @@ public final class SessionRegistry: Sendable {
         -> SessionContext
     {
         let free = Signal()
+        var loaded: LoadedSession?
         while true {
-            switch try enter(presented: presentedID, body) {
+            switch try enter(presented: presentedID, after: loaded, body) {
             case .committed(let context): return context
             case .committing(let context, let commit):
                 try commit.wait()
                 return context
             case .busy(let busy):
-                busy.whenFree { free.raise() }
+                let found = Locked<LoadedSession?>(nil)
+                busy.whenFree { loaded in
+                    found.withLock { $0 = loaded }
+                    free.raise()
+                }
                 free.wait()
+                loaded = found.withLock { $0 }
             }
         }
     }
@@ -123,8 +145,9 @@ public final class SessionRegistry: Sendable {
         /// done (`PendingCommit.whenDone`) — with 503 when it failed.
         case committing(SessionContext, PendingCommit)
         /// The body did not run: the session's changes of an earlier request are being committed,
-        /// and what the body would see is not durable yet. Enter again once they are
-        /// (`BusySession.whenFree`).
+        /// and what the body would see is not durable yet — or the session is not in memory and
+        /// is being loaded. Enter again once it is free (`BusySession.whenFree`), with what it
+        /// hands over.
         case busy(BusySession)
     }
 
@@ -132,13 +155,26 @@ public final class SessionRegistry: Sendable {
     /// without ever waiting: the request's thread (a server thread) is free again when this
     /// returns, and the request is answered as the entry says. Throws when the body throws or
     /// the store refuses the changes (a `StoreError` with `retryAfterSeconds` when the writer's
-    /// queue is full), with nothing changed.
+    /// queue is full), with nothing changed. `loaded` is what the wait of an earlier `.busy`
+    /// handed over (the session loaded for this request).
     public func enter(
-        presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
+        presented presentedID: SessionID?, after loaded: LoadedSession? = nil, _ body: (SessionContext) throws -> Void
     ) throws -> Entry {
         let now = clock()
         guard let presentedID else { return try runNew(body, now: now) }
-        switch try acquire(presentedID, now: now) {
+        let acquired: Acquired
+        if let outcome = loaded?.take() {
+            acquired = try outcome.get()
+        } else if let loader {
+            // A server thread never reads the store: a session not in memory is loaded elsewhere.
+            guard let inMemory = try acquireInMemory(presentedID, now: now) else {
+                return .busy(BusySession(loading: presentedID, on: loader))
+            }
+            acquired = inMemory
+        } else {
+            acquired = try acquire(presentedID, now: now)
+        }
+        switch acquired {
         case .found(let session):
             defer { session.users.subtract(1, ordering: .relaxed) }
             var rotatedAway = false
@@ -234,7 +270,7 @@ public final class SessionRegistry: Sendable {
                 try commit.wait()
                 return result
             case .busy(let busy):
-                busy.whenFree { free.raise() }
+                busy.whenFree { _ in free.raise() }
                 free.wait()
             }
         }
@@ -266,7 +302,7 @@ public final class SessionRegistry: Sendable {
     }
 
     /// What an id presented to the registry names.
-    private enum Acquired {
+    enum Acquired: Sendable {
         /// A live session, marked in use.
         case found(Session)
         /// An id a rotation retired moments ago.
@@ -283,7 +319,7 @@ public final class SessionRegistry: Sendable {
     /// A load that read the record before a rotation renamed it would bring the retired id back:
     /// the shard refuses a loaded session whose id was retired since the load began, and the
     /// record is read again (the rename is in the backend before the id leaves memory).
-    private func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true) throws -> Acquired {
+    func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true) throws -> Acquired {
         let shard = shard(for: id)
         for _ in 0..<4 {
             let since: UInt64

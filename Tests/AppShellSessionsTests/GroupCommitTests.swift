@@ -159,7 +159,7 @@ final class GatedBackend: ForwardingDefaultsBackend, @unchecked Sendable {
         }
         #expect(!ran.withLock { $0 })
         let freed = Locked(false)
-        busy.whenFree { freed.withLock { $0 = true } }
+        busy.whenFree { _ in freed.withLock { $0 = true } }
         #expect(!freed.withLock { $0 })
         backend.release()
         try commit.wait()

@@ -1,0 +1,128 @@
+import AppShellConcurrency
+import Synchronization
+
+/// The thread that loads, for the server's threads, the sessions that are not in memory (after a
+/// restart, or once the memory cap let them go): a request that finds its session missing is
+/// deferred (`SessionRegistry.Entry.busy`) and runs again once its session is loaded, so that no
+/// server thread reads the store — a disk read of a cold page, or a turn of the store's reading
+/// connection that another thread holds. A registry with a store writer has one.
+///
+/// Requests for the same session while it loads wait for the same load.
+final class SessionLoader: Sendable {
+    typealias Outcome = Result<SessionRegistry.Acquired, any Error>
+
+    /// The ids to load and who waits for each, guarded by `condition`.
+    private final class State: @unchecked Sendable {
+        var queue = FIFOQueue<SessionID>()
+        var waiting: [SessionID: [@Sendable (LoadedSession) -> Void]] = [:]
+        var stopping = false
+        var running = false
+    }
+
+    private let state = State()
+    private let condition = Condition()
+    private let name: String
+
+    /// A loader whose thread, named `name`, starts with `start`.
+    init(name: String = "appshell-loader") { self.name = name }
+
+    /// Starts the thread, which loads each id with `acquire` (the registry's loading lookup).
+    func start(_ acquire: @escaping @Sendable (SessionID) -> Outcome) {
+        condition.lock()
+        state.running = true
+        condition.unlock()
+        let thread = BackgroundThread { [self] in run(acquire) }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Loads `id` and then calls `done`, on the loader's thread, with the outcome; at once, with
+    /// an error, when the loader stopped.
+    func load(_ id: SessionID, then done: @escaping @Sendable (LoadedSession) -> Void) {
+        condition.lock()
+        guard !state.stopping else {
+            condition.unlock()
+            done(LoadedSession(.failure(StoreError("the session store is closing: the session was not loaded"))))
+            return
+        }
+        if state.waiting[id] != nil {
+            state.waiting[id]?.append(done)
+        } else {
+            state.waiting[id] = [done]
+            state.queue.append(id)
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    /// Loads what is queued, then ends the thread; returns once it ended.
+    func stop() {
+        condition.lock()
+        state.stopping = true
+        condition.broadcast()
+        while state.running { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run(_ acquire: @Sendable (SessionID) -> Outcome) {
+        while true {
+            condition.lock()
+            while state.queue.isEmpty && !state.stopping { condition.wait() }
+            guard let id = state.queue.popFirst() else {
+                state.running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            condition.unlock()
+            let outcome = acquire(id)
+            condition.lock()
+            let waiters = state.waiting.removeValue(forKey: id) ?? []
+            condition.unlock()
+            // Each waiter holds the session in use until its request ran (one use came with it).
+            if case .success(.found(let session)) = outcome, waiters.count > 1 {
+                session.users.add(waiters.count - 1, ordering: .relaxed)
+            }
+            if waiters.isEmpty, case .success(.found(let session)) = outcome {
+                session.users.subtract(1, ordering: .relaxed)
+            }
+            for waiter in waiters { waiter(LoadedSession(outcome)) }
+        }
+    }
+}
+
+/// What loading a request's session found, handed to the request to enter its session with
+/// (`SessionRegistry.enter(presented:after:_:)`). It keeps a found session in use until then, and
+/// lets go of it if the request is not run again (the server answered it itself, at shutdown).
+public final class LoadedSession: Sendable {
+    private let outcome: Locked<SessionLoader.Outcome?>
+
+    init(_ outcome: SessionLoader.Outcome) { self.outcome = Locked(outcome) }
+
+    /// The outcome, once: `nil` after it was taken.
+    func take() -> SessionLoader.Outcome? {
+        outcome.withLock { outcome in
+            defer { outcome = nil }
+            return outcome
+        }
+    }
+
+    deinit {
+        if case .success(.found(let session))? = take() { session.users.subtract(1, ordering: .relaxed) }
+    }
+}
+
+extension SessionRegistry {
+    /// What memory knows of `id`: its session marked in use, a retired or expired id (an expired
+    /// record's delete queued) — or `nil` when it must be loaded.
+    func acquireInMemory(_ id: SessionID, now: Int64) throws -> Acquired? {
+        switch shard(for: id).acquire(id, now: now, configuration) {
+        case .found(let session): return .found(session)
+        case .retired: return .retired
+        case .expired(let stored):
+            if stored { try forget(id) }
+            return .none
+        case .missing: return nil
+        }
+    }
+}
