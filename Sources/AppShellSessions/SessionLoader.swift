@@ -121,7 +121,7 @@ extension SessionRegistry {
         case .retired: return .retired
         case .expired(let stored):
             if stored { try forget(id) }
-            return .none
+            return Acquired.none
         case .missing: return nil
         }
     }

@@ -22,7 +22,9 @@ final class ManualClock: Sendable {
 /// cancelling, starting and stopping — with a clock the tests move, so nothing depends on how fast
 /// the machine is.
 @Suite struct TimerQueueTests {
-    static let patience = DispatchTime.now() + .seconds(30)
+    /// A deadline 30 s from now, made at each wait (a `static let` was one instant for the whole
+    /// process: waits of tests that ran 30 s after the first had already passed it).
+    static var patience: DispatchTime { .now() + .seconds(30) }
 
     /// A started queue on a clock at 0.
     static func start() -> (TimerQueue, ManualClock) {

@@ -125,6 +125,25 @@ final class HeldLoadBackend: DefaultsBackend {
         #expect(backend.loads.withLock { $0 } == ["appshell-loader"])
     }
 
+    /// A session that expired in memory is answered as a new one at once: nothing to load.
+    @Test func anExpiredSessionInMemoryIsNotLoaded() throws {
+        let backend = HeldLoadBackend()
+        let clock = TestClock()
+        var configuration = SessionConfiguration()
+        configuration.idleTimeoutSeconds = 100
+        let registry = SessionRegistry(
+            configuration: configuration, backend: backend, groupCommitQueue: 16, clock: clock.reading)
+        defer { registry.stopWriter() }
+        let id = try registry.enterSession(presented: nil) { $0.defaults.set(5, forKey: "count") }.id
+        clock.advance(500)
+        let entry = try registry.enter(presented: id) { _ in }
+        switch entry {
+        case .committed(let context), .committing(let context, _): #expect(context.isNew)
+        case .busy: Issue.record("an expired session in memory was sent to be loaded")
+        }
+        #expect(backend.loads.withLock { $0 }.isEmpty)
+    }
+
     @Test func withoutAWriterTheRequestLoadsItself() throws {
         let backend = HeldLoadBackend()
         let first = SessionRegistry(configuration: SessionConfiguration(), backend: backend)
