@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import Glibc
 import Synchronization
 
 /// The thread that loads, for the server's threads, the sessions that are not in memory (after a
@@ -17,6 +18,7 @@ final class SessionLoader: Sendable {
         var waiting: [SessionID: [@Sendable (LoadedSession) -> Void]] = [:]
         var stopping = false
         var running = false
+        var thread: pthread_t?
     }
 
     private let state = State()
@@ -55,16 +57,22 @@ final class SessionLoader: Sendable {
         condition.unlock()
     }
 
-    /// Loads what is queued, then ends the thread; returns once it ended.
+    /// Loads what is queued, then ends the thread; returns once it ended. Called on the loader's
+    /// own thread (the registry's last reference dropped there), it does not wait: the thread
+    /// ends once it returns to its loop.
     func stop() {
         condition.lock()
         state.stopping = true
         condition.broadcast()
-        while state.running { condition.wait() }
+        let onLoader = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        while state.running && !onLoader { condition.wait() }
         condition.unlock()
     }
 
     private func run(_ acquire: @Sendable (SessionID) -> Outcome) {
+        condition.lock()
+        state.thread = pthread_self()
+        condition.unlock()
         while true {
             condition.lock()
             while state.queue.isEmpty && !state.stopping { condition.wait() }
