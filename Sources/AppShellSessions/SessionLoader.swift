@@ -119,18 +119,3 @@ public final class LoadedSession: Sendable {
         if case .success(.found(let session))? = take() { session.users.subtract(1, ordering: .relaxed) }
     }
 }
-
-extension SessionRegistry {
-    /// What memory knows of `id`: its session marked in use, a retired or expired id (an expired
-    /// record's delete queued) — or `nil` when it must be loaded.
-    func acquireInMemory(_ id: SessionID, now: Int64) throws -> Acquired? {
-        switch shard(for: id).acquire(id, now: now, configuration) {
-        case .found(let session): return .found(session)
-        case .retired: return .retired
-        case .expired(let stored):
-            if stored { try forget(id) }
-            return Acquired.none
-        case .missing: return nil
-        }
-    }
-}
