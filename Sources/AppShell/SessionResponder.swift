@@ -40,7 +40,7 @@ public struct SessionResponder: HTTPResponder {
         case .committing(let response, let commit):
             return answer(response, after: commit, request, claimed: nil)
         case .busy(let busy):
-            // Waits for the session's commit in progress, then for its own: brief.
+            // Waits for the session's commit in progress or its load, then for its own commit: brief.
             let pending = PendingResponse(brief: true)
             busy.whenFree { loaded in retry(request, presented, after: loaded, pending, claimed: false) }
             return .deferred(pending)
