@@ -1,4 +1,4 @@
-import Synchronization
+import AppShellConcurrency
 
 /// What an app keeps beside a session's values (its controller tree), as the app made it: the
 /// bytes that are stored, made from the app's own value only when something needs them — a
@@ -15,7 +15,7 @@ public final class SessionSnapshot: Sendable {
     /// Makes the bytes, if it was made from a value.
     private let make: (@Sendable () -> [UInt8])?
     /// The bytes `make` made, once they were asked for.
-    private let made = AtomicLazyReference<Bytes>()
+    private let made = LazyObject<Bytes>()
 
     private final class Bytes: Sendable {
         let value: [UInt8]
