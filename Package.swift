@@ -71,7 +71,7 @@ let package = Package(
                 "AppShell", "AppShellAuth", "AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellConcurrency",
             ]),
         .executableTarget(
-            name: "appshell", dependencies: ["AppShell", "AppShellDemo"]),
+            name: "appshell", dependencies: ["AppShell", "AppShellDemo", "AppShellConcurrency"]),
         // A test-only server over the session registry, run as a process by the session tests.
         .executableTarget(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
