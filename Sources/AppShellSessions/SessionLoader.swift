@@ -1,5 +1,4 @@
 import AppShellConcurrency
-import Glibc
 import Synchronization
 
 /// The thread that loads, for the server's threads, the sessions that are not in memory (after a
@@ -12,37 +11,29 @@ import Synchronization
 final class SessionLoader: Sendable {
     typealias Outcome = Result<SessionRegistry.Acquired, any Error>
 
-    /// The ids to load and who waits for each, guarded by `condition`.
+    /// The ids to load and who waits for each, guarded by the service's condition.
     private final class State: @unchecked Sendable {
         var queue = FIFOQueue<SessionID>()
         var waiting: [SessionID: [@Sendable (LoadedSession) -> Void]] = [:]
-        var stopping = false
-        var running = false
-        var thread: pthread_t?
     }
 
     private let state = State()
-    private let condition = Condition()
-    private let name: String
+    private let service: ServiceThread
 
     /// A loader whose thread, named `name`, starts with `start`.
-    init(name: String = "appshell-loader") { self.name = name }
+    init(name: String = "appshell-loader") { service = ServiceThread(name: name) }
 
     /// Starts the thread, which loads each id with `acquire` (the registry's loading lookup).
     func start(_ acquire: @escaping @Sendable (SessionID) -> Outcome) {
-        condition.lock()
-        state.running = true
-        condition.unlock()
-        let thread = BackgroundThread { [self] in run(acquire) }
-        thread.name = name
-        thread.start()
+        service.start { [self] in run(acquire) }
     }
 
     /// Loads `id` and then calls `done`, on the loader's thread, with the outcome; at once, with
     /// an error, when the loader stopped.
     func load(_ id: SessionID, then done: @escaping @Sendable (LoadedSession) -> Void) {
+        let condition = service.condition
         condition.lock()
-        guard !state.stopping else {
+        guard !service.isStopping else {
             condition.unlock()
             done(LoadedSession(.failure(StoreError("the session store is closing: the session was not loaded"))))
             return
@@ -60,25 +51,13 @@ final class SessionLoader: Sendable {
     /// Loads what is queued, then ends the thread; returns once it ended. Called on the loader's
     /// own thread (the registry's last reference dropped there), it does not wait: the thread
     /// ends once it returns to its loop.
-    func stop() {
-        condition.lock()
-        state.stopping = true
-        condition.broadcast()
-        let onLoader = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-        while state.running && !onLoader { condition.wait() }
-        condition.unlock()
-    }
+    func stop() { service.stop() }
 
     private func run(_ acquire: @Sendable (SessionID) -> Outcome) {
-        condition.lock()
-        state.thread = pthread_self()
-        condition.unlock()
+        let condition = service.condition
         while true {
             condition.lock()
-            while state.queue.isEmpty && !state.stopping { condition.wait() }
-            guard let id = state.queue.popFirst() else {
-                state.running = false
-                condition.broadcast()
+            guard service.waitForWork({ !state.queue.isEmpty }), let id = state.queue.popFirst() else {
                 condition.unlock()
                 return
             }

@@ -30,17 +30,13 @@ public final class StoreWriter: Sendable {
         let done: @Sendable (StoreError?) -> Void
     }
 
-    /// The queue, guarded by `condition`.
+    /// The queue, guarded by the service's condition.
     private final class State: @unchecked Sendable {
         var jobs: [Job] = []
-        var stopping = false
-        var running = false
-        var thread: pthread_t?
     }
 
     private let state = State()
-    private let condition = Condition()
-    private let name: String
+    private let service: ServiceThread
 
     /// A writer to `backend` with room for `queueLimit` waiting writes (at least 1); its thread,
     /// named `name`, starts now.
@@ -54,13 +50,8 @@ public final class StoreWriter: Sendable {
     public init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
         self.backend = backend
         self.queueLimit = max(1, queueLimit)
-        self.name = name
-        condition.lock()
-        state.running = true
-        condition.unlock()
-        let thread = BackgroundThread { [self] in run() }
-        thread.name = name
-        thread.start()
+        service = ServiceThread(name: name)
+        service.start { [self] in run() }
     }
 
     deinit { stop() }
@@ -78,8 +69,9 @@ public final class StoreWriter: Sendable {
     }
 
     private func queue(_ job: Job) -> Bool {
+        let condition = service.condition
         condition.lock()
-        guard !state.stopping, state.jobs.count < queueLimit else {
+        guard !service.isStopping, state.jobs.count < queueLimit else {
             condition.unlock()
             return false
         }
@@ -91,8 +83,8 @@ public final class StoreWriter: Sendable {
 
     /// Writes waiting now (not counting the batch being committed).
     public var queued: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        service.condition.lock()
+        defer { service.condition.unlock() }
         return state.jobs.count
     }
 
@@ -100,14 +92,7 @@ public final class StoreWriter: Sendable {
     /// (at shutdown, after the server stopped: every answered write is then in the store). Called
     /// on the writer's own thread (the last reference to its registry dropped there), it does not
     /// wait: the thread ends once it returns to its loop.
-    public func stop() {
-        condition.lock()
-        state.stopping = true
-        condition.broadcast()
-        let onWriter = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-        while state.running && !onWriter { condition.wait() }
-        condition.unlock()
-    }
+    public func stop() { service.stop() }
 
     /// Runs the calling thread (the writer's) as `SCHED_BATCH`: the same share of a core as a
     /// normal thread (same nice value), but a wake-up never preempts the thread running: woken by
@@ -125,15 +110,10 @@ public final class StoreWriter: Sendable {
 
     private func run() {
         StoreWriter.runAsBatch()
-        condition.lock()
-        state.thread = pthread_self()
-        condition.unlock()
+        let condition = service.condition
         while true {
             condition.lock()
-            while state.jobs.isEmpty && !state.stopping { condition.wait() }
-            if state.jobs.isEmpty {
-                state.running = false
-                condition.broadcast()
+            guard service.waitForWork({ !state.jobs.isEmpty }) else {
                 condition.unlock()
                 return
             }
