@@ -101,11 +101,13 @@ public struct SessionResponder: HTTPResponder {
         if claimed == nil { _ = pending.claim() }
         // What a failure's answer needs of the request, not the request: its copy (headers, body,
         // path) was retained here and released by the store writer for every action.
-        let requestID = request.requestID
+        // The id's text only when it is logged.
+        let requestID = request.heldRequestID
         let html = request.prefersHTML
         commit.whenDone { error in
             pending.fulfil(
-                error.map { .error(SessionResponder.unavailable($0, requestID: requestID), html: html) } ?? response)
+                error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
+                    ?? response)
         }
         return .deferred(pending)
     }

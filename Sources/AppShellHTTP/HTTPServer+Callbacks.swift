@@ -168,6 +168,7 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
+        if pending.isWaitingForAnswer { return .YES }
         if let deferred = pending.deferred { return answerAgain(deferred, on: connection, pending) }
         if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)

@@ -37,6 +37,14 @@ final class PendingRequest: @unchecked Sendable {
     /// The answer the responder deferred, while the request waits for it, the header fields to
     /// add to it, and the loop the request is parked on (`nil` while its connection is suspended).
     @exclusivity(unchecked) var deferred: (pending: PendingResponse, headers: HTTPHeaders, parkedOn: EventLoop?)?
+    /// Whether the request waits for a deferred answer not given yet: a parked request, called
+    /// again at a turn of its loop, has nothing to do then. Reads the answer's flag through the
+    /// stored reference, without copying what `deferred` holds (three references retained and
+    /// released at every turn).
+    var isWaitingForAnswer: Bool {
+        guard let answer = deferred?.pending else { return false }
+        return !answer.hasAnswer
+    }
     /// The client's address as the per-address connection limit counts it.
     @exclusivity(unchecked) var peer: IPAddress?
     /// The request's id (see `RequestID`), set when its header fields have arrived.

@@ -34,6 +34,9 @@ public struct Request: Sendable {
     public var requestID: String { requestIDValue.text }
     /// The id as the server holds it (a generated one's text is made when asked for).
     let requestIDValue: RequestID.Value
+    /// `requestID` as the server holds it, its text not made yet: for work that may log it later
+    /// (a deferred answer's failure), so that the usual success makes no string of it.
+    public var heldRequestID: RequestID.Value { requestIDValue }
 
     /// A request from its parts; `target` must be an origin-form target (`/path?query`) or an
     /// absolute-form one (`http://host/path?query`, whose host then replaces the `Host` field).

@@ -52,8 +52,9 @@ public enum RequestID {
 
     /// A request's id as the server holds it: the number of a generated one (its text is made
     /// only when asked for: most requests only send it, and that needs no `String`), or the text
-    /// the client sent.
-    enum Value: Sendable {
+    /// the client sent. Keep one (`Request.heldRequestID`) for what may be logged after the
+    /// request is gone: its text is made only if that happens.
+    public enum Value: Sendable {
         /// Generated: the counter's value.
         case generated(UInt64)
         /// Sent by the client and acceptable.
@@ -70,7 +71,7 @@ public enum RequestID {
         }
 
         /// The id as text.
-        var text: String {
+        public var text: String {
             switch self {
             case .given(let text): return text
             case .generated:

@@ -22,17 +22,14 @@ public final class StoreWriter: Sendable {
     /// Commits, batches, errors and latencies.
     public let statistics = StoreStatistics()
 
-    private struct Job {
-        /// One request's write (most requests make one: no array to allocate and free for it).
-        let write: StoreWrite?
-        /// Or its several writes.
-        let writes: [StoreWrite]
-        let done: @Sendable (StoreError?) -> Void
-    }
+    /// What to call once a request's writes are done (all of the batch's, or none of them).
+    private typealias Completion = @Sendable (StoreError?) -> Void
 
-    /// The queue, guarded by the service's condition.
+    /// The queue, guarded by the service's condition: the writes in order, as the backend takes
+    /// them (a batch is handed over as it is, no copy of its writes), and the requests' completions.
     private final class State: @unchecked Sendable {
-        var jobs: [Job] = []
+        var writes: [StoreWrite] = []
+        var completions: [Completion] = []
     }
 
     private let state = State()
@@ -60,22 +57,23 @@ public final class StoreWriter: Sendable {
     /// `done` is called on the writer's thread once they are durable (`nil`) or refused (the
     /// error). Returns false, and queues nothing, when the queue is full or the writer stopped.
     public func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        queue(Job(write: nil, writes: writes, done: done))
+        queue(done) { $0.append(contentsOf: writes) }
     }
 
     /// Queues one write, as `submit(_:then:)` with an array of it.
     public func submit(_ write: StoreWrite, then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        queue(Job(write: write, writes: [], done: done))
+        queue(done) { $0.append(write) }
     }
 
-    private func queue(_ job: Job) -> Bool {
+    private func queue(_ completion: @escaping Completion, _ addWrites: (inout [StoreWrite]) -> Void) -> Bool {
         let condition = service.condition
         condition.lock()
-        guard !service.isStopping, state.jobs.count < queueLimit else {
+        guard !service.isStopping, state.completions.count < queueLimit else {
             condition.unlock()
             return false
         }
-        state.jobs.append(job)
+        addWrites(&state.writes)
+        state.completions.append(completion)
         condition.signal()
         condition.unlock()
         return true
@@ -85,7 +83,7 @@ public final class StoreWriter: Sendable {
     public var queued: Int {
         service.condition.lock()
         defer { service.condition.unlock() }
-        return state.jobs.count
+        return state.completions.count
     }
 
     /// Takes no more writes, commits those waiting and returns once the thread is done with them
@@ -113,49 +111,43 @@ public final class StoreWriter: Sendable {
         let condition = service.condition
         while true {
             condition.lock()
-            guard service.waitForWork({ !state.jobs.isEmpty }) else {
+            guard service.waitForWork({ !state.completions.isEmpty }) else {
                 condition.unlock()
                 return
             }
-            var batch: [Job] = []
-            swap(&batch, &state.jobs)
+            let batch = Batch()
+            swap(&batch.writes, &state.writes)
+            swap(&batch.completions, &state.completions)
             condition.unlock()
-            commit(&batch)
+            commit(batch)
         }
     }
 
-    private func commit(_ batch: inout [Job]) {
+    private func commit(_ batch: Batch) {
         let started = StoreWriter.seconds()
         var failure: StoreError?
         do {
-            var writes: [StoreWrite] = []
-            writes.reserveCapacity(batch.count)
-            for job in batch {
-                if let write = job.write { writes.append(write) } else { writes.append(contentsOf: job.writes) }
-            }
-            try backend.applyAll(writes)
+            try backend.applyAll(batch.writes)
         } catch {
             failure = error
         }
-        statistics.record(writes: batch.count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
-        // As one batch: the answers' connections are resumed together at its end, and the jobs
-        // (their closures hold the requests' objects) let go of by the server thread that
-        // resumes them (`ThreadBatch`).
+        let count = batch.completions.count
+        statistics.record(writes: count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
+        // As one batch: the answers' connections are resumed together at its end, and the writes
+        // and completions (their closures hold the requests' objects) let go of by the server
+        // thread that resumes them (`ThreadBatch`).
         ThreadBatch.run {
-            for job in batch { job.done(failure) }
-            ThreadBatch.leave(Leftovers(taking: &batch))
+            for completion in batch.completions { completion(failure) }
+            ThreadBatch.leave(batch)
         }
         backend.afterBatch()
     }
 
-    /// A batch's jobs, done: handed to another thread to be let go of there.
-    private final class Leftovers {
-        let jobs: [Job]
-        init(taking jobs: inout [Job]) {
-            var taken: [Job] = []
-            swap(&taken, &jobs)
-            self.jobs = taken
-        }
+    /// A batch: its writes and their requests' completions; once done, handed to another thread
+    /// to be let go of there.
+    private final class Batch {
+        var writes: [StoreWrite] = []
+        var completions: [Completion] = []
     }
 
     private static func seconds() -> Double {
