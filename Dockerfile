@@ -9,7 +9,7 @@ ARG RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
 FROM ${BUILDER_IMAGE} AS builder
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-       pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev \
+       pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev libhiredis-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The manifest names the test targets too (one is an executable under Tests/): they must exist.
@@ -31,11 +31,11 @@ RUN --mount=type=cache,id=appshell-swift-build,sharing=locked,target=/src/.build
 FROM ${RUNTIME_IMAGE}
 LABEL org.opencontainers.image.title="AppShell" \
       org.opencontainers.image.description="A server-side app shell in Swift over libmicrohttpd (the demo app)"
-# Only what the binary links beyond glibc (ldd: libmicrohttpd, SQLite, libsodium; their own
+# Only what the binary links beyond glibc (ldd: libmicrohttpd, SQLite, libsodium, hiredis; their own
 # dependencies come with them); no shell tools beyond the base image's. The user owns only /data.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-       libmicrohttpd12 libsqlite3-0 libsodium23 \
+       libmicrohttpd12 libsqlite3-0 libsodium23 libhiredis0.14 \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt/* /var/log/dpkg.log \
     && groupadd --gid 10001 appshell \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \

@@ -43,6 +43,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // hiredis from Debian; only AppShellSessions imports it (the Redis store). Without
+        // pkg-config: its flags carry -D_FILE_OFFSET_BITS=64, which SwiftPM drops with a warning;
+        // the header and the library are in the default paths.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         // libsodium from Debian; only AppShellAuth imports it.
         .systemLibrary(
             name: "CSodium",
@@ -54,7 +61,7 @@ let package = Package(
             name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"]),
         // Sessions, their registry and the defaults store with its backends; no HTTP types.
         .target(
-            name: "AppShellSessions", dependencies: ["CSQLite", "AppShellJSON", "AppShellConcurrency"]),
+            name: "AppShellSessions", dependencies: ["CSQLite", "CHiredis", "AppShellJSON", "AppShellConcurrency"]),
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(
             name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),

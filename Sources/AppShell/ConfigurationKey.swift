@@ -1,5 +1,6 @@
 import AppShellHTTP
 import AppShellJSON
+import AppShellSessions
 import Glibc
 
 /// The value types a configuration key can have, with what each must be.
@@ -16,6 +17,9 @@ public enum ConfigurationKind: Sendable {
     case boolean
     /// An IPv4 or IPv6 address literal (what a socket can bind).
     case address
+    /// A Redis server's URL (`RedisURL`): `redis://[user:password@]host[:port][/db]` or
+    /// `unix:///path[?db=N&password=…]`.
+    case redisURL
     /// An array of allowed host names (`AllowedHosts`).
     case hostList
     /// An array of proxy addresses or CIDR ranges (`TrustedProxies`).
@@ -41,6 +45,7 @@ public enum ConfigurationKind: Sendable {
         case .integer(let range): return "an integer from \(range.lowerBound) to \(range.upperBound)"
         case .boolean: return "true or false"
         case .address: return "an IPv4 or IPv6 address literal such as 127.0.0.1, 0.0.0.0, ::1 or :: (no brackets)"
+        case .redisURL: return "a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL"
         case .hostList:
             return "an array of host names (no port), IP addresses, or .example.com / *.example.com patterns"
         case .proxyList: return "an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8"
@@ -58,6 +63,7 @@ public enum ConfigurationKind: Sendable {
         case (.boolean, .bool): return true
         case (.json(_, let isValid), _): return isValid(value)
         case (.address, .string(let text)): return ConfigurationKind.isAddressLiteral(text)
+        case (.redisURL, .string(let text)): return (try? RedisURL(text)) != nil
         case (.hostList, .array(let entries)), (.proxyList, .array(let entries)):
             return firstInvalidEntry(entries) == nil
         default: return false
@@ -67,7 +73,7 @@ public enum ConfigurationKind: Sendable {
     /// The JSON value an environment variable's `text` stands for.
     func value(fromEnvironment text: String, _ variable: String) throws(ConfigurationError) -> JSON {
         switch self {
-        case .string, .token, .choice, .address:
+        case .string, .token, .choice, .address, .redisURL:
             return .string(text)
         case .hostList, .proxyList:
             return ConfigurationKind.list(fromEnvironment: text)
@@ -179,6 +185,10 @@ public struct ConfigurationKey<Configuration>: Sendable {
             }
             if case .array(let entries) = value, kind.isList, let entry = kind.firstInvalidEntry(entries) {
                 shown = entry.stringValue == nil ? entry.typeDescription : entry.serializedString
+            }
+            // A URL's credentials are not repeated into a log.
+            if case .redisURL = kind, let text = value.stringValue {
+                shown = JSON.string(RedisURL.masked(text)).serializedString
             }
             throw ConfigurationError("\(origin) must be \(kind.expectation), got \(shown)")
         }

@@ -44,11 +44,16 @@ extension ShellConfiguration {
         ConfigurationKey("accessLog", .boolean, "one JSON line per request on stdout") {
             $1.server.accessLog = $0.boolValue!
         },
-        ConfigurationKey("store", .choice(["sqlite", "memory"]), "where session defaults live") {
-            $1.store = $0.stringValue == "memory" ? .memory : .sqlite
+        ConfigurationKey("store", .choice(["sqlite", "memory", "redis"]), "where session defaults live") {
+            $1.store = ShellConfiguration.StoreKind(rawValue: $0.stringValue!) ?? .sqlite
         },
         ConfigurationKey("storePath", .string, "the SQLite file (its folder is created)") {
             $1.storePath = $0.stringValue!
+        },
+        ConfigurationKey(
+            "storeURL", .redisURL, "the Redis server, when store is redis (password and database in the URL)"
+        ) {
+            $1.storeURL = $0.stringValue!
         },
         ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
         ConfigurationKey("secureCookies", .boolean, "__Host- prefix and Secure attribute (HTTPS only)") {

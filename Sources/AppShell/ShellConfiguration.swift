@@ -15,6 +15,9 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var store = StoreKind.sqlite
     /// The SQLite file, when `store` is `.sqlite`.
     public var storePath = "data/appshell.sqlite"
+    /// The Redis server, when `store` is `.redis` (a `RedisURL`: checked when the configuration
+    /// is read).
+    public var storeURL = "redis://127.0.0.1:6379/0"
     /// The session cookie's name (before the `__Host-` prefix).
     public var cookieName = "appshell_session"
     /// Whether the cookie is `Secure` with the `__Host-` prefix (serve over HTTPS).
@@ -33,6 +36,8 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
         case sqlite
         /// Memory only: for tests and benchmarks; nothing survives a restart.
         case memory
+        /// A Redis server at `storeURL`, which several instances can share.
+        case redis
     }
 
     /// The defaults.

@@ -58,21 +58,31 @@ public final class ShellServer: Sendable {
         metricsSources = metrics
         stopApplication = stopping
         let backend: any DefaultsBackend
-        switch configuration.store {
-        case .memory: backend = MemoryDefaultsBackend()
-        case .sqlite: backend = try SQLiteDefaultsBackend(path: configuration.storePath)
-        }
-        // SQLite's commits go through one writer thread, many requests' writes per transaction;
-        // the memory store writes on the request's thread (it never waits).
-        sessions = SessionRegistry(
-            configuration: configuration.sessions, backend: backend,
-            groupCommitQueue: configuration.store == .sqlite ? configuration.storeWriteQueue : nil)
-        cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
+        // The form-token key: every instance sharing a store must have the same one.
         let key: [UInt8]
         switch configuration.store {
-        case .memory: key = CSRFTokens.randomKey()
-        case .sqlite: key = try CSRFKeyFile.load(besides: configuration.storePath)
+        case .memory:
+            backend = MemoryDefaultsBackend()
+            key = CSRFTokens.randomKey()
+        case .sqlite:
+            backend = try SQLiteDefaultsBackend(path: configuration.storePath)
+            key = try CSRFKeyFile.load(besides: configuration.storePath)
+        case .redis:
+            let redis = try RedisDefaultsBackend(
+                url: RedisURL(configuration.storeURL),
+                expiry: RedisDefaultsBackend.Expiry(
+                    idleSeconds: configuration.sessions.idleTimeoutSeconds,
+                    absoluteSeconds: configuration.sessions.absoluteTimeoutSeconds))
+            backend = redis
+            key = try redis.sharedSecret(named: "csrf-key", making: CSRFTokens.randomKey)
         }
+        // SQLite's and Redis's commits go through one writer thread, many requests' writes per
+        // transaction (no server thread waits for the disk or the network); the memory store
+        // writes on the request's thread (it never waits).
+        sessions = SessionRegistry(
+            configuration: configuration.sessions, backend: backend,
+            groupCommitQueue: configuration.store == .memory ? nil : configuration.storeWriteQueue)
+        cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
@@ -144,12 +154,15 @@ public final class ShellServer: Sendable {
             everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
-        AccessLog.event(
-            "listening",
-            [
-                "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
-                "threads": .integer(configuration.server.threads), "store": .string(configuration.store.rawValue),
-            ])
+        var listening: [String: JSON] = [
+            "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
+            "threads": .integer(configuration.server.threads), "store": .string(configuration.store.rawValue),
+        ]
+        // Which server, without its password.
+        if let redis = sessions.backend as? RedisDefaultsBackend {
+            listening["storeURL"] = .string(redis.url.description)
+        }
+        AccessLog.event("listening", listening)
         let signal = TerminationSignal.wait()
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()

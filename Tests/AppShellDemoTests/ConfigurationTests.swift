@@ -144,7 +144,11 @@ import Testing
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
-        (#"{"store": "redis"}"#, #""store" must be one of "sqlite", "memory", got "redis""#),
+        (#"{"store": "postgres"}"#, #""store" must be one of "sqlite", "memory", "redis", got "postgres""#),
+        (
+            #"{"storeURL": "http://cache:6379"}"#,
+            #""storeURL" must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got "http://cache:6379""#
+        ),
         (
             #"{"cookieName": "my session"}"#,
             #""cookieName" must be a non-empty token of letters, digits and !#$%&'*+-.^_`|~, got "my session""#
@@ -167,6 +171,10 @@ import Testing
         (["APPSHELL_PORT": "-1"], "environment: APPSHELL_PORT must be an integer from 0 to 65535, got -1"),
         (["APPSHELL_ACCESS_LOG": "maybe"], #"environment: APPSHELL_ACCESS_LOG must be true or false, got "maybe""#),
         (["APPSHELL_PROT": "80"], "environment: unknown variable APPSHELL_PROT"),
+        (
+            ["APPSHELL_STORE_URL": "redis://app:secret@cache:99999"],
+            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got \"redis://***@cache:99999\""
+        ),
     ])
     func environmentErrorsNameTheVariable(environment: [String: String], expected: String) {
         let message = Self.message {

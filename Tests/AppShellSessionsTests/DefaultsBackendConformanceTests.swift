@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import AppShellSessions
+import DefaultsBackendTestSupport
 import Foundation
 import Testing
 
@@ -7,16 +8,19 @@ import Testing
 enum BackendKind: CaseIterable, Sendable, CustomStringConvertible {
     case memory
     case sqlite
+    case redis
 
     var description: String {
         switch self {
         case .memory: "memory"
         case .sqlite: "sqlite"
+        case .redis: "redis"
         }
     }
 
     /// Runs `body` with a new backend of this kind; an SQLite file lives in its own directory,
-    /// removed afterwards.
+    /// removed afterwards; a Redis backend has a key prefix of its own on the test process's
+    /// `redis-server` (`RedisTestServer`).
     func withBackend(_ body: (any DefaultsBackend) throws -> Void) throws {
         switch self {
         case .memory:
@@ -25,6 +29,10 @@ enum BackendKind: CaseIterable, Sendable, CustomStringConvertible {
             try BackendTestDirectory.with { directory throws in
                 try body(SQLiteDefaultsBackend(path: directory.path + "/sessions.sqlite"))
             }
+        case .redis:
+            let backend = try RedisTestServer.shared().backend()
+            defer { backend.close() }
+            try body(backend)
         }
     }
 }

@@ -1,0 +1,242 @@
+import CHiredis
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A reply of Redis, copied out of hiredis's reply object (which is freed at once).
+enum RedisReply: Equatable, Sendable {
+    /// A bulk string: bytes.
+    case bytes([UInt8])
+    /// A status such as `OK` or `QUEUED`.
+    case status(String)
+    /// An integer.
+    case integer(Int64)
+    /// An array of replies (`EXEC`, `HMGET`, `SCAN`).
+    case array([RedisReply])
+    /// Nothing (a missing key or field, an aborted transaction).
+    case null
+    /// An error the server answered (`ERR …`, `WRONGTYPE …`, `NOAUTH …`).
+    case error(String)
+
+    /// The bulk string's bytes, or `nil`.
+    var bytes: [UInt8]? {
+        if case .bytes(let bytes) = self { return bytes }
+        return nil
+    }
+
+    /// The bulk string or status as text, or `nil`.
+    var text: String? {
+        switch self {
+        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .status(let text): text
+        default: nil
+        }
+    }
+
+    /// The integer, or a bulk string holding one, or `nil`.
+    var integer: Int64? {
+        switch self {
+        case .integer(let number): number
+        case .bytes(let bytes): Int64(String(decoding: bytes, as: UTF8.self))
+        default: nil
+        }
+    }
+}
+
+/// One connection to a Redis server, over hiredis's blocking API: the only code in the module
+/// that holds a `redisContext`.
+///
+/// hiredis's context is not thread-safe: the owner serialises every use behind its own lock
+/// (`RedisDefaultsBackend` keeps its connections in `Locked`). Every command waits at most
+/// `timeoutMilliseconds` for its reply. A connection that failed (the server went away, a
+/// timeout) is dropped, and the next command connects again, so a restarted server is used again
+/// without restarting the process; the command that met the failure throws — its effect unknown
+/// to the caller, who answers 503.
+final class RedisConnection {
+    /// Where the server is.
+    let url: RedisURL
+    /// How long a connect or a command may take.
+    let timeoutMilliseconds: Int
+    private var context: UnsafeMutablePointer<redisContext>?
+    private var closed = false
+
+    /// Connects to `url` (logging in and selecting its database); throws when that fails.
+    init(url: RedisURL, timeoutMilliseconds: Int = 2_000) throws(StoreError) {
+        self.url = url
+        self.timeoutMilliseconds = max(1, timeoutMilliseconds)
+        try connect()
+    }
+
+    deinit { close() }
+
+    /// Closes the connection for good: every later command throws.
+    func close() {
+        closed = true
+        drop()
+    }
+
+    /// Sends `arguments` as one command and returns its reply (an error reply too: the caller
+    /// decides what it means).
+    func command(_ arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
+        try pipeline([arguments])[0]
+    }
+
+    /// Sends `commands` at once and returns their replies in order: one round trip for all.
+    func pipeline(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        if context == nil { try connect() }
+        guard let context else { throw failure("not connected") }
+        for arguments in commands { try append(arguments, to: context) }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+                let error = failure(RedisConnection.describe(context))
+                drop()
+                throw error
+            }
+            let reply = raw.assumingMemoryBound(to: redisReply.self)
+            replies.append(RedisConnection.copy(reply))
+            freeReplyObject(raw)
+        }
+        return replies
+    }
+
+    /// Runs `commands` in one `MULTI`/`EXEC` transaction (one round trip) and returns their
+    /// results; throws when the server refused one of them while queueing (nothing was made) or
+    /// when the transaction did not run.
+    func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        var all: [[[UInt8]]] = [[Array("MULTI".utf8)]]
+        all.append(contentsOf: commands)
+        all.append([Array("EXEC".utf8)])
+        let replies = try pipeline(all)
+        for reply in replies.dropLast() {
+            if case .error(let message) = reply {
+                // A command refused while queueing makes EXEC refuse the whole transaction.
+                throw failure("transaction refused: \(message)")
+            }
+        }
+        guard case .array(let results) = replies[replies.count - 1] else {
+            if case .error(let message) = replies[replies.count - 1] {
+                throw failure("transaction refused: \(message)")
+            }
+            throw failure("transaction aborted")
+        }
+        return results
+    }
+
+    private func append(_ arguments: [[UInt8]], to context: UnsafeMutablePointer<redisContext>) throws(StoreError) {
+        // One buffer for all arguments, and their starts and lengths (binary-safe: no C strings).
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(arguments.reduce(0) { $0 + $1.count })
+        var lengths: [Int] = []
+        lengths.reserveCapacity(arguments.count)
+        for argument in arguments {
+            buffer.append(contentsOf: argument)
+            lengths.append(argument.count)
+        }
+        let code = buffer.withUnsafeBufferPointer { bytes -> Int32 in
+            var starts: [UnsafePointer<CChar>?] = []
+            starts.reserveCapacity(arguments.count)
+            var offset = 0
+            let base = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+            for length in lengths {
+                starts.append((base + offset).assumingMemoryBound(to: CChar.self))
+                offset += length
+            }
+            return starts.withUnsafeMutableBufferPointer { pointers in
+                lengths.withUnsafeBufferPointer { sizes in
+                    redisAppendCommandArgv(context, Int32(arguments.count), pointers.baseAddress, sizes.baseAddress)
+                }
+            }
+        }
+        guard code == REDIS_OK else {
+            let error = failure(RedisConnection.describe(context))
+            drop()
+            throw error
+        }
+    }
+
+    private func connect() throws(StoreError) {
+        guard !closed else { throw failure("closed (the server is stopping)") }
+        let timeout = timeval(
+            tv_sec: timeoutMilliseconds / 1000, tv_usec: Int(timeoutMilliseconds % 1000) * 1000)
+        let made: UnsafeMutablePointer<redisContext>?
+        switch url.address {
+        case .tcp(let host, let port): made = redisConnectWithTimeout(host, Int32(port), timeout)
+        case .unix(let path): made = redisConnectUnixWithTimeout(path, timeout)
+        }
+        guard let made else { throw failure("connect: out of memory") }
+        guard made.pointee.err == 0 else {
+            let error = failure("connect: " + RedisConnection.describe(made))
+            redisFree(made)
+            throw error
+        }
+        redisSetTimeout(made, timeout)
+        if case .tcp = url.address { _ = redisEnableKeepAlive(made) }
+        context = made
+        var login: [[[UInt8]]] = []
+        if let password = url.password {
+            login.append(
+                [Array("AUTH".utf8)] + (url.username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)])
+        }
+        if url.database != 0 { login.append([Array("SELECT".utf8), Array(String(url.database).utf8)]) }
+        guard !login.isEmpty else { return }
+        let replies = try pipeline(login)
+        for reply in replies {
+            if case .error(let message) = reply {
+                drop()
+                throw failure(message.hasPrefix("WRONGPASS") ? "login refused: \(message)" : message)
+            }
+        }
+    }
+
+    private func drop() {
+        if let context { redisFree(context) }
+        context = nil
+    }
+
+    private func failure(_ what: String) -> StoreError {
+        StoreError("store \(url): \(what)")
+    }
+
+    private static func describe(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        let message = withUnsafeBytes(of: context.pointee.errstr) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        switch context.pointee.err {
+        case REDIS_ERR_IO:
+            let reason = errno == EAGAIN || errno == EWOULDBLOCK ? "timed out" : message
+            return "I/O error: " + (reason.isEmpty ? String(cString: strerror(errno)) : reason)
+        case REDIS_ERR_EOF: return "the server closed the connection"
+        default: return message.isEmpty ? "error \(context.pointee.err)" : message
+        }
+    }
+
+    private static func copy(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {
+        let value = reply.pointee
+        switch value.type {
+        case REDIS_REPLY_STRING:
+            guard let characters = value.str else { return .bytes([]) }
+            return .bytes(Array(UnsafeRawBufferPointer(start: characters, count: Int(value.len))))
+        case REDIS_REPLY_STATUS:
+            return .status(value.str.map { String(cString: $0) } ?? "")
+        case REDIS_REPLY_ERROR:
+            return .error(value.str.map { String(cString: $0) } ?? "error")
+        case REDIS_REPLY_INTEGER:
+            return .integer(value.integer)
+        case REDIS_REPLY_ARRAY:
+            var elements: [RedisReply] = []
+            elements.reserveCapacity(Int(value.elements))
+            for index in 0..<Int(value.elements) {
+                if let element = value.element[index] { elements.append(copy(element)) } else { elements.append(.null) }
+            }
+            return .array(elements)
+        default:
+            return .null
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import AppShellConcurrency
+
+/// A backend that keeps records in a Redis server, which several AppShell instances share.
+///
+/// Each session is one hash, `<prefix>{<id>}` — the id in braces is the key's hash tag, so every
+/// key a session may have lives in one slot — with the fields `v` (the values, encoded as the
+/// SQLite store encodes them), `s` (the snapshot, absent when there is none), `c` and `a` (created
+/// and last accessed, Unix seconds). With `expiry` given, every write sets the key to expire when
+/// the session would (`EXPIREAT` at the earlier of last access + idle timeout and creation +
+/// absolute timeout): Redis removes expired sessions itself, and `removeExpired` (the sweeper) only
+/// catches what it has not yet.
+///
+/// Durability is Redis's: a write has returned once the server has it; what survives the server's
+/// restart depends on its persistence settings (`appendonly yes` with `appendfsync always`: every
+/// acknowledged write; `everysec`: all but about the last second; none: nothing). See the README,
+/// Scaling.
+///
+/// Writes that belong together are one `MULTI`/`EXEC` transaction: a rotation with new content,
+/// and `applyAll`'s batch (a group commit: all its writes in one round trip). A rotation moves the
+/// record with `RENAME` in a script (atomic on one server; the two ids' keys are in different
+/// slots, so a Redis Cluster cannot do it: one server, with replicas, is what this backend
+/// supports). Redis does not roll a transaction back when a command in it fails at run time; the
+/// commands here fail only on a key of another type, which nothing else writes under the prefix.
+public final class RedisDefaultsBackend: DefaultsBackend {
+    /// When a session expires: its idle and absolute timeouts.
+    public struct Expiry: Sendable, Equatable {
+        /// Seconds after the last access.
+        public var idleSeconds: Int64
+        /// Seconds after creation.
+        public var absoluteSeconds: Int64
+
+        /// Timeouts of `idleSeconds` after the last access and `absoluteSeconds` after creation.
+        public init(idleSeconds: Int64, absoluteSeconds: Int64) {
+            self.idleSeconds = idleSeconds
+            self.absoluteSeconds = absoluteSeconds
+        }
+
+        /// The Unix second at which a record with these times expires.
+        func deadline(created: Int64, accessed: Int64) -> Int64 {
+            let (idle, idleOverflow) = accessed.addingReportingOverflow(idleSeconds)
+            let (age, ageOverflow) = created.addingReportingOverflow(absoluteSeconds)
+            return min(idleOverflow ? Int64.max : idle, ageOverflow ? Int64.max : age)
+        }
+    }
+
+    /// The server.
+    public let url: RedisURL
+    /// What every key of this store begins with.
+    public let keyPrefix: String
+    /// When records expire (`nil`: never by themselves).
+    public let expiry: Expiry?
+    // Writes on one connection, loads on another: a load is not held up behind a batch's round trip.
+    private let writer: Locked<RedisConnection>
+    private let reader: Locked<RedisConnection>
+
+    /// Connects to `url` (twice: one connection for writes, one for loads); throws when the server
+    /// cannot be reached or refuses the login. `keyPrefix` begins every key (several apps, or
+    /// tests, can share one database with different prefixes).
+    public init(
+        url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000
+    )
+        throws(StoreError)
+    {
+        self.url = url
+        self.keyPrefix = keyPrefix
+        self.expiry = expiry
+        writer = Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds))
+        reader = Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds))
+        let reply = try writer.withLock { connection throws(StoreError) in try connection.command([bytes("PING")]) }
+        if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
+    }
+
+    /// The key of `id`'s record.
+    func key(_ id: SessionID) -> [UInt8] { Array(id.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
+
+    /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
+    public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+        let reply = try reader.withLock { connection throws(StoreError) in
+            try connection.command([bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a")])
+        }
+        guard case .array(let fields) = reply, fields.count == 4 else { throw unexpected(reply, "HMGET") }
+        guard let created = fields[2].integer, let accessed = fields[3].integer else { return nil }
+        guard let data = fields[0].bytes, let values = DefaultsValue.decode(data) else {
+            throw StoreError("store \(url): the record of session \(id) holds data that is not a defaults object")
+        }
+        return SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
+    }
+
+    /// Inserts or replaces the record of `id`.
+    public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+        _ = try transaction(commands(for: .save(id, record)))
+    }
+
+    /// Sets the `accessed` time of `id`'s record, if there is one.
+    public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
+        try run(commands(for: .touch(id, accessed: accessed)))
+    }
+
+    /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
+    /// `id` has no record.
+    public func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
+        try run(commands(for: .rename(id, to: newID)))
+    }
+
+    /// Moves the record of `id` to `newID` with `record` as its content, in one transaction.
+    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+        _ = try transaction(commands(for: .renameReplacing(id, to: newID, record)))
+    }
+
+    /// Deletes the record of `id`.
+    public func remove(_ id: SessionID) throws(StoreError) {
+        try run(commands(for: .remove(id)))
+    }
+
+    /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
+    /// returns how many. Walks the store's keys with `SCAN` (a few hundred at a time), each
+    /// checked and deleted by a script, so a record saved meanwhile is never deleted on old times.
+    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+        var removed = 0
+        try forEachKeyBatch { keys throws(StoreError) in
+            let checks = keys.map { key in
+                [
+                    bytes("EVAL"), bytes(Script.removeIfExpired), bytes("1"), key, number(accessedBefore),
+                    number(createdBefore),
+                ]
+            }
+            let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(checks) }
+            for reply in replies {
+                if case .error = reply { throw unexpected(reply, "removing expired records") }
+                removed += Int(reply.integer ?? 0)
+            }
+        }
+        return removed
+    }
+
+    /// The number of records (walks the keys with `SCAN`: for tests and the operator, not for
+    /// requests).
+    public func count() throws(StoreError) -> Int {
+        var seen = Set<[UInt8]>()
+        // SCAN may return a key twice (while the server resizes its table): counted once.
+        try forEachKeyBatch { keys in seen.formUnion(keys) }
+        return seen.count
+    }
+
+    /// Makes `writes` in order in one `MULTI`/`EXEC` transaction (one round trip); the sweeper's
+    /// `removeExpired`, which walks the keys, runs after it.
+    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        var commands: [[[UInt8]]] = []
+        var sweeps: [(Int64, Int64)] = []
+        for write in writes {
+            if case .removeExpired(let accessedBefore, let createdBefore) = write {
+                sweeps.append((accessedBefore, createdBefore))
+            } else {
+                commands.append(contentsOf: self.commands(for: write))
+            }
+        }
+        if !commands.isEmpty { _ = try transaction(commands) }
+        for (accessedBefore, createdBefore) in sweeps {
+            _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
+        }
+    }
+
+    /// Closes both connections; later calls throw.
+    public func close() {
+        writer.withLock { $0.close() }
+        reader.withLock { $0.close() }
+    }
+
+    /// The secret `name` that every instance sharing this store uses (the form-token key): the
+    /// one stored under `<prefix>secret:<name>`, or `make()`'s, stored now, when there is none. Of
+    /// two instances starting at once, both get the first one stored (`SET … NX`, then `GET`).
+    public func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
+        let key = bytes(keyPrefix + "secret:" + name)
+        let replies = try writer.withLock { connection throws(StoreError) in
+            try connection.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
+        }
+        for reply in replies {
+            if case .error = reply { throw unexpected(reply, "the shared secret \(name)") }
+        }
+        guard let secret = replies[1].bytes, !secret.isEmpty else {
+            throw unexpected(replies[1], "the shared secret \(name)")
+        }
+        return secret
+    }
+
+    /// The commands of one write (not `removeExpired`).
+    private func commands(for write: StoreWrite) -> [[[UInt8]]] {
+        switch write {
+        case .save(let id, let record):
+            return [[bytes("DEL"), key(id)]] + store(record, at: key(id))
+        case .touch(let id, let accessed):
+            return [
+                [
+                    bytes("EVAL"), bytes(Script.touch), bytes("1"), key(id), number(accessed),
+                    number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
+                ]
+            ]
+        case .rename(let id, let newID):
+            return [[bytes("EVAL"), bytes(Script.rename), bytes("2"), key(id), key(newID)]]
+        case .renameReplacing(let id, let newID, let record):
+            return [[bytes("DEL"), key(id)], [bytes("DEL"), key(newID)]] + store(record, at: key(newID))
+        case .remove(let id):
+            return [[bytes("DEL"), key(id)]]
+        case .removeExpired:
+            return []
+        }
+    }
+
+    /// `HSET` of `record`'s fields at `key` (an empty key), and its expiry.
+    private func store(_ record: SessionRecord, at key: [UInt8]) -> [[[UInt8]]] {
+        var fields = [
+            bytes("HSET"), key, bytes("v"), DefaultsValue.encode(record.values), bytes("c"), number(record.created),
+            bytes("a"), number(record.accessed),
+        ]
+        if let snapshot = record.snapshot { fields += [bytes("s"), snapshot] }
+        var commands = [fields]
+        if let expiry {
+            commands.append([
+                bytes("EXPIREAT"), key, number(expiry.deadline(created: record.created, accessed: record.accessed)),
+            ])
+        }
+        return commands
+    }
+
+    private func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        let results = try writer.withLock { connection throws(StoreError) in try connection.transaction(commands) }
+        for result in results {
+            if case .error = result { throw unexpected(result, "a write") }
+        }
+        return results
+    }
+
+    private func run(_ commands: [[[UInt8]]]) throws(StoreError) {
+        let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
+        for reply in replies {
+            if case .error = reply { throw unexpected(reply, "a write") }
+        }
+    }
+
+    /// Calls `body` with the store's keys, a batch at a time (`SCAN … MATCH <prefix>{*}`).
+    private func forEachKeyBatch(_ body: ([[UInt8]]) throws(StoreError) -> Void) throws(StoreError) {
+        let pattern = bytes(RedisDefaultsBackend.globEscaped(keyPrefix) + "{*}")
+        var cursor = bytes("0")
+        repeat {
+            let reply = try reader.withLock { connection throws(StoreError) in
+                try connection.command([bytes("SCAN"), cursor, bytes("MATCH"), pattern, bytes("COUNT"), bytes("500")])
+            }
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes,
+                case .array(let found) = parts[1]
+            else { throw unexpected(reply, "SCAN") }
+            let keys = found.compactMap(\.bytes)
+            if !keys.isEmpty { try body(keys) }
+            cursor = next
+        } while cursor != bytes("0")
+    }
+
+    private func unexpected(_ reply: RedisReply, _ what: String) -> StoreError {
+        if case .error(let message) = reply { return StoreError("store \(url): \(what): \(message)") }
+        return StoreError("store \(url): \(what): an unexpected reply (\(reply))")
+    }
+
+    /// `text` with the characters `SCAN`'s patterns treat specially escaped.
+    static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
+    private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+    private func number(_ value: Int64) -> [UInt8] { Array(String(value).utf8) }
+
+    /// The Lua scripts the store runs (each atomic on the server).
+    private enum Script {
+        /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry).
+        static let touch = """
+            local created = redis.call('HGET', KEYS[1], 'c')
+            if not created then return 0 end
+            redis.call('HSET', KEYS[1], 'a', ARGV[1])
+            local idle = tonumber(ARGV[2])
+            if idle >= 0 then
+              redis.call('EXPIREAT', KEYS[1], math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3])))
+            end
+            return 1
+            """
+        /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists.
+        static let rename = """
+            if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+            redis.call('RENAME', KEYS[1], KEYS[2])
+            return 1
+            """
+        /// KEYS[1] deleted when its access is before ARGV[1] or its creation before ARGV[2].
+        static let removeIfExpired = """
+            local times = redis.call('HMGET', KEYS[1], 'c', 'a')
+            if not times[1] then return 0 end
+            if tonumber(times[2]) < tonumber(ARGV[1]) or tonumber(times[1]) < tonumber(ARGV[2]) then
+              redis.call('DEL', KEYS[1])
+              return 1
+            end
+            return 0
+            """
+    }
+}

@@ -1,0 +1,188 @@
+/// Where a Redis server is and how to log in to it, as a URL names it:
+///
+/// - `redis://host`, `redis://host:port`, `redis://host:port/db` — TCP (port 6379, database 0 when
+///   not given); an IPv6 address in brackets (`redis://[::1]:6379`);
+/// - `redis://:password@host…` or `redis://user:password@host…` — `AUTH` after connecting (Redis 6
+///   ACL users; without a user, the `default` one); `%` escapes in either (`%40` for `@`);
+/// - `unix:///path/to/redis.sock` or `unix:///path?db=2&password=secret` — a Unix socket.
+///
+/// Anything else is refused with a message saying what is wrong (the configuration check names it
+/// at start-up). `description` leaves the password out: it is what errors and logs show.
+public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
+    /// How to reach the server.
+    public enum Address: Sendable, Equatable {
+        /// A host name or address and a port.
+        case tcp(host: String, port: Int)
+        /// The path of a Unix socket.
+        case unix(path: String)
+    }
+
+    /// How to reach the server.
+    public var address: Address
+    /// The ACL user to log in as (`nil`: the default user).
+    public var username: String?
+    /// The password (`nil`: no `AUTH`).
+    public var password: String?
+    /// The database number (`SELECT`), 0 to 15 on a default server.
+    public var database: Int
+
+    /// The default port of Redis.
+    public static let defaultPort = 6379
+
+    /// A URL of its parts.
+    public init(address: Address, username: String? = nil, password: String? = nil, database: Int = 0) {
+        self.address = address
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    /// Parses `text`; throws a `StoreError` saying what is wrong with it.
+    public init(_ text: String) throws(StoreError) {
+        func refuse(_ why: String) -> StoreError {
+            StoreError("store URL \(RedisURL.masked(text)): \(why)")
+        }
+        if text.hasPrefix("unix://") {
+            var rest = Substring(text.dropFirst("unix://".count))
+            var query: Substring = ""
+            if let mark = rest.firstIndex(of: "?") {
+                query = rest[rest.index(after: mark)...]
+                rest = rest[..<mark]
+            }
+            guard rest.hasPrefix("/"), rest.count > 1 else {
+                throw refuse("a unix:// URL needs an absolute socket path")
+            }
+            address = .unix(path: String(rest))
+            username = nil
+            password = nil
+            database = 0
+            for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let value = parts.count == 2 ? parts[1] : ""
+                guard let decoded = RedisURL.percentDecoded(value) else {
+                    throw refuse("a bad % escape in \(parts[0])")
+                }
+                switch parts[0] {
+                case "db": database = try RedisURL.database(decoded, refuse)
+                case "password": password = decoded
+                case "user": username = decoded
+                default: throw refuse("unknown parameter \(parts[0]) (db, password and user are known)")
+                }
+            }
+            return
+        }
+        guard text.hasPrefix("redis://") else {
+            throw refuse("not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
+        }
+        var rest = Substring(text.dropFirst("redis://".count))
+        username = nil
+        password = nil
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw refuse("credentials must be user:password or :password") }
+            guard let user = RedisURL.percentDecoded(parts[0]), let secret = RedisURL.percentDecoded(parts[1]) else {
+                throw refuse("a bad % escape in the credentials")
+            }
+            username = user.isEmpty ? nil : user
+            password = secret
+        }
+        var path: Substring = ""
+        if let slash = rest.firstIndex(of: "/") {
+            path = rest[rest.index(after: slash)...]
+            rest = rest[..<slash]
+        }
+        database = path.isEmpty ? 0 : try RedisURL.database(path, refuse)
+        let host: Substring
+        var portText: Substring?
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { throw refuse("an IPv6 address without its closing ]") }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw refuse("unexpected text after the address") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = rest.firstIndex(of: ":") {
+            host = rest[..<colon]
+            portText = rest[rest.index(after: colon)...]
+        } else {
+            host = rest
+        }
+        guard !host.isEmpty else { throw refuse("no host") }
+        var port = RedisURL.defaultPort
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else {
+                throw refuse("the port must be a number from 1 to 65535")
+            }
+            port = number
+        }
+        address = .tcp(host: String(host), port: port)
+    }
+
+    /// The URL without its password.
+    public var description: String {
+        var credentials = ""
+        if username != nil || password != nil {
+            credentials = (username ?? "") + (password != nil ? ":***" : "") + "@"
+        }
+        switch address {
+        case .tcp(let host, let port):
+            let shown = host.contains(":") ? "[\(host)]" : host
+            return "redis://\(credentials)\(shown):\(port)/\(database)"
+        case .unix(let path):
+            return "unix://\(path)?db=\(database)" + (password != nil ? "&password=***" : "")
+        }
+    }
+
+    private static func database(
+        _ text: some StringProtocol, _ refuse: (String) -> StoreError
+    ) throws(StoreError)
+        -> Int
+    {
+        guard let number = Int(text), number >= 0 else {
+            throw refuse("the database must be a number from 0 (\"\(text)\" given)")
+        }
+        return number
+    }
+
+    /// `text` with its `%XX` escapes decoded; `nil` when an escape is broken or the bytes are not UTF-8.
+    private static func percentDecoded(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// `text` with its credentials (between `://` and the last `@`, or after `password=`) hidden.
+    public static func masked(_ text: String) -> String {
+        var shown = Substring(text)
+        if let scheme = text.firstRange(of: "://"), let at = text.lastIndex(of: "@"), scheme.upperBound <= at {
+            shown = text[..<scheme.upperBound] + "***" + text[at...]
+        }
+        if let password = shown.firstRange(of: "password=") {
+            let end = shown[password.upperBound...].firstIndex(of: "&") ?? shown.endIndex
+            shown = shown[..<password.upperBound] + "***" + shown[end...]
+        }
+        return String(shown)
+    }
+}

@@ -1,0 +1,148 @@
+import DefaultsBackendTestSupport
+import Foundation
+import Testing
+
+@testable import AppShellSessions
+
+/// The Redis URL as configured, and what the Redis store does beyond the conformance suite: key
+/// layout, expiry as a Redis TTL, errors when the server is not there.
+@Suite struct RedisBackendTests {
+    @Test func urlsOfEveryFormParse() throws {
+        #expect(try RedisURL("redis://localhost") == RedisURL(address: .tcp(host: "localhost", port: 6379)))
+        #expect(
+            try RedisURL("redis://10.0.0.2:6380/3")
+                == RedisURL(address: .tcp(host: "10.0.0.2", port: 6380), database: 3))
+        #expect(try RedisURL("redis://[::1]:7000") == RedisURL(address: .tcp(host: "::1", port: 7000)))
+        #expect(
+            try RedisURL("redis://:s%40cret@host/2")
+                == RedisURL(address: .tcp(host: "host", port: 6379), password: "s@cret", database: 2))
+        #expect(
+            try RedisURL("redis://app:pw@host:1")
+                == RedisURL(address: .tcp(host: "host", port: 1), username: "app", password: "pw"))
+        #expect(
+            try RedisURL("unix:///run/redis.sock?db=4&password=x")
+                == RedisURL(address: .unix(path: "/run/redis.sock"), password: "x", database: 4))
+    }
+
+    @Test(arguments: [
+        ("http://host", "not a redis:// or unix:// URL"),
+        ("rediss://host", "TLS"),
+        ("redis://", "no host"),
+        ("redis://host:0", "port"),
+        ("redis://host:99999", "port"),
+        ("redis://host:x", "port"),
+        ("redis://host/-1", "database"),
+        ("redis://host/db", "database"),
+        ("redis://user@host", "credentials"),
+        ("redis://:%zz@host", "% escape"),
+        ("redis://[::1", "closing ]"),
+        ("unix://relative.sock", "absolute"),
+        ("unix:///s.sock?timeout=1", "unknown parameter"),
+    ])
+    func badURLsAreRefusedSayingWhy(text: String, why: String) {
+        #expect {
+            _ = try RedisURL(text)
+        } throws: { error in
+            "\(error)".contains(why)
+        }
+    }
+
+    @Test func descriptionsAndErrorsNeverShowThePassword() throws {
+        let url = try RedisURL("redis://app:topsecret@host:6379/1")
+        #expect(url.description == "redis://app:***@host:6379/1")
+        #expect(!"\(url)".contains("topsecret"))
+        #expect(try RedisURL("unix:///r.sock?password=topsecret").description == "unix:///r.sock?db=0&password=***")
+        #expect {
+            _ = try RedisURL("redis://app:topsecret@host:bad")
+        } throws: { error in
+            !"\(error)".contains("topsecret") && "\(error)".contains("***")
+        }
+    }
+
+    @Test func aServerThatIsNotThereIsAClearError() throws {
+        let folder = NSTemporaryDirectory() + "appshell-no-redis-\(UUID().uuidString)"
+        #expect {
+            _ = try RedisDefaultsBackend(url: RedisURL("unix://\(folder)/none.sock"), timeoutMilliseconds: 200)
+        } throws: { error in
+            "\(error)".contains("connect") && "\(error)".contains(folder)
+        }
+    }
+
+    @Test func aRecordIsOneHashUnderItsHashTag() throws {
+        let backend = try RedisTestServer.shared().backend()
+        defer { backend.close() }
+        let id = SessionID.random()
+        try backend.save(
+            id, SessionRecord(values: ["isLogin": .bool(true)], created: 10, accessed: 20, snapshot: [1, 2]))
+        let key = backend.key(id)
+        #expect(String(decoding: key, as: UTF8.self) == backend.keyPrefix + "{" + id.text + "}")
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        let fields = try connection.command([Array("HGETALL".utf8), key])
+        guard case .array(let pairs) = fields else {
+            Issue.record("HGETALL answered \(fields)")
+            return
+        }
+        var hash: [String: [UInt8]] = [:]
+        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+            hash[pairs[index].text ?? "?"] = pairs[index + 1].bytes
+        }
+        #expect(hash["c"] == Array("10".utf8))
+        #expect(hash["a"] == Array("20".utf8))
+        #expect(hash["s"] == [1, 2])
+        #expect(hash["v"].flatMap(DefaultsValue.decode) == ["isLogin": .bool(true)])
+        // No expiry configured: the key stays.
+        #expect(try connection.command([Array("TTL".utf8), key]) == .integer(-1))
+    }
+
+    @Test func expiryIsTheEarlierOfIdleAndAbsoluteAsARedisDeadline() throws {
+        let expiry = RedisDefaultsBackend.Expiry(idleSeconds: 1_800, absoluteSeconds: 86_400)
+        let backend = try RedisTestServer.shared().backend(expiry: expiry)
+        defer { backend.close() }
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        let now = Int64(Date().timeIntervalSince1970)
+        func expiresAt(_ id: SessionID) throws -> Int64? {
+            try connection.command([Array("EXPIRETIME".utf8), backend.key(id)]).integer
+        }
+        let fresh = SessionID.random()
+        try backend.save(fresh, SessionRecord(values: ["k": .integer(1)], created: now, accessed: now))
+        #expect(try expiresAt(fresh) == now + 1_800)
+        // Near its absolute end, that comes first.
+        let old = SessionID.random()
+        try backend.save(old, SessionRecord(values: [:], created: now - 86_000, accessed: now))
+        #expect(try expiresAt(old) == now - 86_000 + 86_400)
+        // A touch moves the idle deadline, never past the absolute one.
+        try backend.touch(fresh, accessed: now + 600)
+        #expect(try expiresAt(fresh) == now + 600 + 1_800)
+        try backend.touch(old, accessed: now + 600)
+        #expect(try expiresAt(old) == now - 86_000 + 86_400)
+        // A rotation keeps the deadline with the record.
+        let rotated = SessionID.random()
+        try backend.rename(fresh, to: rotated)
+        #expect(try expiresAt(rotated) == now + 600 + 1_800)
+        // A record whose deadline has passed is gone at once.
+        let expired = SessionID.random()
+        try backend.save(
+            expired, SessionRecord(values: ["k": .integer(1)], created: now - 10_000, accessed: now - 2_000))
+        #expect(try backend.load(expired) == nil)
+    }
+
+    @Test func aBatchIsOneTransactionOfAllItsWrites() throws {
+        let backend = try RedisTestServer.shared().backend()
+        defer { backend.close() }
+        let first = SessionID.random()
+        let second = SessionID.random()
+        let rotated = SessionID.random()
+        try backend.save(first, SessionRecord(values: ["n": .integer(1)], created: 1, accessed: 1))
+        try backend.applyAll([
+            .save(second, SessionRecord(values: ["n": .integer(2)], created: 2, accessed: 2)),
+            .renameReplacing(first, to: rotated, SessionRecord(values: ["n": .integer(3)], created: 1, accessed: 3)),
+            .touch(second, accessed: 5),
+        ])
+        #expect(try backend.load(first) == nil)
+        #expect(try backend.load(rotated)?.values == ["n": .integer(3)])
+        #expect(try backend.load(second)?.accessed == 5)
+        #expect(try backend.count() == 2)
+    }
+}
