@@ -107,7 +107,7 @@ let package = Package(
             name: "AppShellDemoTests",
             dependencies: [
                 "AppShell", "AppShellDemo", "AppShellHTTP", "AppShellSessions", "AppShellTesting",
-                "AppShellConcurrency",
+                "AppShellConcurrency", "DefaultsBackendTestSupport",
             ]
         ),
     ],

@@ -142,14 +142,16 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         return seen.count
     }
 
-    /// Makes `writes` in order in one `MULTI`/`EXEC` transaction (one round trip); the sweeper's
-    /// `removeExpired`, which walks the keys, runs after it.
+    /// Makes `writes` in order in one `MULTI`/`EXEC` transaction (one round trip). The sweeper's
+    /// `removeExpired` is left to Redis when the store has an `expiry` (every record it wrote
+    /// carries its deadline, and a walk over every key here would hold up every request's write
+    /// behind it); without one it walks the keys after the transaction.
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         var commands: [[[UInt8]]] = []
         var sweeps: [(Int64, Int64)] = []
         for write in writes {
             if case .removeExpired(let accessedBefore, let createdBefore) = write {
-                sweeps.append((accessedBefore, createdBefore))
+                if expiry == nil { sweeps.append((accessedBefore, createdBefore)) }
             } else {
                 commands.append(contentsOf: self.commands(for: write))
             }

@@ -145,4 +145,20 @@ import Testing
         #expect(try backend.load(second)?.accessed == 5)
         #expect(try backend.count() == 2)
     }
+
+    /// With an expiry every record carries its deadline: the sweeper's batch write walks no keys
+    /// (Redis removes them); without one (the conformance suite) it deletes as the other stores do.
+    @Test func theSweepIsLeftToRedisWhenRecordsExpireThemselves() throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let backend = try RedisTestServer.shared().backend(
+            expiry: RedisDefaultsBackend.Expiry(idleSeconds: 1_800, absoluteSeconds: 86_400))
+        defer { backend.close() }
+        let id = SessionID.random()
+        try backend.save(id, SessionRecord(values: ["k": .integer(1)], created: now, accessed: now))
+        try backend.applyAll([.removeExpired(accessedBefore: now + 1, createdBefore: 0)])
+        #expect(try backend.load(id) != nil)
+        // Called directly, it walks the keys and deletes.
+        #expect(try backend.removeExpired(accessedBefore: now + 1, createdBefore: 0) == 1)
+        #expect(try backend.load(id) == nil)
+    }
 }

@@ -1,71 +1,116 @@
 import AppShellSessions
 import Foundation
 
-/// A real `redis-server` (Debian's) for the tests of a test process: started at its first use,
-/// listening on a Unix socket in a folder of its own under `TMPDIR` (no TCP port to pick or to
-/// collide on), without persistence. Tests share it and keep apart by key prefix
-/// (`RedisTestServer.uniquePrefix()`). A watchdog stops it, and removes its folder, once the
-/// test process is gone — however it ended.
-public final class RedisTestServer: Sendable {
+/// A real `redis-server` (Debian's) for tests, in a folder of its own under `TMPDIR`.
+///
+/// `shared()` is the test process's server for the store's tests: started at its first use,
+/// listening on a Unix socket (no TCP port to pick or to collide on), without persistence; tests
+/// keep apart by key prefix (`uniquePrefix()`). `init(tcp:persistent:)` makes a server of a
+/// test's own on a free TCP port, which the test may stop (`kill`) and start again on the same
+/// port and files (`start`), with the append-only file synced at every write when `persistent`.
+/// A watchdog stops each server and removes its folder once the test process is gone, however it
+/// ended; `remove()` does it at once.
+public final class RedisTestServer: @unchecked Sendable {
+    // @unchecked: `watchdog` is used by the test that owns the server, one thread at a time.
+
     /// The server of this test process; throws when `redis-server` cannot be started (not installed:
     /// `make test-deps` installs it).
     public static func shared() throws -> RedisTestServer {
         try started.get()
     }
 
-    private static let started: Result<RedisTestServer, any Error> = Result { try RedisTestServer() }
+    private static let started: Result<RedisTestServer, any Error> = Result {
+        let server = try RedisTestServer(tcp: false, persistent: false)
+        RedisTestServer.removeAtExit(server.folder)
+        return server
+    }
 
-    /// The URL of the server's socket.
+    /// The URL of the server.
     public let url: RedisURL
-    /// Its folder (socket, log).
+    /// Its folder (socket, log, append-only file).
     public let folder: String
+    private let arguments: [String]
+    private var watchdog: Process?
 
-    private init() throws {
+    /// Starts a server: on a Unix socket, or on a free TCP port of 127.0.0.1 (`tcp`); with every
+    /// write synced to its append-only file before it is acknowledged (`persistent`), or with no
+    /// persistence at all.
+    public init(tcp: Bool, persistent: Bool) throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory()
-        folder = (base.hasSuffix("/") ? base : base + "/") + "appshell-redis-\(getpid())"
+        folder = (base.hasSuffix("/") ? base : base + "/") + "appshell-redis-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let socket = folder + "/redis.sock"
-        url = try RedisURL("unix://" + socket)
-        // The watchdog: redis-server in the background, stopped and its folder removed once this
-        // process no longer exists. Stopped with SIGKILL (it keeps nothing): it inherits this
-        // process's blocked signals, SIGTERM among them (the server's threads wait for it), and
-        // would never see a SIGTERM.
+        var arguments = ["--dir", folder, "--logfile", folder + "/redis.log", "--daemonize", "no"]
+        arguments +=
+            persistent
+            ? ["--appendonly", "yes", "--appendfsync", "always", "--save", ""] : ["--appendonly", "no", "--save", ""]
+        if tcp {
+            let port = try RedisTestServer.freePort()
+            arguments += ["--port", String(port), "--bind", "127.0.0.1"]
+            url = RedisURL(address: .tcp(host: "127.0.0.1", port: port))
+        } else {
+            let socket = folder + "/redis.sock"
+            arguments += ["--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"]
+            url = RedisURL(address: .unix(path: socket))
+        }
+        self.arguments = arguments
+        try start()
+    }
+
+    /// Starts the server (again, after `kill`), with the same port and files; returns once it
+    /// answers.
+    public func start() throws {
+        // The watchdog: redis-server in the background, stopped with SIGKILL once this process
+        // is gone (it would never see a SIGTERM: it inherits this process's blocked signals, and
+        // the server's threads block SIGTERM to wait for it).
         let script = """
-            redis-server --port 0 --unixsocket "$1" --unixsocketperm 700 --save '' --appendonly no \
-              --dir "$2" --logfile "$2/redis.log" --daemonize no &
+            redis-server "$@" &
             server=$!
-            while kill -0 "$3" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 0.2; done
+            echo "$server" > "$REMOVE/server.pid"
+            while kill -0 "$PARENT" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 0.2; done
             kill -KILL "$server" 2>/dev/null; wait "$server" 2>/dev/null
-            rm -rf "$2"
+            [ -n "$REMOVE" ] && ! kill -0 "$PARENT" 2>/dev/null && rm -rf "$REMOVE"
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, "redis-watchdog", socket, folder, String(getpid())]
+        process.arguments = ["-c", script, "redis-watchdog"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["PARENT": String(getpid()), "REMOVE": folder]) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        watchdog = process
         let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket) {
+        while true {
+            if let connection = try? RedisDefaultsBackend(url: url, keyPrefix: "probe:", timeoutMilliseconds: 500) {
+                connection.close()
+                return
+            }
             guard process.isRunning, Date() < deadline else {
                 let log = (try? String(contentsOfFile: folder + "/redis.log", encoding: .utf8)) ?? ""
                 throw RedisTestServerError(message: "redis-server did not start (make test-deps installs it): \(log)")
             }
             usleep(20_000)
         }
-        // Removed by the watchdog at exit; also when the process ends normally, before
-        // `without-leftovers` looks at TMPDIR.
-        let folder = folder
-        RedisTestServer.folderToRemove = folder
-        atexit {
-            if let folder = RedisTestServer.folderToRemove {
-                // The socket's removal stops nothing; the watchdog sees this process gone and stops
-                // the server. The folder goes now so that the test run leaves nothing behind.
-                try? FileManager.default.removeItem(atPath: folder)
-            }
-        }
     }
 
-    nonisolated(unsafe) private static var folderToRemove: String?
+    /// Kills the server at once (SIGKILL: a crash); its files stay for `start`.
+    public func kill() {
+        guard let watchdog else { return }
+        if let text = try? String(contentsOfFile: folder + "/server.pid", encoding: .utf8),
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            Foundation.kill(pid, SIGKILL)
+        }
+        // The watchdog sees the server gone and ends.
+        watchdog.waitUntilExit()
+        self.watchdog = nil
+    }
+
+    /// Kills the server and removes its folder.
+    public func remove() {
+        kill()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
 
     /// A key prefix no other test uses.
     public static func uniquePrefix() -> String { "test-\(UUID().uuidString):" }
@@ -73,6 +118,36 @@ public final class RedisTestServer: Sendable {
     /// A backend on this server whose keys start with a prefix of its own.
     public func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
         try RedisDefaultsBackend(url: url, keyPrefix: RedisTestServer.uniquePrefix(), expiry: expiry)
+    }
+
+    /// A TCP port of 127.0.0.1 free now.
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw RedisTestServerError(message: "socket: \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(socket, raw, length) == 0 && getsockname(socket, raw, &length) == 0
+            }
+        }
+        guard bound else { throw RedisTestServerError(message: "no free port: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    nonisolated(unsafe) private static var foldersToRemove: [String] = []
+
+    /// Removes `folder` when the process exits normally, before `without-leftovers` looks at
+    /// `TMPDIR` (the watchdog removes it too, a moment later).
+    private static func removeAtExit(_ folder: String) {
+        foldersToRemove.append(folder)
+        atexit {
+            for folder in RedisTestServer.foldersToRemove { try? FileManager.default.removeItem(atPath: folder) }
+        }
     }
 }
 
