@@ -38,7 +38,7 @@ public struct SessionResponder: HTTPResponder {
         case .answered(let response):
             return response
         case .committing(let response, let commit):
-            return answer(response, after: commit, request, claimed: nil)
+            return answer(response, after: commit, request, presented, claimed: nil)
         case .busy(let busy):
             // Waits for the session's commit in progress or its load, then for its own commit: brief.
             let pending = PendingResponse(brief: true)
@@ -81,8 +81,12 @@ public struct SessionResponder: HTTPResponder {
 
     /// The answer to a request whose changes wait for the store writer: `response` once they are
     /// durable, 503 when they failed. `claimed` is the request's deferred answer when it has one.
+    /// When the write met a conflict (a store shared by several instances, the session changed
+    /// meanwhile through another) the request runs again on what is stored, up to
+    /// `SessionRegistry.conflictRetries` times (`conflicts`: how many it met already).
     private func answer(
-        _ response: Response, after commit: PendingCommit, _ request: Request, claimed: PendingResponse?
+        _ response: Response, after commit: PendingCommit, _ request: Request, _ presented: SessionID?,
+        claimed: PendingResponse?, conflicts: Int = 0
     ) -> Response {
         if case .deferred(let inner) = response.body {
             // The handler answers later itself (work handed off after the commit): only a failed
@@ -104,7 +108,12 @@ public struct SessionResponder: HTTPResponder {
         // The id's text only when it is logged.
         let requestID = request.heldRequestID
         let html = request.prefersHTML
-        commit.whenDone { error in
+        commit.whenDone { [self] error in
+            if let error, error.isConflict, conflicts < SessionRegistry.conflictRetries {
+                // Its answer showed state another instance had changed: run it again on that.
+                retry(request, presented, after: nil, pending, claimed: true, conflicts: conflicts + 1)
+                return
+            }
             pending.fulfil(
                 error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
                     ?? response)
@@ -117,7 +126,7 @@ public struct SessionResponder: HTTPResponder {
     /// nothing runs).
     private func retry(
         _ request: Request, _ presented: SessionID?, after loaded: LoadedSession?, _ pending: PendingResponse,
-        claimed: Bool
+        claimed: Bool, conflicts: Int = 0
     ) {
         guard claimed || pending.claim() else { return }
         do {
@@ -128,9 +137,12 @@ public struct SessionResponder: HTTPResponder {
                 } else {
                     pending.fulfil(response)
                 }
-            case .committing(let response, let commit): _ = answer(response, after: commit, request, claimed: pending)
+            case .committing(let response, let commit):
+                _ = answer(response, after: commit, request, presented, claimed: pending, conflicts: conflicts)
             case .busy(let busy):
-                busy.whenFree { loaded in retry(request, presented, after: loaded, pending, claimed: true) }
+                busy.whenFree { loaded in
+                    retry(request, presented, after: loaded, pending, claimed: true, conflicts: conflicts)
+                }
             }
         } catch let error as HTTPError {
             pending.fulfil(.error(error, for: request))
@@ -144,6 +156,12 @@ public struct SessionResponder: HTTPResponder {
     /// The error a store failure answers: 503, with `Retry-After` when the store is only busy. A
     /// failure (not a busy store) is logged with the request's id.
     static func unavailable(_ error: StoreError, requestID: String) -> HTTPError {
+        if error.isConflict {
+            return HTTPError(
+                .serviceUnavailable,
+                "the session was changed at the same moment through another server; nothing was changed, try again",
+                headers: ["Retry-After": "1"])
+        }
         if let seconds = error.retryAfterSeconds {
             return HTTPError(
                 .serviceUnavailable, "the server is busy writing other changes; nothing was changed, try again",

@@ -14,6 +14,15 @@ public struct SessionRecord: Sendable, Equatable {
     /// snapshot changed): a backend may then write the snapshot alone, and must write the whole
     /// record when it finds no record with these times. Not part of the record (`==` ignores it).
     public var valuesAsStored = false
+    /// In a shared store (`DefaultsBackend.isShared`): the version of the stored record — what
+    /// `load` found (1 after its first write, one more after each), 0 when not known. Not part of
+    /// the record (`==` ignores it).
+    public var version: Int64 = 0
+    /// In a shared store: the version this write expects the stored record to have (0: none is
+    /// stored), so that a change made meanwhile through another instance is never overwritten —
+    /// the write is refused as a conflict instead (`StoreError.isConflict`), and the record gets
+    /// `expectedVersion + 1`. `nil`: written whatever is stored. Other stores ignore it.
+    public var expectedVersion: Int64?
 
     /// `keptSnapshot`'s bytes (made when it was made from a value).
     public var snapshot: [UInt8]? {
@@ -51,10 +60,17 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// the client may try again after this many seconds (`Retry-After`).
     public let retryAfterSeconds: Int?
 
-    /// An error saying `description`; `retryAfterSeconds` when it is only busy.
-    public init(_ description: String, retryAfterSeconds: Int? = nil) {
+    /// Set when a shared store refused a write because the record changed meanwhile (through
+    /// another instance): nothing was written; the session is read again and the request run
+    /// again on what is stored.
+    public let isConflict: Bool
+
+    /// An error saying `description`; `retryAfterSeconds` when it is only busy; `isConflict` when
+    /// the record changed meanwhile.
+    public init(_ description: String, retryAfterSeconds: Int? = nil, isConflict: Bool = false) {
         self.description = description
         self.retryAfterSeconds = retryAfterSeconds
+        self.isConflict = isConflict
     }
 }
 
@@ -104,6 +120,14 @@ public protocol DefaultsBackend: Sendable {
     /// Called by the store writer once a batch's requests have their answers: upkeep that must not
     /// delay them (the SQLite store finishes a checkpoint there). Most backends have none.
     func afterBatch()
+    /// Whether other processes write the same records (several instances on one Redis): then a
+    /// session in memory is checked against the stored version before each request, and writes
+    /// carry the version they expect (`SessionRecord.expectedVersion`).
+    var isShared: Bool { get }
+    /// `applyAll`, reporting the writes a shared store refused as conflicts (their positions in
+    /// `writes`) instead of throwing: the others hold. Throws, with none of them made, for any other
+    /// failure.
+    func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int>
 }
 
 extension DefaultsBackend {
@@ -112,6 +136,15 @@ extension DefaultsBackend {
 
     /// No upkeep.
     public func afterBatch() {}
+
+    /// Only this process writes the records.
+    public var isShared: Bool { false }
+
+    /// `applyAll`: a store that is not shared has no conflicts.
+    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+        try applyAll(writes)
+        return []
+    }
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).

@@ -86,6 +86,9 @@ final class RedisConnection {
 
     /// Sends `commands` at once and returns their replies in order: one round trip for all.
     func pipeline(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        // A connection the server closed (it restarted, or closed an idle client) is made again
+        // before anything is sent on it: sent, a write's fate would be unknown.
+        if let context, RedisConnection.isClosed(context) { drop() }
         if context == nil { try connect() }
         guard let context else { throw failure("not connected") }
         for arguments in commands { try append(arguments, to: context) }
@@ -192,6 +195,13 @@ final class RedisConnection {
                 throw failure(message.hasPrefix("WRONGPASS") ? "login refused: \(message)" : message)
             }
         }
+    }
+
+    /// Whether the server has closed `context`'s socket (or sent what nobody asked for): it is
+    /// readable while no reply is awaited. One `poll` without waiting.
+    private static func isClosed(_ context: UnsafeMutablePointer<redisContext>) -> Bool {
+        var descriptor = pollfd(fd: context.pointee.fd, events: Int16(POLLIN) | 0x2000, revents: 0)  // POLLRDHUP
+        return poll(&descriptor, 1, 0) != 0
     }
 
     private func drop() {

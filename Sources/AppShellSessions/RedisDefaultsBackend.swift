@@ -5,7 +5,9 @@ import AppShellConcurrency
 /// Each session is one hash, `<prefix>{<id>}` — the id in braces is the key's hash tag, so every
 /// key a session may have lives in one slot — with the fields `v` (the values, encoded as the
 /// SQLite store encodes them), `s` (the snapshot, absent when there is none), `c` and `a` (created
-/// and last accessed, Unix seconds). With `expiry` given, every write sets the key to expire when
+/// and last accessed, Unix seconds) and `n`, the record's version: one more at every write of its
+/// content, checked by a write that expects one (`SessionRecord.expectedVersion`), so that
+/// instances sharing the store never overwrite each other's changes (`isShared`). With `expiry` given, every write sets the key to expire when
 /// the session would (`EXPIREAT` at the earlier of last access + idle timeout and creation +
 /// absolute timeout): Redis removes expired sessions itself, and `removeExpired` (the sweeper) only
 /// catches what it has not yet.
@@ -76,40 +78,49 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let reply = try reader.withLock { connection throws(StoreError) in
-            try connection.command([bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a")])
+            try connection.command([
+                bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"),
+            ])
         }
-        guard case .array(let fields) = reply, fields.count == 4 else { throw unexpected(reply, "HMGET") }
+        guard case .array(let fields) = reply, fields.count == 5 else { throw unexpected(reply, "HMGET") }
         guard let created = fields[2].integer, let accessed = fields[3].integer else { return nil }
         guard let data = fields[0].bytes, let values = DefaultsValue.decode(data) else {
             throw StoreError("store \(url): the record of session \(id) holds data that is not a defaults object")
         }
-        return SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
+        var record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
+        record.version = fields[4].integer ?? 0
+        return record
     }
 
-    /// Inserts or replaces the record of `id`.
+    /// Other instances write the same records.
+    public var isShared: Bool { true }
+
+    /// Inserts or replaces the record of `id` (refused as a conflict when it is not at the
+    /// record's `expectedVersion`).
     public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
-        _ = try transaction(commands(for: .save(id, record)))
+        try runChecked(.save(id, record))
     }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
     public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
-        try run(commands(for: .touch(id, accessed: accessed)))
+        try run([command(for: .touch(id, accessed: accessed))])
     }
 
     /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
     /// `id` has no record.
     public func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
-        try run(commands(for: .rename(id, to: newID)))
+        try run([command(for: .rename(id, to: newID))])
     }
 
-    /// Moves the record of `id` to `newID` with `record` as its content, in one transaction.
+    /// Moves the record of `id` to `newID` with `record` as its content, in one step (refused as
+    /// a conflict when `id`'s record is not at the record's `expectedVersion`).
     public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
-        _ = try transaction(commands(for: .renameReplacing(id, to: newID, record)))
+        try runChecked(.renameReplacing(id, to: newID, record))
     }
 
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
-        try run(commands(for: .remove(id)))
+        try run([command(for: .remove(id))])
     }
 
     /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
@@ -147,20 +158,40 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     /// carries its deadline, and a walk over every key here would hold up every request's write
     /// behind it); without one it walks the keys after the transaction.
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        if let conflict = try applyAllReportingConflicts(writes).min() {
+            throw StoreError("store \(url): write \(conflict + 1) of the batch: \(Self.conflictText)", isConflict: true)
+        }
+    }
+
+    /// `applyAll`, with the writes refused because their record changed meanwhile reported by
+    /// position; the others hold.
+    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
         var commands: [[[UInt8]]] = []
+        // Each write but a sweep is one command: its result's position, and the write's.
+        var positions: [Int] = []
         var sweeps: [(Int64, Int64)] = []
-        for write in writes {
+        for (position, write) in writes.enumerated() {
             if case .removeExpired(let accessedBefore, let createdBefore) = write {
                 if expiry == nil { sweeps.append((accessedBefore, createdBefore)) }
             } else {
-                commands.append(contentsOf: self.commands(for: write))
+                commands.append(command(for: write))
+                positions.append(position)
             }
         }
-        if !commands.isEmpty { _ = try transaction(commands) }
+        var conflicts = Set<Int>()
+        if !commands.isEmpty {
+            let results = try transaction(commands)
+            for (index, result) in results.enumerated() where result == .integer(-1) {
+                conflicts.insert(positions[index])
+            }
+        }
         for (accessedBefore, createdBefore) in sweeps {
             _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
         }
+        return conflicts
     }
+
+    private static let conflictText = "the session was changed meanwhile (by another instance); nothing was written"
 
     /// Closes both connections; later calls throw.
     public func close() {
@@ -185,43 +216,49 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         return secret
     }
 
-    /// The commands of one write (not `removeExpired`).
-    private func commands(for write: StoreWrite) -> [[[UInt8]]] {
+    /// The one command of a write (not `removeExpired`).
+    private func command(for write: StoreWrite) -> [[UInt8]] {
         switch write {
         case .save(let id, let record):
-            return [[bytes("DEL"), key(id)]] + store(record, at: key(id))
+            return recordWrite(record, checking: key(id), replacing: [], at: key(id))
         case .touch(let id, let accessed):
             return [
-                [
-                    bytes("EVAL"), bytes(Script.touch), bytes("1"), key(id), number(accessed),
-                    number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
-                ]
+                bytes("EVAL"), bytes(Script.touch), bytes("1"), key(id), number(accessed),
+                number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
             ]
         case .rename(let id, let newID):
-            return [[bytes("EVAL"), bytes(Script.rename), bytes("2"), key(id), key(newID)]]
+            return [bytes("EVAL"), bytes(Script.rename), bytes("2"), key(id), key(newID)]
         case .renameReplacing(let id, let newID, let record):
-            return [[bytes("DEL"), key(id)], [bytes("DEL"), key(newID)]] + store(record, at: key(newID))
+            return recordWrite(record, checking: key(id), replacing: [key(newID)], at: key(newID))
         case .remove(let id):
-            return [[bytes("DEL"), key(id)]]
+            return [bytes("DEL"), key(id)]
         case .removeExpired:
-            return []
+            return [bytes("PING")]
         }
     }
 
-    /// `HSET` of `record`'s fields at `key` (an empty key), and its expiry.
-    private func store(_ record: SessionRecord, at key: [UInt8]) -> [[[UInt8]]] {
-        var fields = [
-            bytes("HSET"), key, bytes("v"), DefaultsValue.encode(record.values), bytes("c"), number(record.created),
-            bytes("a"), number(record.accessed),
+    /// The script writing `record` at `target` once `checked` is at the record's expected
+    /// version, after deleting `checked` and `others`: its reply is the new version, or -1 (a
+    /// conflict: nothing written).
+    private func recordWrite(
+        _ record: SessionRecord, checking checked: [UInt8], replacing others: [[UInt8]], at target: [UInt8]
+    )
+        -> [[UInt8]]
+    {
+        let keys = [checked] + others + (target == checked ? [] : [target])
+        let deadline = expiry?.deadline(created: record.created, accessed: record.accessed) ?? -1
+        return [bytes("EVAL"), bytes(Script.write), number(Int64(keys.count))] + keys + [
+            record.expectedVersion.map(number) ?? [], DefaultsValue.encode(record.values), number(record.created),
+            number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"), record.snapshot ?? [],
+            number(deadline),
         ]
-        if let snapshot = record.snapshot { fields += [bytes("s"), snapshot] }
-        var commands = [fields]
-        if let expiry {
-            commands.append([
-                bytes("EXPIREAT"), key, number(expiry.deadline(created: record.created, accessed: record.accessed)),
-            ])
-        }
-        return commands
+    }
+
+    /// Makes one write that may conflict, alone: throws the conflict.
+    private func runChecked(_ write: StoreWrite) throws(StoreError) {
+        let reply = try writer.withLock { connection throws(StoreError) in try connection.command(command(for: write)) }
+        if case .error = reply { throw unexpected(reply, "a write") }
+        if reply == .integer(-1) { throw StoreError("store \(url): \(Self.conflictText)", isConflict: true) }
     }
 
     private func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
@@ -276,6 +313,20 @@ public final class RedisDefaultsBackend: DefaultsBackend {
 
     /// The Lua scripts the store runs (each atomic on the server).
     private enum Script {
+        /// KEYS[1] is checked, every key deleted, and the last one written: ARGV is the expected
+        /// version of KEYS[1] (empty: any; a negative one — not known — never matches), the values, created, accessed, whether there is a
+        /// snapshot, the snapshot, and the expiry deadline (-1: none). Returns the new version, or
+        /// -1 when KEYS[1] is not at the expected one.
+        static let write = """
+            local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+            if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then return -1 end
+            for _, key in ipairs(KEYS) do redis.call('DEL', key) end
+            local target = KEYS[#KEYS]
+            redis.call('HSET', target, 'v', ARGV[2], 'c', ARGV[3], 'a', ARGV[4], 'n', version + 1)
+            if ARGV[5] == '1' then redis.call('HSET', target, 's', ARGV[6]) end
+            if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
+            return version + 1
+            """
         /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry).
         static let touch = """
             local created = redis.call('HGET', KEYS[1], 'c')

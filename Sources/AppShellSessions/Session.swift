@@ -29,6 +29,9 @@ final class Session: Sendable {
         var persisted: Bool
         /// The `accessed` time the backend holds.
         var storedAccess: Int64
+        /// In a shared store: the version of the stored record this state is (0: none stored,
+        /// -1: not known, read it again).
+        var storedVersion: Int64 = 0
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.
         var retired = false

@@ -24,7 +24,7 @@ extension SessionRegistry {
         for _ in 0..<4 {
             let since: UInt64
             switch shard.acquire(id, now: now, configuration) {
-            case .found(let session): return .found(session)
+            case .found(let session): return backend.isShared ? try refreshed(session, id, now: now) : .found(session)
             case .retired: return .retired
             case .expired(let stored):
                 if stored { try forget(id) }
@@ -41,13 +41,55 @@ extension SessionRegistry {
             let loaded = Session(
                 id: id, values: record.values, snapshot: record.keptSnapshot, created: record.created,
                 accessed: countsAsUse ? now : record.accessed, persisted: true)
-            loaded.state.withLock { $0.storedAccess = record.accessed }
+            loaded.state.withLock { state in
+                state.storedAccess = record.accessed
+                state.storedVersion = record.version
+            }
             if let session = shard.insertOrAcquire(loaded, id: id, capacity: shardCapacity, loadedSince: since) {
                 return .found(session)
             }
         }
         // Retired again and again while loading: it names nothing now.
         return .none
+    }
+
+    /// For a shared store: `session` (in memory, in use) checked against its stored record, which
+    /// another instance may have changed, moved to a new id or deleted since this one last read
+    /// or wrote it. Changed: the session takes the stored values and snapshot, and lets go of its
+    /// live object (rebuilt from the snapshot). Gone: it leaves memory, its id retired (`.retired`:
+    /// as after a rotation here, which is what another instance's login or logout did). A session
+    /// whose own write is on its way is left as it is (its requests wait for that write).
+    func refreshed(_ session: Session, _ id: SessionID, now: Int64) throws -> Acquired {
+        let stored = session.state.withLock { $0.persisted && !$0.committing }
+        guard stored else { return .found(session) }
+        let record: SessionRecord?
+        do {
+            record = try backend.load(id)
+        } catch {
+            session.users.subtract(1, ordering: .relaxed)
+            throw error
+        }
+        let gone = session.state.withLock { state -> Bool in
+            // Changed here meanwhile (a write, a rotation, an eviction): as it is.
+            guard !state.retired, state.id == id, !state.committing else { return false }
+            guard let record else {
+                state.retired = true
+                state.attachment = nil
+                return true
+            }
+            guard record.version != state.storedVersion else { return false }
+            state.values = record.values
+            state.snapshot = record.keptSnapshot
+            state.storedAccess = record.accessed
+            state.storedVersion = record.version
+            state.attachment = nil
+            state.memo = nil
+            return false
+        }
+        guard gone else { return .found(session) }
+        shard(for: id).retire(id, now: now)
+        session.users.subtract(1, ordering: .relaxed)
+        return .retired
     }
 
     /// What memory knows of `id`: its session marked in use, a retired or expired id (an expired

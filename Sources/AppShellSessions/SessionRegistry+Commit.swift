@@ -23,6 +23,8 @@ extension SessionRegistry {
         var snapshotChanged: Bool
         var values: [String: DefaultsValue]
         var accessed: Int64
+        /// In a shared store: the stored record's version once the write is made.
+        var version: Int64?
     }
 
     /// Commits what the body left in `context` — the writes, then memory — now, or hands the
@@ -68,6 +70,8 @@ extension SessionRegistry {
                     context.committed()
                 } else {
                     state.attachment = nil
+                    // Changed meanwhile through another instance: read it again before its next use.
+                    if error?.isConflict == true { state.storedVersion = -1 }
                     context.rolledBack()
                 }
                 state.committing = false
@@ -136,6 +140,10 @@ extension SessionRegistry {
             // A persisted session's values in memory are those last committed: unchanged, they
             // need not be encoded and written again (an action changes only the snapshot).
             record.valuesAsStored = state.persisted && !rotated && !(context.defaultsIfMade?.hasChanges ?? false)
+            if backend.isShared {
+                // Written only over the version this request saw (none: a new session's).
+                record.expectedVersion = state.persisted ? state.storedVersion : 0
+            }
             write =
                 rotated && state.persisted
                 ? .renameReplacing(state.id, to: context.id, record) : .save(context.id, record)
@@ -144,9 +152,11 @@ extension SessionRegistry {
         } else if touches {
             write = .touch(state.id, accessed: accessed)
         }
+        var version: Int64?
+        if saves, backend.isShared { version = (state.persisted ? state.storedVersion : 0) + 1 }
         return CommitPlan(
             write: write, rotated: rotated, saves: saves, touches: touches, snapshotChanged: snapshotChanged,
-            values: values, accessed: accessed)
+            values: values, accessed: accessed, version: version)
     }
 
     /// The backend has the write: the session in memory adopts the context's attachment, memo, id,
@@ -166,6 +176,7 @@ extension SessionRegistry {
             state.snapshot = context.keptSnapshot
             state.persisted = true
             state.storedAccess = plan.accessed
+            if let version = plan.version { state.storedVersion = version }
         } else if plan.snapshotChanged {
             // Not worth a write yet (no values): kept in memory until the session holds some.
             state.snapshot = context.keptSnapshot

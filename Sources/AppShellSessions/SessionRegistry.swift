@@ -66,6 +66,10 @@ public final class SessionRegistry: Sendable {
         writer?.stop()
     }
 
+    /// How many times a request whose write met a conflict (its session changed meanwhile through
+    /// another instance sharing the store) is run again on what is stored before it is refused.
+    public static let conflictRetries = 3
+
     /// Sessions held in memory.
     public var count: Int { shards.reduce(0) { $0 + $1.count } }
 
@@ -119,11 +123,18 @@ public final class SessionRegistry: Sendable {
     {
         let free = Signal()
         var loaded: LoadedSession?
+        var conflicts = 0
         while true {
             switch try enter(presented: presentedID, after: loaded, body) {
             case .committed(let context): return context
             case .committing(let context, let commit):
-                try commit.wait()
+                if let failure = SessionRegistry.outcome(of: commit) {
+                    guard failure.isConflict, conflicts < SessionRegistry.conflictRetries else { throw failure }
+                    // Changed meanwhile through another instance: run again on what is stored.
+                    conflicts += 1
+                    loaded = nil
+                    continue
+                }
                 return context
             case .busy(let busy):
                 let found = Locked<LoadedSession?>(nil)
@@ -134,6 +145,16 @@ public final class SessionRegistry: Sendable {
                 free.wait()
                 loaded = found.withLock { $0 }
             }
+        }
+    }
+
+    /// Waits for `commit` and returns its error (`nil`: durable).
+    private static func outcome(of commit: PendingCommit) -> StoreError? {
+        do throws(StoreError) {
+            try commit.wait()
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -168,6 +189,12 @@ public final class SessionRegistry: Sendable {
         } else if let loader {
             // A server thread never reads the store: a session not in memory is loaded elsewhere.
             guard let inMemory = try acquireInMemory(presentedID, now: now) else {
+                return .busy(BusySession(loading: presentedID, on: loader))
+            }
+            // In a shared store another instance may have changed a stored session: the loader
+            // checks it against the store first (`refreshed`).
+            if backend.isShared, case .found(let session) = inMemory, session.state.withLock({ $0.persisted }) {
+                session.users.subtract(1, ordering: .relaxed)
                 return .busy(BusySession(loading: presentedID, on: loader))
             }
             acquired = inMemory

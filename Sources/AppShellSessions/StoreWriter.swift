@@ -22,8 +22,12 @@ public final class StoreWriter: Sendable {
     /// Commits, batches, errors and latencies.
     public let statistics = StoreStatistics()
 
-    /// What to call once a request's writes are done (all of the batch's, or none of them).
-    private typealias Completion = @Sendable (StoreError?) -> Void
+    /// What to call once a request's `count` writes are done (all of the batch's, or none of
+    /// them; in a shared store a request's write may also meet a conflict alone).
+    private struct Completion {
+        let count: Int
+        let done: @Sendable (StoreError?) -> Void
+    }
 
     /// The queue, guarded by the service's condition: the writes in order, as the backend takes
     /// them (a batch is handed over as it is, no copy of its writes), and the requests' completions.
@@ -57,15 +61,15 @@ public final class StoreWriter: Sendable {
     /// `done` is called on the writer's thread once they are durable (`nil`) or refused (the
     /// error). Returns false, and queues nothing, when the queue is full or the writer stopped.
     public func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        queue(done) { $0.append(contentsOf: writes) }
+        queue(Completion(count: writes.count, done: done)) { $0.append(contentsOf: writes) }
     }
 
     /// Queues one write, as `submit(_:then:)` with an array of it.
     public func submit(_ write: StoreWrite, then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        queue(done) { $0.append(write) }
+        queue(Completion(count: 1, done: done)) { $0.append(write) }
     }
 
-    private func queue(_ completion: @escaping Completion, _ addWrites: (inout [StoreWrite]) -> Void) -> Bool {
+    private func queue(_ completion: Completion, _ addWrites: (inout [StoreWrite]) -> Void) -> Bool {
         let condition = service.condition
         condition.lock()
         guard !service.isStopping, state.completions.count < queueLimit else {
@@ -126,8 +130,9 @@ public final class StoreWriter: Sendable {
     private func commit(_ batch: Batch) {
         let started = StoreWriter.seconds()
         var failure: StoreError?
+        var conflicts: Set<Int> = []
         do {
-            try backend.applyAll(batch.writes)
+            conflicts = try backend.applyAllReportingConflicts(batch.writes)
         } catch {
             failure = error
         }
@@ -137,7 +142,16 @@ public final class StoreWriter: Sendable {
         // and completions (their closures hold the requests' objects) let go of by the server
         // thread that resumes them (`ThreadBatch`).
         ThreadBatch.run {
-            for completion in batch.completions { completion(failure) }
+            if conflicts.isEmpty {
+                for completion in batch.completions { completion.done(failure) }
+            } else {
+                var start = 0
+                for completion in batch.completions {
+                    let own = start..<start + completion.count
+                    start = own.upperBound
+                    completion.done(own.contains(where: conflicts.contains) ? StoreWriter.conflict : failure)
+                }
+            }
             ThreadBatch.leave(batch)
         }
         backend.afterBatch()
@@ -149,6 +163,10 @@ public final class StoreWriter: Sendable {
         var writes: [StoreWrite] = []
         var completions: [Completion] = []
     }
+
+    /// A request's write refused because its session changed meanwhile (through another instance).
+    static let conflict = StoreError(
+        "the session was changed at the same moment through another instance; nothing was changed", isConflict: true)
 
     private static func seconds() -> Double {
         var now = timespec()
