@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test examples-test test-container tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -28,7 +28,7 @@ run: deps build-release
 ## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
-## real-browser tests
+## real-browser tests, then the scale-out test (two instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
@@ -39,6 +39,7 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) tsan-test
 	$(MAKE) asan-test
 	$(MAKE) browser-test
+	$(MAKE) test-scaleout
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
 ## products by path, built in its own Examples/Notes/.build) and run its tests
@@ -61,7 +62,7 @@ test-container:
 
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
 ## rotation-race, deferred-response, batched-answer, limits, password-check-pool, worker-pool-foreman, group-commit and thread-priority suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
@@ -110,6 +111,15 @@ fuzz-build: deps
 browser-test: $(BROWSER_VENV_READY) build
 	PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
 	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
+
+## test-scaleout: two appshell instances on one Redis behind nginx (Debian's redis-server and
+## nginx, installed when missing), on free loopback ports, all stopped at the end: the JSON API's
+## whole flow alternating instances, an instance killed mid-flow, Redis killed and started again,
+## two clients racing on one session through both (tests/scaleout/run.py)
+SCALEOUT_PACKAGES := redis-server nginx
+test-scaleout: build
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"
+	$(WITHOUT_LEFTOVERS) python3 tests/scaleout/run.py $$($(SWIFT) build --show-bin-path)/appshell
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
 ## against the built appshell on a free port with the memory store, using the OpenAPI document

@@ -66,9 +66,11 @@ extension Shell {
                 response = .error(error, for: request)
             }
             if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty,
-                !shell.root.storesWithoutValues
+                !shell.root.storesWithoutValues, !registry.backend.isShared
             {
-                // Nothing worth keeping happened to a new session's app: let it go.
+                // Nothing worth keeping happened to a new session's app: let it go. (Not in a store
+                // shared by several instances: the next request may come to another, which must find
+                // the session, its app's start-up under way since this moment, in the store.)
                 session.attachment = nil
                 session.memo = made
                 return response

@@ -19,7 +19,10 @@ extension Shell {
                 // controllers: every new session shows the same state, and its app is made when the
                 // session comes back, as of when it began. The session's memo keeps that time, so
                 // the registry holds such a session as a bare map entry.
-                if session.isNew, session.attachment == nil, let fresh = freshState() {
+                // Not in a store shared by several instances: the memo stays in this one's memory,
+                // and the next request may reach another, which must find the app stored (its
+                // start-up under way since now).
+                if session.isNew, session.attachment == nil, !registry.backend.isShared, let fresh = freshState() {
                     session.memo = clock()
                     return .prepared(fresh)
                 }

@@ -127,11 +127,15 @@ extension SessionRegistry {
         let values = context.defaultsIfMade?.storedValues ?? state.values
         // Compared without making bytes: a snapshot the app made anew is a change.
         let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
-        let worthStoring = state.persisted || !values.isEmpty || context.storesWithoutValues
+        // In a store shared by several instances every session is stored from its first request:
+        // the next may come to another instance, which knows only what is stored.
+        let shared = backend.isShared
+        let worthStoring = state.persisted || !values.isEmpty || context.storesWithoutValues || shared
         let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
         let saves =
             context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
+            || (shared && !state.persisted)
         let touches = !saves && !rotated && touchDue
         var write: StoreWrite?
         if saves {

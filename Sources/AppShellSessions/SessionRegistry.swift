@@ -254,7 +254,7 @@ public final class SessionRegistry: Sendable {
             throw error
         }
         if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.keptSnapshot == nil
-            && context.attachment == nil
+            && context.attachment == nil && !backend.isShared
         {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""`make test-scaleout`: two `appshell` instances on one Redis, behind nginx, on loopback only.
+
+Starts Debian's redis-server (append-only file, synced at every write: `appendfsync always`), two
+instances of the given binary with `store: "redis"`, and nginx round-robin between them (one
+worker, no upstream keep-alive: each request goes to the next instance), all on free loopback
+ports in a temporary folder, and stops them all at the end. Then, through nginx only:
+
+  flow      the demo's whole flow through the JSON API (splash, login, the list and back, the
+            second screen as a modal, a launch from a notification, logout, login again), every
+            request on the other instance than the one before (checked with the instances' access
+            logs): each answer shows the state the one before left, one version further, and the
+            cookie rotates at login and logout.
+  kill      an instance is killed (SIGKILL) in the middle of a user's actions: nginx sends the
+            next requests to the other, which continues the session where it was; the killed one
+            is started again and serves the same session.
+  redis     Redis is killed and started again in the middle: meanwhile requests are answered 503
+            with a JSON message saying the store is unavailable; afterwards the session is as last
+            answered (nothing acknowledged lost) and goes on.
+  race      two clients act on one session at once through both instances (showList and pop as
+            fast as they can): every answer is 200, or 409 or 503 saying why, and no version is answered with
+            two different states (two transitions made from one state, or one lost, would).
+
+Usage: run.py APPSHELL_BINARY. Python 3 standard library, Debian's redis-server and nginx. Exits 1
+when a check fails.
+"""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COOKIE = "appshell_session"
+FAILURES = []
+
+
+def check(condition, message):
+    print(("  ok    " if condition else "  FAIL  ") + message, flush=True)
+    if not condition:
+        FAILURES.append(message)
+    return condition
+
+
+def free_port():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def wait_for_port(port, process, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
+
+
+class Topology:
+    """Redis, two instances and nginx in one temporary folder."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.folder = tempfile.mkdtemp(prefix="appshell-scaleout-")
+        self.redis_port = free_port()
+        self.instance_ports = [free_port(), free_port()]
+        self.nginx_port = free_port()
+        self.redis = None
+        self.instances = [None, None]
+        self.logs = [os.path.join(self.folder, f"instance-{n}.log") for n in (0, 1)]
+        self.nginx = None
+
+    def start_redis(self):
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", self.folder,
+             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile",
+             os.path.join(self.folder, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for_port(self.redis_port, self.redis)
+
+    def kill_redis(self):
+        self.redis.kill()
+        self.redis.wait()
+
+    def start_instance(self, number):
+        env = {name: value for name, value in os.environ.items() if not name.startswith("APPSHELL_")}
+        env.update({
+            "APPSHELL_PORT": str(self.instance_ports[number]), "APPSHELL_STORE": "redis",
+            "APPSHELL_STORE_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+            "APPSHELL_SPLASH_DELAY_MILLISECONDS": "300", "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
+            "APPSHELL_CONFIG": os.path.join(REPO, "config.json"),
+            "APPSHELL_PUBLIC_DIRECTORY": os.path.join(REPO, "Public"),
+        })
+        log = open(self.logs[number], "a")
+        self.instances[number] = subprocess.Popen(
+            [self.binary], env=env, cwd=self.folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        wait_for_port(self.instance_ports[number], self.instances[number])
+
+    def kill_instance(self, number):
+        self.instances[number].kill()
+        self.instances[number].wait()
+
+    def start_nginx(self):
+        temp = os.path.join(self.folder, "nginx")
+        os.makedirs(temp, exist_ok=True)
+        servers = "\n".join(f"    server 127.0.0.1:{port} max_fails=0;" for port in self.instance_ports)
+        config = f"""
+worker_processes 1;
+daemon off;
+master_process off;
+pid {temp}/nginx.pid;
+error_log {temp}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {temp}/body;
+  proxy_temp_path {temp}/proxy;
+  fastcgi_temp_path {temp}/fastcgi;
+  uwsgi_temp_path {temp}/uwsgi;
+  scgi_temp_path {temp}/scgi;
+  upstream appshell {{
+{servers}
+  }}
+  server {{
+    listen 127.0.0.1:{self.nginx_port};
+    location / {{
+      proxy_pass http://appshell;
+      proxy_http_version 1.1;
+      proxy_set_header Host $host;
+      proxy_buffering off;
+      proxy_next_upstream error timeout;
+      proxy_read_timeout 60s;
+    }}
+  }}
+}}
+"""
+        path = os.path.join(temp, "nginx.conf")
+        with open(path, "w") as file:
+            file.write(config)
+        self.nginx = subprocess.Popen(
+            ["nginx", "-c", path, "-p", temp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        wait_for_port(self.nginx_port, self.nginx)
+
+    def requests_served(self, number):
+        """The request lines of an instance's access log (one JSON object each)."""
+        served = []
+        with open(self.logs[number]) as log:
+            for line in log:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if "path" in entry and "requestID" in entry:
+                    served.append(entry)
+        return served
+
+    def stop(self):
+        for process in [self.nginx, *self.instances, self.redis]:
+            if process and process.poll() is None:
+                process.kill()
+                process.wait()
+        subprocess.run(["rm", "-rf", self.folder], check=False)
+
+
+class Client:
+    """One browser's worth of HTTP through nginx: a cookie jar of one cookie."""
+
+    def __init__(self, port):
+        self.port = port
+        self.cookie = None
+        self.sent = 0
+
+    def request(self, method, path, body=None):
+        self.sent += 1
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {"X-Request-ID": f"scaleout-{id(self) % 100000}-{self.sent}"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self.cookie:
+            headers["Cookie"] = f"{COOKIE}={self.cookie}"
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        for name, value in response.getheaders():
+            if name.lower() == "set-cookie" and value.startswith(COOKIE + "="):
+                self.cookie = value.split(";", 1)[0].split("=", 1)[1]
+        connection.close()
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            parsed = None
+        return response.status, parsed, headers["X-Request-ID"]
+
+    def state(self):
+        return self.request("GET", "/api/state")
+
+    def act(self, action, **fields):
+        return self.request("POST", "/api/actions", {"action": action, **fields})
+
+
+def wait_for_screen(client, screen, seconds=10):
+    deadline = time.time() + seconds
+    while True:
+        status, state, _ = client.state()
+        if status == 200 and state and state.get("screen") == screen:
+            return state
+        if time.time() > deadline:
+            return state
+        time.sleep(0.05)
+
+
+def scenario_flow(topology):
+    print("flow: the JSON API through nginx, every request on the other instance", flush=True)
+    client = Client(topology.nginx_port)
+    ids = []
+    state = wait_for_screen(client, "login")
+    check(state and state.get("screen") == "login", "the splash routes to the login screen")
+    before = client.cookie
+    steps = [
+        ("login", {"username": "demo", "password": "appshell"}, "main", ["main"]),
+        ("showList", {}, "list", ["main", "list"]),
+        ("pop", {}, "main", ["main"]),
+        ("presentSecond", {}, "second", ["main"]),
+        ("dismiss", {}, "main", ["main"]),
+        ("launch", {"source": "notification"}, "list", ["main", "list"]),
+        ("pop", {}, "main", ["main"]),
+        ("logout", {}, "login", []),
+        ("login", {"username": "demo", "password": "appshell"}, "main", ["main"]),
+    ]
+    version = state.get("version", 0) if state else 0
+    for action, fields, screen, stack in steps:
+        status, answer, request_id = client.act(action, **fields)
+        ids.append(request_id)
+        ok = check(status == 200 and answer is not None, f"{action}: answered {status}")
+        if not ok:
+            continue
+        check(answer.get("version", -1) > version, f"{action}: version {answer.get('version')} after {version}")
+        version = answer.get("version", version)
+        if screen:
+            check(answer.get("screen") == screen, f"{action}: screen {answer.get('screen')}, expected {screen}")
+        if stack is not None:
+            check(answer.get("stack") == stack, f"{action}: stack {answer.get('stack')}, expected {stack}")
+        # The other instance reads what this one answered.
+        status, read, request_id = client.state()
+        ids.append(request_id)
+        check(status == 200 and read and read.get("version") == version and read.get("screen") == answer.get("screen"),
+              f"{action}: the next read shows version {version} ({read.get('version') if read else None})")
+        if action in ("login", "logout"):
+            check(client.cookie != before, f"{action}: the session id rotated")
+            before = client.cookie
+    # Which instance served each request: they alternate.
+    served = [None] * len(ids)
+    for number in (0, 1):
+        for entry in topology.requests_served(number):
+            if entry["requestID"] in ids:
+                served[ids.index(entry["requestID"])] = number
+    check(None not in served, f"every request was served by one of the two ({served.count(None)} not found)")
+    alternations = sum(1 for a, b in zip(served, served[1:]) if a is not None and a != b)
+    check(alternations == len(served) - 1, f"each request went to the other instance ({alternations} of {len(served) - 1})")
+    return client
+
+
+def scenario_kill(topology):
+    print("kill: an instance killed mid-flow; the other continues the session", flush=True)
+    client = Client(topology.nginx_port)
+    wait_for_screen(client, "login")
+    status, answer, _ = client.act("login", username="demo", password="appshell")
+    check(status == 200, f"login answered {status}")
+    status, answer, _ = client.act("showList")
+    check(status == 200 and answer["stack"] == ["main", "list"], "the list is open")
+    version = answer["version"]
+    topology.kill_instance(0)
+    answers = [client.state() for _ in range(4)]
+    check(all(status == 200 for status, _, _ in answers), f"reads after the kill: {[s for s, _, _ in answers]}")
+    check(all(state["version"] == version and state["stack"] == ["main", "list"] for _, state, _ in answers),
+          "the other instance shows the session as last answered")
+    status, answer, _ = client.act("pop")
+    check(status == 200 and answer["stack"] == ["main"] and answer["version"] > version, "and acts on it")
+    version = answer["version"]
+    topology.start_instance(0)
+    answers = [client.state() for _ in range(4)]
+    check(all(status == 200 and state["version"] == version for status, state, _ in answers),
+          "once started again, both serve it as last answered")
+
+
+def scenario_redis(topology):
+    print("redis: Redis killed and started again mid-flow", flush=True)
+    client = Client(topology.nginx_port)
+    wait_for_screen(client, "login")
+    status, answer, _ = client.act("login", username="demo", password="appshell")
+    check(status == 200, f"login answered {status}")
+    status, answer, _ = client.act("showList")
+    check(status == 200, f"showList answered {status}")
+    acknowledged = answer
+    topology.kill_redis()
+    for name, (status, body, _) in [("an action", client.act("pop")), ("a read", client.state())]:
+        check(status == 503 and body and "unavailable" in body.get("error", ""),
+              f"{name} while Redis is away: {status} {body}")
+    topology.start_redis()
+    status, state, _ = client.state()
+    check(status == 200 and state["version"] == acknowledged["version"] and state["stack"] == acknowledged["stack"],
+          f"after Redis's restart the session is as last answered (version {state.get('version') if state else None})")
+    status, answer, _ = client.act("pop")
+    check(status == 200 and answer["stack"] == ["main"], f"and goes on ({status})")
+
+
+def scenario_race(topology):
+    print("race: two clients on one session through both instances at once", flush=True)
+    first = Client(topology.nginx_port)
+    wait_for_screen(first, "login")
+    status, _, _ = first.act("login", username="demo", password="appshell")
+    check(status == 200, f"login answered {status}")
+    second = Client(topology.nginx_port)
+    second.cookie = first.cookie
+    results = []
+    lock = threading.Lock()
+
+    def run(client, count):
+        for index in range(count):
+            action = "showList" if index % 2 == 0 else "pop"
+            status, answer, _ = client.act(action)
+            with lock:
+                results.append((status, answer))
+
+    threads = [threading.Thread(target=run, args=(client, 40)) for client in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted({status for status, _ in results})
+    # 409: the other client's action came first (showList with the list open, pop on main).
+    check(all(status in (200, 409, 503) for status, _ in results), f"every answer is 200, 409 or 503: {statuses}")
+    refused = [answer for status, answer in results if status != 200]
+    check(all(answer and "error" in answer for answer in refused), f"every refusal says why ({len(refused)} refused)")
+    versions = [answer["version"] for status, answer in results if status == 200 and "version" in answer]
+    check(len(versions) > 0, f"{len(versions)} actions answered")
+    # Two answers with the same version show the same state (the API's promise): two transitions
+    # made from one state, or one lost, would answer one version with two states.
+    states = {}
+    for status, answer in results:
+        if status == 200 and "version" in answer:
+            states.setdefault(answer["version"], set()).add(json.dumps(answer["stack"]))
+    mixed = {version: stacks for version, stacks in states.items() if len(stacks) > 1}
+    check(not mixed, f"each version answered shows one state ({len(states)} versions; mixed: {mixed})")
+    status, state, _ = first.state()
+    check(status == 200 and state["version"] >= max(versions, default=0),
+          f"the session ends at version {state['version'] if state else None}, the highest answered {max(versions, default=0)}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: run.py APPSHELL_BINARY")
+    topology = Topology(os.path.abspath(sys.argv[1]))
+    try:
+        topology.start_redis()
+        topology.start_instance(0)
+        topology.start_instance(1)
+        topology.start_nginx()
+        scenario_flow(topology)
+        scenario_kill(topology)
+        scenario_redis(topology)
+        scenario_race(topology)
+    finally:
+        topology.stop()
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", flush=True)
+        sys.exit(1)
+    print("all checks passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
