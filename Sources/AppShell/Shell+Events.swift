@@ -57,7 +57,8 @@ extension Shell {
 
     /// Sends the session's new state to its open pages.
     func publishState(_ shell: LiveApp, _ session: SessionContext) {
-        guard events.hasListeners(shell.channel) else { return }
+        // With other instances, pages open there may listen.
+        guard events.relays || events.hasListeners(shell.channel) else { return }
         events.publish(
             shell.channel, event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
     }

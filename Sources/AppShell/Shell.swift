@@ -55,15 +55,17 @@ public final class Shell: Sendable {
     /// shows around the screen (the app's name, stylesheets and scripts), `csrfKey` signs the forms'
     /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
     /// event streams open; `webApp` makes the site installable and able to open offline; the
-    /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`.
+    /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`;
+    /// `relay` carries the session events to and from the other instances sharing the store.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
-        clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil
+        clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil,
+        relay: (any StoreMessageRelay)? = nil
     ) {
-        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession)
+        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay)
         self.application = application
         knownActions = application.knownActions
         self.registry = registry

@@ -48,14 +48,36 @@ public final class ShellEvents: Sendable {
     private struct Channel: Sendable {
         var subscribers: [Subscriber] = []
         let count: StreamCount
+        /// The version of the last state event sent (events come from other instances too, and
+        /// an older one that comes late is not sent).
+        var lastVersion: Int?
     }
 
     private let channels = Locked<[String: Channel]>([:])
+    /// The other instances sharing the store, when there are: every event published here goes to
+    /// them too, for the pages they hold open, and theirs come here.
+    private let relay: (any StoreMessageRelay)?
 
-    /// An empty hub that allows `maxStreamsPerSession` streams per session.
-    public init(maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession) {
+    /// An empty hub that allows `maxStreamsPerSession` streams per session; with `relay`, the
+    /// events of sessions shared with other instances go to and come from them.
+    public init(
+        maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession, relay: (any StoreMessageRelay)? = nil
+    ) {
         self.maxStreamsPerSession = maxStreamsPerSession
+        self.relay = relay
     }
+
+    /// Whether events also go to other instances (then every state change is published, pages
+    /// open here or not).
+    var relays: Bool { relay != nil }
+
+    /// Starts taking the other instances' events (no-op without a relay).
+    public func startRelaying() {
+        relay?.start { [weak self] channel, message in self?.received(message, on: channel) }
+    }
+
+    /// Stops the relay, if there is one.
+    public func stopRelaying() { relay?.stop() }
 
     /// The number of open streams.
     public var count: Int {
@@ -120,6 +142,11 @@ public final class ShellEvents: Sendable {
     /// Ends the streams of `channel` opened with any id but `current` (after a rotation: the
     /// holders of the old id must see nothing more).
     func endStreams(of channel: String, notOpenedWith current: SessionID) {
+        endStreamsHere(of: channel, notOpenedWith: current)
+        relay?.send(Self.message("rotated", current.text, ""), on: channel)
+    }
+
+    private func endStreamsHere(of channel: String, notOpenedWith current: SessionID) {
         let ended = channels.withLock { Self.remove(from: &$0, channel) { $0.sessionID != current } }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
@@ -146,9 +173,45 @@ public final class ShellEvents: Sendable {
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
-    /// Sends one event to every stream of `channel`.
+    /// Sends one event to every stream of `channel`, here and at the other instances.
     func publish(_ channel: String, event: String, id: String? = nil, data: String) {
-        let streams = channels.withLock { $0[channel]?.subscribers.compactMap(\.stream) ?? [] }
+        publishHere(channel, event: event, id: id, data: data)
+        relay?.send(Self.message(event, id ?? "", data), on: channel)
+    }
+
+    /// Sends one event to every stream of `channel` here; a state event (whose id ends with its
+    /// version) older than one sent already is dropped.
+    private func publishHere(_ channel: String, event: String, id: String?, data: String) {
+        let version = id.flatMap { $0.split(separator: ".").last }.flatMap { Int($0) }
+        let streams = channels.withLock { channels -> [EventStream] in
+            guard var entry = channels[channel] else { return [] }
+            if let version {
+                if let last = entry.lastVersion, version <= last { return [] }
+                entry.lastVersion = version
+                channels[channel] = entry
+            }
+            return entry.subscribers.compactMap(\.stream)
+        }
         for stream in streams { stream.send(event: event, id: id, data: data) }
+    }
+
+    /// An event as the relay carries it: kind, id and data, on lines of their own.
+    private static func message(_ kind: String, _ id: String, _ data: String) -> [UInt8] {
+        Array("\(kind)\n\(id)\n\(data)".utf8)
+    }
+
+    /// Another instance's event: sent to the streams here (a rotation ends those of the old id).
+    private func received(_ message: [UInt8], on channel: String) {
+        let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return }
+        let kind = String(decoding: parts[0], as: UTF8.self)
+        let id = String(decoding: parts[1], as: UTF8.self)
+        switch kind {
+        case "rotated":
+            if let current = SessionID(id) { endStreamsHere(of: channel, notOpenedWith: current) }
+        default:
+            publishHere(
+                channel, event: kind, id: id.isEmpty ? nil : id, data: String(decoding: parts[2], as: UTF8.self))
+        }
     }
 }

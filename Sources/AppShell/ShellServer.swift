@@ -60,6 +60,7 @@ public final class ShellServer: Sendable {
         let backend: any DefaultsBackend
         // The form-token key: every instance sharing a store must have the same one.
         let key: [UInt8]
+        var relay: (any StoreMessageRelay)?
         switch configuration.store {
         case .memory:
             backend = MemoryDefaultsBackend()
@@ -75,6 +76,8 @@ public final class ShellServer: Sendable {
                     absoluteSeconds: configuration.sessions.absoluteTimeoutSeconds))
             backend = redis
             key = try redis.sharedSecret(named: "csrf-key", making: CSRFTokens.randomKey)
+            // The pages a session has open at other instances hear its changes made here.
+            relay = RedisMessageRelay(url: redis.url, keyPrefix: redis.keyPrefix)
         }
         // SQLite's and Redis's commits go through one writer thread, many requests' writes per
         // transaction (no server thread waits for the disk or the network); the memory store
@@ -86,7 +89,7 @@ public final class ShellServer: Sendable {
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
-            webApp: webApp, clock: clock, timers: timers)
+            webApp: webApp, clock: clock, timers: timers, relay: relay)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.
@@ -150,6 +153,7 @@ public final class ShellServer: Sendable {
         timers.start()
         sessions.startSweeper(timers: timers)
         shell.startScheduler()
+        shell.events.startRelaying()
         shell.startEndingStreamsOfEndedSessions(
             everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
         let host =
@@ -171,6 +175,7 @@ public final class ShellServer: Sendable {
         // The writes of every answered request are committed; the writer commits what is left.
         sessions.stopWriter()
         shell.stopScheduler()
+        shell.events.stopRelaying()
         sessions.stopSweeper()
         // The last timer work has returned: nothing runs on the store any more but this thread.
         timers.stop()

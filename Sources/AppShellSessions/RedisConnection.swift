@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import CHiredis
 
 #if canImport(Glibc)
@@ -60,14 +61,45 @@ final class RedisConnection {
     let url: RedisURL
     /// How long a connect or a command may take.
     let timeoutMilliseconds: Int
+    /// Whether a read waits for a reply as long as it takes (a subscriber's connection, which
+    /// waits for the next message).
+    let waitsForever: Bool
     private var context: UnsafeMutablePointer<redisContext>?
     private var closed = false
+    /// The socket, for `interrupt` from another thread (-1: none). Closed holding this lock, so
+    /// that `interrupt` never shuts down a descriptor the system has given to another file since.
+    private let socket = Locked<Int32>(-1)
 
-    /// Connects to `url` (logging in and selecting its database); throws when that fails.
-    init(url: RedisURL, timeoutMilliseconds: Int = 2_000) throws(StoreError) {
+    /// Connects to `url` (logging in and selecting its database); throws when that fails. A
+    /// connection that `waitsForever` has no time limit on reads (`timeoutMilliseconds` still
+    /// bounds the connect).
+    init(url: RedisURL, timeoutMilliseconds: Int = 2_000, waitsForever: Bool = false) throws(StoreError) {
         self.url = url
         self.timeoutMilliseconds = max(1, timeoutMilliseconds)
+        self.waitsForever = waitsForever
         try connect()
+    }
+
+    /// The next reply the server sends without being asked (a subscriber's messages): waits for
+    /// it; throws when the connection fails or is interrupted.
+    func receive() throws(StoreError) -> RedisReply {
+        guard let context else { throw failure("not connected") }
+        var raw: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+            let error = failure(RedisConnection.describe(context))
+            drop()
+            throw error
+        }
+        let reply = RedisConnection.copy(raw.assumingMemoryBound(to: redisReply.self))
+        freeReplyObject(raw)
+        return reply
+    }
+
+    /// Ends a `receive` another thread is waiting in (it throws): the socket is shut down.
+    func interrupt() {
+        socket.withLock { descriptor in
+            if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
     }
 
     deinit { close() }
@@ -178,7 +210,8 @@ final class RedisConnection {
             redisFree(made)
             throw error
         }
-        redisSetTimeout(made, timeout)
+        if !waitsForever { redisSetTimeout(made, timeout) }
+        socket.withLock { $0 = made.pointee.fd }
         if case .tcp = url.address { _ = redisEnableKeepAlive(made) }
         context = made
         var login: [[[UInt8]]] = []
@@ -205,7 +238,10 @@ final class RedisConnection {
     }
 
     private func drop() {
-        if let context { redisFree(context) }
+        socket.withLock { descriptor in
+            descriptor = -1
+            if let context { redisFree(context) }
+        }
         context = nil
     }
 

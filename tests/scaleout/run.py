@@ -11,6 +11,8 @@ ports in a temporary folder, and stops them all at the end. Then, through nginx 
             request on the other instance than the one before (checked with the instances' access
             logs): each answer shows the state the one before left, one version further, and the
             cookie rotates at login and logout.
+  events    a page's event stream, held by one instance, gets the state of every action made
+            through either, in version order, each once; a logout through either ends it.
   kill      an instance is killed (SIGKILL) in the middle of a user's actions: nginx sends the
             next requests to the other, which continues the session where it was; the killed one
             is started again and serves the same session.
@@ -275,6 +277,95 @@ def scenario_flow(topology):
     return client
 
 
+class EventReader:
+    """A page's event stream (`GET /api/events`) through nginx, read on a thread of its own."""
+
+    def __init__(self, port, cookie):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.connection.request("GET", "/api/events", headers={
+            "Cookie": f"{COOKIE}={cookie}", "Accept": "text/event-stream"})
+        self.response = self.connection.getresponse()
+        self.events = []
+        self.ended = False
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        event = {}
+        try:
+            while True:
+                line = self.response.readline()
+                if not line:
+                    break
+                line = line.decode().rstrip("\n")
+                if not line:
+                    if "event" in event:
+                        with self.lock:
+                            self.events.append(event)
+                    event = {}
+                elif not line.startswith(":") and ":" in line:
+                    name, value = line.split(":", 1)
+                    value = value[1:] if value.startswith(" ") else value
+                    # Data of several lines is one value, its lines joined (the SSE format).
+                    event[name] = event[name] + "\n" + value if name in event else value
+        except OSError:
+            pass
+        with self.lock:
+            self.ended = True
+
+    def versions(self):
+        with self.lock:
+            states = [event for event in self.events if event.get("event") == "state"]
+        versions = []
+        for event in states:
+            try:
+                versions.append(json.loads(event["data"])["version"])
+            except (ValueError, KeyError):
+                check(False, f"a state event holds no state: {len(event['data'])} bytes, ends {event['data'][-300:]!r}")
+                versions.append(None)
+        return versions
+
+    def wait_for(self, condition, seconds=10):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if condition():
+                return True
+            time.sleep(0.02)
+        return condition()
+
+    def close(self):
+        self.connection.close()
+
+
+def scenario_events(topology):
+    print("events: a page's stream on one instance hears the changes made through the other", flush=True)
+    client = Client(topology.nginx_port)
+    wait_for_screen(client, "login")
+    status, answer, _ = client.act("login", username="demo", password="appshell")
+    check(status == 200, f"login answered {status}")
+    stream = EventReader(topology.nginx_port, client.cookie)
+    check(stream.response.status == 200, f"the stream opened ({stream.response.status})")
+    check(stream.wait_for(lambda: stream.versions()[-1:] == [answer["version"]]),
+          f"it starts with the current state (version {answer['version']}: {stream.versions()})")
+    answered = []
+    for action in ["showList", "pop", "showList", "pop", "presentSecond", "dismiss"]:
+        status, answer, _ = client.act(action)
+        if check(status == 200, f"{action} answered {status}"):
+            answered.append(answer["version"])
+        # Each action's state reaches the stream, whichever instance made it.
+        check(stream.wait_for(lambda: answered[-1] in stream.versions()),
+              f"{action}: version {answered[-1]} reached the stream ({stream.versions()[-3:]})")
+    versions = stream.versions()
+    check(versions == sorted(versions) and len(set(versions)) == len(versions),
+          f"in version order, each once: {versions}")
+    # Logout rotates the id: the stream opened with the old one ends, wherever it is held.
+    status, _, _ = client.act("logout")
+    check(status == 200, f"logout answered {status}")
+    check(stream.wait_for(lambda: stream.ended), "the stream of the old id ended")
+    stream.close()
+
+
 def scenario_kill(topology):
     print("kill: an instance killed mid-flow; the other continues the session", flush=True)
     client = Client(topology.nginx_port)
@@ -372,6 +463,7 @@ def main():
         topology.start_instance(1)
         topology.start_nginx()
         scenario_flow(topology)
+        scenario_events(topology)
         scenario_kill(topology)
         scenario_redis(topology)
         scenario_race(topology)
