@@ -114,12 +114,16 @@ browser-test: $(BROWSER_VENV_READY) build
 
 ## test-scaleout: two appshell instances on one Redis behind nginx (Debian's redis-server and
 ## nginx, installed when missing), on free loopback ports, all stopped at the end: the JSON API's
-## whole flow alternating instances, an instance killed mid-flow, Redis killed and started again,
-## two clients racing on one session through both (tests/scaleout/run.py)
+## whole flow alternating instances, a page's live events across them, an instance killed
+## mid-flow, Redis killed and started again, two clients racing on one session through both
+## (tests/scaleout/run.py); then the real-browser suite through such a topology (BROWSER_SCALEOUT=1:
+## each test gets its own; the tests that restart their one server themselves are skipped)
 SCALEOUT_PACKAGES := redis-server nginx
-test-scaleout: build
+test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"
 	$(WITHOUT_LEFTOVERS) python3 tests/scaleout/run.py $$($(SWIFT) build --show-bin-path)/appshell
+	BROWSER_SCALEOUT=1 PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
+	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
 ## against the built appshell on a free port with the memory store, using the OpenAPI document

@@ -24,6 +24,22 @@ final class LoginScreen: Screen<LoginAction>, RestorableScreen {
 
     override func state() -> JSON? { message.map { ["message": .string($0)] } }
 
+    /// The message of the last failed attempt and the page to open after logging in: the same
+    /// version shows the same screen when the app is made again from its snapshot (after a
+    /// restart, or at another instance sharing the store).
+    var restorationState: JSON? {
+        var kept: [String: JSON] = [:]
+        if let message { kept["message"] = .string(message) }
+        if let next { kept["next"] = .string(next) }
+        return kept.isEmpty ? nil : .object(kept)
+    }
+
+    /// Takes back the message and the page to open.
+    func restore(from state: JSON) {
+        message = state["message"]?.stringValue
+        next = state["next"]?.stringValue
+    }
+
     override func renderHTML() -> String {
         let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""
         let nextField = next.map { "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape($0))\">\n" } ?? ""

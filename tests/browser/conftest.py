@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -61,7 +62,9 @@ STOP_SECONDS = 30
 class AppShellServer:
     """The real `appshell` binary on a free port, started and stopped by the `server` fixture."""
 
-    def __init__(self, binary: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, binary: Path, extra_env: dict[str, str] | None = None, output: list[str] | None = None
+    ) -> None:
         # appshell refuses unknown APPSHELL_* variables (APPSHELL_BINARY among them): pass only ours.
         env = {name: value for name, value in os.environ.items() if not name.startswith("APPSHELL_")}
         env.update(
@@ -83,7 +86,8 @@ class AppShellServer:
             stderr=subprocess.PIPE,
             text=True,
         )
-        self.output: list[str] = []
+        # Its lines (an instance of a scale-out topology shares one list with the other).
+        self.output: list[str] = output if output is not None else []
         lines: queue.Queue[str | None] = queue.Queue()
         self._drains = [
             threading.Thread(target=self._drain, args=(self.process.stdout, lines), daemon=True),
@@ -139,6 +143,64 @@ class AppShellServer:
             thread.join(timeout=2)
 
 
+class ScaleOutServer:
+    """For `BROWSER_SCALEOUT=1` (`make test-scaleout`): two `appshell` instances on one Redis
+    (Debian's redis-server, no persistence) behind nginx round-robin, all on free loopback ports,
+    with `AppShellServer`'s interface — its URL is nginx's, its output both instances' lines."""
+
+    def __init__(self, binary: Path, extra_env: dict[str, str] | None = None) -> None:
+        sys.path.insert(0, str(REPO_ROOT / "tests" / "scaleout"))
+        from topology import free_port, start_nginx, wait_for_port
+
+        self.folder = tempfile.mkdtemp(prefix="appshell-browser-scaleout-")
+        self.output: list[str] = []
+        self.instances: list[AppShellServer] = []
+        self.nginx = None
+        redis_port = free_port()
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.folder, "--logfile", os.path.join(self.folder, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for_port(redis_port, self.redis)
+            environment = {
+                **(extra_env or {}),
+                "APPSHELL_STORE": "redis",
+                "APPSHELL_STORE_URL": f"redis://127.0.0.1:{redis_port}/0",
+            }
+            for _ in range(2):
+                self.instances.append(AppShellServer(binary, environment, output=self.output))
+            self.nginx, self.port = start_nginx(self.folder, [instance.port for instance in self.instances])
+        except BaseException:
+            self.stop()
+            raise
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        """The absolute URL of `path` through nginx."""
+        return self.base_url + path
+
+    def log(self) -> str:
+        """What the instances printed so far, for failure messages."""
+        return "\n".join(self.output[-40:]) or "(no output)"
+
+    def stop(self) -> None:
+        """nginx, the instances (SIGTERM), then Redis; the folder removed."""
+        if self.nginx and self.nginx.poll() is None:
+            self.nginx.kill()
+            self.nginx.wait()
+        for instance in self.instances:
+            instance.stop()
+        if self.redis.poll() is None:
+            self.redis.kill()
+            self.redis.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+#: Whether the browser tests run through nginx in front of two instances on Redis.
+SCALEOUT = os.environ.get("BROWSER_SCALEOUT") == "1"
+
+
 @pytest.fixture(scope="session")
 def appshell_binary() -> Path:
     """The built `appshell` binary: `$APPSHELL_BINARY`, else `.build/debug/appshell`."""
@@ -150,6 +212,17 @@ def appshell_binary() -> Path:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "server_env(**variables): APPSHELL_* variables of the test's server")
+    config.addinivalue_line(
+        "markers", "single_instance: restarts its one server itself (not run through the scale-out topology)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if not SCALEOUT:
+        return
+    skip = pytest.mark.skip(reason="restarts its one server itself: run without BROWSER_SCALEOUT")
+    for item in items:
+        if item.get_closest_marker("single_instance"):
+            item.add_marker(skip)
 
 
 @pytest.fixture
@@ -157,7 +230,8 @@ def server(appshell_binary: Path, request):
     """A fresh `appshell` for one test, always stopped afterwards; a `server_env` mark sets
     APPSHELL_* variables of its own."""
     marker = request.node.get_closest_marker("server_env")
-    running = AppShellServer(appshell_binary, dict(marker.kwargs) if marker else None)
+    kind = ScaleOutServer if SCALEOUT else AppShellServer
+    running = kind(appshell_binary, dict(marker.kwargs) if marker else None)
     yield running
     running.stop()
 

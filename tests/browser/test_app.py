@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
 
+import pytest
 from conftest import (
     PASSWORD,
     USERNAME,
@@ -495,6 +496,7 @@ def test_security_headers_and_no_inline_code(server):
 # --- live across sessions (issue 12, items 5 and 11) -----------------------------------------
 
 
+@pytest.mark.single_instance
 def test_a_restart_that_loses_the_session_shows_the_new_sessions_state(app: App, appshell_binary):
     """A page open on main while the server restarts with the memory store (the session is lost):
     its event stream reconnects to the new server, and the page shows the new session's state —
@@ -575,6 +577,7 @@ def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
     assert_no_console_errors(app)
 
 
+@pytest.mark.single_instance
 def test_a_session_that_expires_while_its_page_is_open_shows_login(appshell_binary, request):
     """A page left open on main while its session expires (idle timeout 3 s here): the server ends
     its stream, the page reconnects and shows the new session's login screen without a click."""

@@ -16,6 +16,7 @@ import time
 import urllib.parse
 import urllib.request
 
+import pytest
 from conftest import (
     REPO_ROOT,
     WAIT_SECONDS,
@@ -164,6 +165,7 @@ def test_the_cache_storage_holds_only_the_shell_after_a_logged_in_visit(app: App
         assert linked in cached, f"{linked} is not cached"
 
 
+@pytest.mark.single_instance
 def test_a_new_version_replaces_the_cache_and_deletes_the_old(appshell_binary, tmp_path, request):
     """A change of a shell file (a deploy) is a new worker: it fills a new cache with the new
     version's files and deletes the old cache."""
@@ -369,6 +371,7 @@ FIRST_PAINT = (
 )
 
 
+@pytest.mark.single_instance
 def test_first_paint_of_a_repeat_visit_against_a_first_visit(appshell_binary, request, capsys):
     """Measures (prints, never asserts) the first contentful paint of a first visit (empty
     profile, everything from the network) and of a repeat visit with the shell cached, and checks

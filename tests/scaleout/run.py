@@ -30,13 +30,13 @@ when a check fails.
 import http.client
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from topology import free_port, start_nginx, wait_for_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COOKIE = "appshell_session"
@@ -50,27 +50,6 @@ def check(condition, message):
     return condition
 
 
-def free_port():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
-def wait_for_port(port, process, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
-
-
 class Topology:
     """Redis, two instances and nginx in one temporary folder."""
 
@@ -79,7 +58,7 @@ class Topology:
         self.folder = tempfile.mkdtemp(prefix="appshell-scaleout-")
         self.redis_port = free_port()
         self.instance_ports = [free_port(), free_port()]
-        self.nginx_port = free_port()
+        self.nginx_port = None
         self.redis = None
         self.instances = [None, None]
         self.logs = [os.path.join(self.folder, f"instance-{n}.log") for n in (0, 1)]
@@ -117,46 +96,7 @@ class Topology:
         self.instances[number].wait()
 
     def start_nginx(self):
-        temp = os.path.join(self.folder, "nginx")
-        os.makedirs(temp, exist_ok=True)
-        servers = "\n".join(f"    server 127.0.0.1:{port} max_fails=0;" for port in self.instance_ports)
-        config = f"""
-worker_processes 1;
-daemon off;
-master_process off;
-pid {temp}/nginx.pid;
-error_log {temp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {temp}/body;
-  proxy_temp_path {temp}/proxy;
-  fastcgi_temp_path {temp}/fastcgi;
-  uwsgi_temp_path {temp}/uwsgi;
-  scgi_temp_path {temp}/scgi;
-  upstream appshell {{
-{servers}
-  }}
-  server {{
-    listen 127.0.0.1:{self.nginx_port};
-    location / {{
-      proxy_pass http://appshell;
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-      proxy_buffering off;
-      proxy_next_upstream error timeout;
-      proxy_read_timeout 60s;
-    }}
-  }}
-}}
-"""
-        path = os.path.join(temp, "nginx.conf")
-        with open(path, "w") as file:
-            file.write(config)
-        self.nginx = subprocess.Popen(
-            ["nginx", "-c", path, "-p", temp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-        wait_for_port(self.nginx_port, self.nginx)
+        self.nginx, self.nginx_port = start_nginx(self.folder, self.instance_ports)
 
     def requests_served(self, number):
         """The request lines of an instance's access log (one JSON object each)."""
