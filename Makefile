@@ -227,7 +227,7 @@ clean:
 ## with libmicrohttpd and SQLite) in the same run: wrk on loopback, server and wrk pinned to
 ## different cores; prints a table and writes bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS,
 ## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, BENCH_ONLY=e, CC: see bench/run.py
-BENCH_PACKAGES := wrk util-linux procps
+BENCH_PACKAGES := wrk util-linux procps redis-server nginx
 
 .PHONY: bench bench-check
 bench: deps

@@ -13,6 +13,7 @@ server and wrk pinned to different cores:
   (f) (a) while 4 other clients log in with the right password on fresh sessions (memory store)
   (g) 15 000 open event streams: RSS per stream, action-to-stream delivery, (a) beside them
       (bench/streams.py)
+  (h) (a) and (e) through nginx in front of two instances on Redis, against one (bench/scaleout.py)
 
 with the memory store and the SQLite store, and the C reference on (a) and (b) and on (e) without
 a store and with one SQLite commit per action (answers padded to AppShell's), interleaved round by
@@ -24,7 +25,7 @@ Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS 
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
 the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
-to the action path), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
+to the action path), BENCH_ONLY=h (only scenario (h)), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
 BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
 BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
 and passwordCheckSliceMicroseconds, also in the full run; or BENCH_PASSWORD_CHECK_SETTINGS, a
@@ -55,6 +56,7 @@ import time
 if __name__ == "__main__":
     sys.modules.setdefault("run", sys.modules[__name__])  # bench/streams.py imports this file as `run`
 import streams  # noqa: E402  (scenario (g), bench/streams.py)
+import scaleout  # noqa: E402  (scenario (h), bench/scaleout.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -1294,16 +1296,22 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "f":
             logins_only(bench)
             return
+        if os.environ.get("BENCH_ONLY", "") == "h":
+            print(scaleout.render(scaleout.measure(bench)))
+            return
         bench.throughput()
         log("(g) live event streams (bench/streams.py)")
         live = streams.measure(bench)
+        log("(h) two instances on Redis behind nginx (bench/scaleout.py)")
+        scale = scaleout.measure(bench)
         log("memory per session and under 1M cookieless requests")
         memory = bench.memory()
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
         report["streams"] = live
-        text = bench.render(report) + "\n\n" + streams.render(live)
+        report["scaleout"] = scale
+        text = bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
         with open(os.path.join(OUT, "latest.json"), "w") as f:
             json.dump(report, f, indent=2)
             f.write("\n")

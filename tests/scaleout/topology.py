@@ -33,14 +33,19 @@ def wait_for_port(port, process, seconds=30):
     raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
 
 
-def start_nginx(folder, upstream_ports):
-    """nginx on a free port of 127.0.0.1, round-robin over `upstream_ports` (one worker, no
-    upstream keep-alive: each request goes to the next instance; a refused connection goes to the
-    other; no buffering, so event streams flow), its files in `folder`. Returns (process, port)."""
+def start_nginx(folder, upstream_ports, prefix=(), keepalive=0):
+    """nginx on a free port of 127.0.0.1, round-robin over `upstream_ports` (one worker; each
+    request goes to the next instance, a refused connection to the other; no buffering, so event
+    streams flow), its files in `folder`, its command line after `prefix` (`taskset -c …`). The
+    tests keep no connection to the instances open (`keepalive` 0: an instance killed leaves no
+    connection behind that a request could be sent on); the benchmark keeps `keepalive` idle ones,
+    as a production setup would. Returns (process, port)."""
     temp = os.path.join(folder, "nginx")
     os.makedirs(temp, exist_ok=True)
     port = free_port()
     servers = "\n".join(f"    server 127.0.0.1:{upstream} max_fails=0;" for upstream in upstream_ports)
+    if keepalive:
+        servers += f"\n    keepalive {keepalive};"
     config = f"""
 worker_processes 1;
 daemon off;
@@ -64,6 +69,7 @@ http {{
       proxy_pass http://appshell;
       proxy_http_version 1.1;
       proxy_set_header Host $http_host;
+      proxy_set_header Connection "";
       proxy_buffering off;
       proxy_next_upstream error timeout;
       proxy_read_timeout 300s;
@@ -75,7 +81,7 @@ http {{
     with open(path, "w") as file:
         file.write(config)
     process = subprocess.Popen(
-        ["nginx", "-c", path, "-p", temp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        list(prefix) + ["nginx", "-c", path, "-p", temp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     wait_for_port(port, process)
     return process, port
