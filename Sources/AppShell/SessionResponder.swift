@@ -108,15 +108,23 @@ public struct SessionResponder: HTTPResponder {
         // The id's text only when it is logged.
         let requestID = request.heldRequestID
         let html = request.prefersHTML
+        let answer: @Sendable (StoreError?) -> Void = { error in
+            pending.fulfil(
+                error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
+                    ?? response)
+        }
+        guard registry.backend.isShared else {
+            commit.whenDone(answer)
+            return .deferred(pending)
+        }
+        // A shared store's write may meet a conflict: then the request runs again, so it is kept.
         commit.whenDone { [self] error in
             if let error, error.isConflict, conflicts < SessionRegistry.conflictRetries {
                 // Its answer showed state another instance had changed: run it again on that.
                 retry(request, presented, after: nil, pending, claimed: true, conflicts: conflicts + 1)
-                return
+            } else {
+                answer(error)
             }
-            pending.fulfil(
-                error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
-                    ?? response)
         }
         return .deferred(pending)
     }

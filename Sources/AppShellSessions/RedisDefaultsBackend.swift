@@ -24,27 +24,6 @@ import AppShellConcurrency
 /// supports). Redis does not roll a transaction back when a command in it fails at run time; the
 /// commands here fail only on a key of another type, which nothing else writes under the prefix.
 public final class RedisDefaultsBackend: DefaultsBackend {
-    /// When a session expires: its idle and absolute timeouts.
-    public struct Expiry: Sendable, Equatable {
-        /// Seconds after the last access.
-        public var idleSeconds: Int64
-        /// Seconds after creation.
-        public var absoluteSeconds: Int64
-
-        /// Timeouts of `idleSeconds` after the last access and `absoluteSeconds` after creation.
-        public init(idleSeconds: Int64, absoluteSeconds: Int64) {
-            self.idleSeconds = idleSeconds
-            self.absoluteSeconds = absoluteSeconds
-        }
-
-        /// The Unix second at which a record with these times expires.
-        func deadline(created: Int64, accessed: Int64) -> Int64 {
-            let (idle, idleOverflow) = accessed.addingReportingOverflow(idleSeconds)
-            let (age, ageOverflow) = created.addingReportingOverflow(absoluteSeconds)
-            return min(idleOverflow ? Int64.max : idle, ageOverflow ? Int64.max : age)
-        }
-    }
-
     /// The server.
     public let url: RedisURL
     /// What every key of this store begins with.
@@ -131,7 +110,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         try forEachKeyBatch { keys throws(StoreError) in
             let checks = keys.map { key in
                 [
-                    bytes("EVAL"), bytes(Script.removeIfExpired), bytes("1"), key, number(accessedBefore),
+                    bytes("EVAL"), bytes(RedisScript.removeIfExpired), bytes("1"), key, number(accessedBefore),
                     number(createdBefore),
                 ]
             }
@@ -223,11 +202,11 @@ public final class RedisDefaultsBackend: DefaultsBackend {
             return recordWrite(record, checking: key(id), replacing: [], at: key(id))
         case .touch(let id, let accessed):
             return [
-                bytes("EVAL"), bytes(Script.touch), bytes("1"), key(id), number(accessed),
+                bytes("EVAL"), bytes(RedisScript.touch), bytes("1"), key(id), number(accessed),
                 number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
             ]
         case .rename(let id, let newID):
-            return [bytes("EVAL"), bytes(Script.rename), bytes("2"), key(id), key(newID)]
+            return [bytes("EVAL"), bytes(RedisScript.rename), bytes("2"), key(id), key(newID)]
         case .renameReplacing(let id, let newID, let record):
             return recordWrite(record, checking: key(id), replacing: [key(newID)], at: key(newID))
         case .remove(let id):
@@ -247,7 +226,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     {
         let keys = [checked] + others + (target == checked ? [] : [target])
         let deadline = expiry?.deadline(created: record.created, accessed: record.accessed) ?? -1
-        return [bytes("EVAL"), bytes(Script.write), number(Int64(keys.count))] + keys + [
+        return [bytes("EVAL"), bytes(RedisScript.write), number(Int64(keys.count))] + keys + [
             record.expectedVersion.map(number) ?? [], DefaultsValue.encode(record.values), number(record.created),
             number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"), record.snapshot ?? [],
             number(deadline),
@@ -310,49 +289,4 @@ public final class RedisDefaultsBackend: DefaultsBackend {
 
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
     private func number(_ value: Int64) -> [UInt8] { Array(String(value).utf8) }
-
-    /// The Lua scripts the store runs (each atomic on the server).
-    private enum Script {
-        /// KEYS[1] is checked, every key deleted, and the last one written: ARGV is the expected
-        /// version of KEYS[1] (empty: any; a negative one — not known — never matches), the values, created, accessed, whether there is a
-        /// snapshot, the snapshot, and the expiry deadline (-1: none). Returns the new version, or
-        /// -1 when KEYS[1] is not at the expected one.
-        static let write = """
-            local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
-            if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then return -1 end
-            for _, key in ipairs(KEYS) do redis.call('DEL', key) end
-            local target = KEYS[#KEYS]
-            redis.call('HSET', target, 'v', ARGV[2], 'c', ARGV[3], 'a', ARGV[4], 'n', version + 1)
-            if ARGV[5] == '1' then redis.call('HSET', target, 's', ARGV[6]) end
-            if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
-            return version + 1
-            """
-        /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry).
-        static let touch = """
-            local created = redis.call('HGET', KEYS[1], 'c')
-            if not created then return 0 end
-            redis.call('HSET', KEYS[1], 'a', ARGV[1])
-            local idle = tonumber(ARGV[2])
-            if idle >= 0 then
-              redis.call('EXPIREAT', KEYS[1], math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3])))
-            end
-            return 1
-            """
-        /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists.
-        static let rename = """
-            if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-            redis.call('RENAME', KEYS[1], KEYS[2])
-            return 1
-            """
-        /// KEYS[1] deleted when its access is before ARGV[1] or its creation before ARGV[2].
-        static let removeIfExpired = """
-            local times = redis.call('HMGET', KEYS[1], 'c', 'a')
-            if not times[1] then return 0 end
-            if tonumber(times[2]) < tonumber(ARGV[1]) or tonumber(times[1]) < tonumber(ARGV[2]) then
-              redis.call('DEL', KEYS[1])
-              return 1
-            end
-            return 0
-            """
-    }
 }
