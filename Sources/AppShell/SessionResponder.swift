@@ -113,7 +113,7 @@ public struct SessionResponder: HTTPResponder {
                 error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
                     ?? response)
         }
-        guard registry.backend.isShared else {
+        guard registry.isSharedStore else {
             commit.whenDone(answer)
             return .deferred(pending)
         }

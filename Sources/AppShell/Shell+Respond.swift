@@ -66,7 +66,7 @@ extension Shell {
                 response = .error(error, for: request)
             }
             if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty,
-                !shell.root.storesWithoutValues, !registry.backend.isShared
+                !shell.root.storesWithoutValues, !registry.isSharedStore
             {
                 // Nothing worth keeping happened to a new session's app: let it go. (Not in a store
                 // shared by several instances: the next request may come to another, which must find

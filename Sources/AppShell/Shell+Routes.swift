@@ -22,7 +22,7 @@ extension Shell {
                 // Not in a store shared by several instances: the memo stays in this one's memory,
                 // and the next request may reach another, which must find the app stored (its
                 // start-up under way since now).
-                if session.isNew, session.attachment == nil, !registry.backend.isShared, let fresh = freshState() {
+                if session.isNew, session.attachment == nil, !registry.isSharedStore, let fresh = freshState() {
                     session.memo = clock()
                     return .prepared(fresh)
                 }

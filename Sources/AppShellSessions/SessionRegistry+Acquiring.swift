@@ -24,7 +24,7 @@ extension SessionRegistry {
         for _ in 0..<4 {
             let since: UInt64
             switch shard.acquire(id, now: now, configuration) {
-            case .found(let session): return backend.isShared ? try refreshed(session, id, now: now) : .found(session)
+            case .found(let session): return isSharedStore ? try refreshed(session, id, now: now) : .found(session)
             case .retired: return .retired
             case .expired(let stored):
                 if stored { try forget(id) }

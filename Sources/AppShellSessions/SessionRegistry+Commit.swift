@@ -129,7 +129,7 @@ extension SessionRegistry {
         let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
         // In a store shared by several instances every session is stored from its first request:
         // the next may come to another instance, which knows only what is stored.
-        let shared = backend.isShared
+        let shared = isSharedStore
         let worthStoring = state.persisted || !values.isEmpty || context.storesWithoutValues || shared
         let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
@@ -144,7 +144,7 @@ extension SessionRegistry {
             // A persisted session's values in memory are those last committed: unchanged, they
             // need not be encoded and written again (an action changes only the snapshot).
             record.valuesAsStored = state.persisted && !rotated && !(context.defaultsIfMade?.hasChanges ?? false)
-            if backend.isShared {
+            if isSharedStore {
                 // Written only over the version this request saw (none: a new session's).
                 record.expectedVersion = state.persisted ? state.storedVersion : 0
             }
@@ -157,7 +157,7 @@ extension SessionRegistry {
             write = .touch(state.id, accessed: accessed)
         }
         var version: Int64?
-        if saves, backend.isShared { version = (state.persisted ? state.storedVersion : 0) + 1 }
+        if saves, isSharedStore { version = (state.persisted ? state.storedVersion : 0) + 1 }
         return CommitPlan(
             write: write, rotated: rotated, saves: saves, touches: touches, snapshotChanged: snapshotChanged,
             values: values, accessed: accessed, version: version)

@@ -13,6 +13,9 @@ public final class SessionRegistry: Sendable {
     public let configuration: SessionConfiguration
     /// Where sessions with values are kept.
     public let backend: any DefaultsBackend
+    /// Whether other instances write the same records (`DefaultsBackend.isShared`), read once:
+    /// the request path asks it at every request.
+    public let isSharedStore: Bool
     /// The thread that commits the requests' writes in groups, when the registry has one (see
     /// `StoreWriter`); without one, each request commits its own write on its own thread.
     public let writer: StoreWriter?
@@ -41,6 +44,7 @@ public final class SessionRegistry: Sendable {
     ) {
         self.configuration = configuration
         self.backend = backend
+        isSharedStore = backend.isShared
         self.writer = groupCommitQueue.map { StoreWriter(backend: backend, queueLimit: $0) }
         self.clock = clock
         let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
@@ -193,7 +197,7 @@ public final class SessionRegistry: Sendable {
             }
             // In a shared store another instance may have changed a stored session: the loader
             // checks it against the store first (`refreshed`).
-            if backend.isShared, case .found(let session) = inMemory, session.state.withLock({ $0.persisted }) {
+            if isSharedStore, case .found(let session) = inMemory, session.state.withLock({ $0.persisted }) {
                 session.users.subtract(1, ordering: .relaxed)
                 return .busy(BusySession(loading: presentedID, on: loader))
             }
@@ -254,7 +258,7 @@ public final class SessionRegistry: Sendable {
             throw error
         }
         if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.keptSnapshot == nil
-            && context.attachment == nil && !backend.isShared
+            && context.attachment == nil && !isSharedStore
         {
             shard(for: context.id).insert(
                 Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
