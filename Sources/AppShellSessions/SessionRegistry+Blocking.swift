@@ -1,0 +1,72 @@
+import AppShellConcurrency
+
+// The registry's blocking entry, for threads that may wait (tests, tools): it waits for a
+// session's load or commit where the server's `enter(presented:after:_:)` returns `.busy`.
+extension SessionRegistry {
+    /// Runs `body` with the session that `presentedID` (the cookie's value) names, or with a new
+    /// session when it names none that is live: unknown, expired, malformed and forged ids are
+    /// never adopted. An id retired by a rotation moments ago gets neither (see
+    /// `SessionContext.isRetired`). Returns the body's result and the context, whose
+    /// `needsCookie` and `id` say what cookie to send. The values set in `body` are in the
+    /// backend when this returns: with a store writer it blocks until they are durable, so call
+    /// it from threads that may wait (tests, tools), never from a server thread — the server
+    /// calls `enter(presented:_:)`.
+    @inlinable
+    public func withSession<Result>(
+        presentedID: String?, _ body: (SessionContext) throws -> Result
+    ) throws -> (result: Result, context: SessionContext) {
+        var result: Result?
+        let context = try enterSession(presentedID: presentedID) { result = try body($0) }
+        // `enterSession` returns only after `body` returned.
+        return (result.unsafelyUnwrapped, context)
+    }
+
+    /// `withSession` without a result (blocks until the changes are durable, as it does).
+    public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
+        try enterSession(presented: presentedID.flatMap { SessionID($0) }, body)
+    }
+
+    /// `enterSession(presentedID:)` with the id already parsed (`nil` when none was presented or
+    /// it did not parse); blocks while the session's earlier changes or its own are committed.
+    public func enterSession(
+        presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
+    ) throws
+        -> SessionContext
+    {
+        let free = Signal()
+        var loaded: LoadedSession?
+        var conflicts = 0
+        while true {
+            switch try enter(presented: presentedID, after: loaded, body) {
+            case .committed(let context): return context
+            case .committing(let context, let commit):
+                if let failure = SessionRegistry.outcome(of: commit) {
+                    guard failure.isConflict, conflicts < SessionRegistry.conflictRetries else { throw failure }
+                    // Changed meanwhile through another instance: run again on what is stored.
+                    conflicts += 1
+                    loaded = nil
+                    continue
+                }
+                return context
+            case .busy(let busy):
+                let found = Locked<LoadedSession?>(nil)
+                busy.whenFree { loaded in
+                    found.withLock { $0 = loaded }
+                    free.raise()
+                }
+                free.wait()
+                loaded = found.withLock { $0 }
+            }
+        }
+    }
+
+    /// Waits for `commit` and returns its error (`nil`: durable).
+    private static func outcome(of commit: PendingCommit) -> StoreError? {
+        do throws(StoreError) {
+            try commit.wait()
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
