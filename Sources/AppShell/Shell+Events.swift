@@ -60,6 +60,7 @@ extension Shell {
         // With other instances, pages open there may listen.
         guard events.relays || events.hasListeners(shell.channel) else { return }
         events.publish(
-            shell.channel, event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
+            shell.channel, event: "state", id: eventID(shell), version: shell.root.version,
+            data: payload(shell, session).serializedString)
     }
 }

@@ -173,16 +173,16 @@ public final class ShellEvents: Sendable {
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
-    /// Sends one event to every stream of `channel`, here and at the other instances.
-    func publish(_ channel: String, event: String, id: String? = nil, data: String) {
-        publishHere(channel, event: event, id: id, data: data)
+    /// Sends one event to every stream of `channel`, here and at the other instances; `version`
+    /// is the state's version for a state event (whose id ends with it).
+    func publish(_ channel: String, event: String, id: String? = nil, version: Int? = nil, data: String) {
+        publishHere(channel, event: event, id: id, version: version, data: data)
         relay?.send(Self.message(event, id ?? "", data), on: channel)
     }
 
-    /// Sends one event to every stream of `channel` here; a state event (whose id ends with its
-    /// version) older than one sent already is dropped.
-    private func publishHere(_ channel: String, event: String, id: String?, data: String) {
-        let version = id.flatMap { $0.split(separator: ".").last }.flatMap { Int($0) }
+    /// Sends one event to every stream of `channel` here; a state event older than one sent
+    /// already (events come from other instances too, and one may come late) is dropped.
+    private func publishHere(_ channel: String, event: String, id: String?, version: Int?, data: String) {
         let streams = channels.withLock { channels -> [EventStream] in
             guard var entry = channels[channel] else { return [] }
             if let version {
@@ -210,8 +210,11 @@ public final class ShellEvents: Sendable {
         case "rotated":
             if let current = SessionID(id) { endStreamsHere(of: channel, notOpenedWith: current) }
         default:
+            // A state event's id ends with its version (`Shell.eventID`).
+            let version = kind == "state" ? id.split(separator: ".").last.flatMap { Int($0) } : nil
             publishHere(
-                channel, event: kind, id: id.isEmpty ? nil : id, data: String(decoding: parts[2], as: UTF8.self))
+                channel, event: kind, id: id.isEmpty ? nil : id, version: version,
+                data: String(decoding: parts[2], as: UTF8.self))
         }
     }
 }

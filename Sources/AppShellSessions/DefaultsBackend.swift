@@ -128,6 +128,10 @@ public protocol DefaultsBackend: Sendable {
     /// `writes`) instead of throwing: the others hold. Throws, with none of them made, for any other
     /// failure.
     func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int>
+    /// In a shared store: the version of `id`'s record (`SessionRecord.version`), or `nil` when
+    /// there is none — what a session in memory is checked against before each request, cheaper
+    /// than loading the record.
+    func storedVersion(of id: SessionID) throws(StoreError) -> Int64?
 }
 
 extension DefaultsBackend {
@@ -145,6 +149,9 @@ extension DefaultsBackend {
         try applyAll(writes)
         return []
     }
+
+    /// The version `load` finds.
+    public func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).

@@ -71,6 +71,17 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         return record
     }
 
+    /// The version of `id`'s record (its field `n`, which every write sets), or `nil` when there is
+    /// none: one field, not the record.
+    public func storedVersion(of id: SessionID) throws(StoreError) -> Int64? {
+        let reply = try reader.withLock { connection throws(StoreError) in
+            try connection.command([bytes("HGET"), key(id), bytes("n")])
+        }
+        if reply == .null { return nil }
+        guard let version = reply.integer else { throw unexpected(reply, "HGET") }
+        return version
+    }
+
     /// Other instances write the same records.
     public var isShared: Bool { true }
 

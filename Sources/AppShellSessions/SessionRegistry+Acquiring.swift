@@ -59,12 +59,16 @@ extension SessionRegistry {
     /// live object (rebuilt from the snapshot). Gone: it leaves memory, its id retired (`.retired`:
     /// as after a rotation here, which is what another instance's login or logout did). A session
     /// whose own write is on its way is left as it is (its requests wait for that write).
+    ///
+    /// Only the stored version is read first: the record itself only when it changed.
     func refreshed(_ session: Session, _ id: SessionID, now: Int64) throws -> Acquired {
-        let stored = session.state.withLock { $0.persisted && !$0.committing }
-        guard stored else { return .found(session) }
+        let known = session.state.withLock { $0.persisted && !$0.committing ? $0.storedVersion : nil }
+        guard let known else { return .found(session) }
         let record: SessionRecord?
         do {
-            record = try backend.load(id)
+            let version = try backend.storedVersion(of: id)
+            if version == known { return .found(session) }
+            record = version == nil ? nil : try backend.load(id)
         } catch {
             session.users.subtract(1, ordering: .relaxed)
             throw error

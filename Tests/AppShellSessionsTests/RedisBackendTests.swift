@@ -161,4 +161,26 @@ import Testing
         #expect(try backend.removeExpired(accessedBefore: now + 1, createdBefore: 0) == 1)
         #expect(try backend.load(id) == nil)
     }
+
+    /// What a session in memory is checked against before each request: the version alone, one
+    /// more at every write of content, kept by a touch and a rotation, gone with the record.
+    @Test func theStoredVersionFollowsEveryWrite() throws {
+        let backend = try RedisTestServer.shared().backend()
+        defer { backend.close() }
+        let id = SessionID.random()
+        #expect(try backend.storedVersion(of: id) == nil)
+        try backend.save(id, SessionRecord(values: ["k": .integer(1)], created: 1, accessed: 1))
+        #expect(try backend.storedVersion(of: id) == 1)
+        try backend.save(id, SessionRecord(values: ["k": .integer(2)], created: 1, accessed: 2))
+        #expect(try backend.storedVersion(of: id) == 2)
+        #expect(try backend.load(id)?.version == 2)
+        try backend.touch(id, accessed: 3)
+        #expect(try backend.storedVersion(of: id) == 2)
+        let rotated = SessionID.random()
+        try backend.rename(id, to: rotated)
+        #expect(try backend.storedVersion(of: id) == nil)
+        #expect(try backend.storedVersion(of: rotated) == 2)
+        try backend.remove(rotated)
+        #expect(try backend.storedVersion(of: rotated) == nil)
+    }
 }
