@@ -54,7 +54,9 @@ public final class ScreenContext {
             due: services.shell.clock() + milliseconds, title: title, body: body)
         root.notifications.append(notification)
         root.snapshotIsStale = true
-        session.afterCommit { services.shell.schedule(notification, for: session.id) }
+        session.afterCommit {
+            services.shell.scheduleNew(notification, for: session.id, channel: services.channel)
+        }
     }
 }
 

@@ -85,6 +85,26 @@ public final class Shell: Sendable {
     /// Stops the scheduler's thread.
     public func stopScheduler() { scheduler.stop() }
 
+    /// Starts taking the events of the other instances sharing the store (no-op when it is not
+    /// shared), and the notifications they schedule: each is delivered here
+    /// `takeoverDelayMilliseconds` after it is due if its instance did not deliver it (it stopped).
+    public func startRelaying() {
+        events.startRelaying { [weak self] notification, id in
+            guard let self else { return }
+            scheduler.schedule(at: notification.due + Self.takeoverDelayMilliseconds) { [self] in
+                deliverNotification(notification, to: id)
+            }
+        }
+    }
+
+    /// Stops taking the other instances' events.
+    public func stopRelaying() { events.stopRelaying() }
+
+    /// How long after a notification is due the other instances sharing the store deliver it,
+    /// when the instance that scheduled it has not: enough for that one to have done so (it
+    /// then finds it gone), and for their clocks to differ a little.
+    public static let takeoverDelayMilliseconds: Int64 = 2_000
+
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
     /// else a new one at the splash, made at `now` (a new session's) or the clock's time.
     func live(_ session: SessionContext, now made: Int64? = nil) -> LiveApp {
@@ -156,19 +176,27 @@ public final class Shell: Sendable {
         scheduler.schedule(at: notification.due) { [self] in deliverNotification(notification, to: id) }
     }
 
+    /// Has a notification a screen just scheduled delivered when it is due, here — and by the
+    /// other instances sharing the store, should this one stop before (`startRelaying`).
+    func scheduleNew(_ notification: ScheduledNotification, for id: SessionID, channel: String) {
+        schedule(notification, for: id)
+        events.announce(notification, for: id, on: channel)
+    }
+
     /// A notification that came due for the session `id` named when it was scheduled: sent to the
     /// open pages of its live app — under the session's lock, after the commit, as a request's
     /// events are — and taken out of the app's snapshot; dropped when `id` names no live session
     /// any more (rotated by a logout or login, expired, removed): it belonged to the session state
-    /// that asked for it. When the app is not in memory it stays in the snapshot, and goes out when
-    /// the app is rebuilt (`live`); when it was delivered already (scheduled again by a rebuild),
-    /// nothing happens.
+    /// that asked for it. An app not in memory (the session left memory, or another instance
+    /// changed it) is rebuilt from the session's snapshot, which keeps the notifications not yet
+    /// delivered; when it was delivered already (by another instance, or scheduled again by a
+    /// rebuild), nothing happens.
     func deliverNotification(_ notification: ScheduledNotification, to id: SessionID) {
         do {
             _ = try registry.withLiveSession(id) { session in
-                guard let shell = session.attachment as? LiveApp,
-                    let index = shell.root.notifications.firstIndex(of: notification)
-                else { return }
+                guard session.attachment is LiveApp || session.keptSnapshot != nil else { return }
+                let shell = live(session)
+                guard let index = shell.root.notifications.firstIndex(of: notification) else { return }
                 shell.root.notifications.remove(at: index)
                 shell.root.snapshotIsStale = true
                 keep(shell, in: session)

@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import AppShellHTTP
+import AppShellJSON
 import AppShellSessions
 import Synchronization
 
@@ -71,13 +72,20 @@ public final class ShellEvents: Sendable {
     /// open here or not).
     var relays: Bool { relay != nil }
 
-    /// Starts taking the other instances' events (no-op without a relay).
-    public func startRelaying() {
-        relay?.start { [weak self] channel, message in self?.received(message, on: channel) }
+    /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
+    /// each notification another instance scheduled, with the session id it belongs to.
+    func startRelaying(scheduled: @escaping @Sendable (ScheduledNotification, SessionID) -> Void) {
+        relay?.start { [weak self] channel, message in self?.received(message, on: channel, scheduled: scheduled) }
     }
 
     /// Stops the relay, if there is one.
-    public func stopRelaying() { relay?.stop() }
+    func stopRelaying() { relay?.stop() }
+
+    /// Tells the other instances that `notification` was scheduled for the session `id` names
+    /// (no-op without a relay): they deliver it if this instance does not (`Shell.takeover`).
+    func announce(_ notification: ScheduledNotification, for id: SessionID, on channel: String) {
+        relay?.send(Self.message("scheduled", id.text, notification.json.serializedString), on: channel)
+    }
 
     /// The number of open streams.
     public var count: Int {
@@ -200,8 +208,11 @@ public final class ShellEvents: Sendable {
         Array("\(kind)\n\(id)\n\(data)".utf8)
     }
 
-    /// Another instance's event: sent to the streams here (a rotation ends those of the old id).
-    private func received(_ message: [UInt8], on channel: String) {
+    /// Another instance's event: sent to the streams here (a rotation ends those of the old id,
+    /// a notification it scheduled goes to `scheduled`).
+    private func received(
+        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, SessionID) -> Void
+    ) {
         let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
         let kind = String(decoding: parts[0], as: UTF8.self)
@@ -209,6 +220,12 @@ public final class ShellEvents: Sendable {
         switch kind {
         case "rotated":
             if let current = SessionID(id) { endStreamsHere(of: channel, notOpenedWith: current) }
+        case "scheduled":
+            if let owner = SessionID(id), let json = try? JSON(parsing: Array(parts[2])),
+                let notification = ScheduledNotification(json: json)
+            {
+                scheduled(notification, owner)
+            }
         default:
             // A state event's id ends with its version (`Shell.eventID`).
             let version = kind == "state" ? id.split(separator: ".").last.flatMap { Int($0) } : nil

@@ -153,7 +153,7 @@ public final class ShellServer: Sendable {
         timers.start()
         sessions.startSweeper(timers: timers)
         shell.startScheduler()
-        shell.events.startRelaying()
+        shell.startRelaying()
         shell.startEndingStreamsOfEndedSessions(
             everyMilliseconds: Int64(configuration.sessions.sweepIntervalSeconds) * 1000)
         let host =
@@ -175,7 +175,7 @@ public final class ShellServer: Sendable {
         // The writes of every answered request are committed; the writer commits what is left.
         sessions.stopWriter()
         shell.stopScheduler()
-        shell.events.stopRelaying()
+        shell.stopRelaying()
         sessions.stopSweeper()
         // The last timer work has returned: nothing runs on the store any more but this thread.
         timers.stop()

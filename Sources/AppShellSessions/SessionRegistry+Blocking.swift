@@ -60,6 +60,48 @@ extension SessionRegistry {
         }
     }
 
+    /// Runs `body` with the live session `id` names, if there is one; never creates a session
+    /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
+    /// Blocks while the session's changes are committed, as `enterSession` does: never call it
+    /// from a server thread nor from work run after a commit.
+    ///
+    /// It is not a use of the session: its last access (in memory and stored) stays that of the
+    /// user's last request, so server work never keeps an idle session from expiring. In a shared
+    /// store, a commit refused because another instance changed the session meanwhile runs `body`
+    /// again on what is stored (up to `conflictRetries` times), as a request is.
+    public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
+        let free = Signal()
+        var conflicts = 0
+        while true {
+            let now = clock()
+            guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
+            var result: Result?
+            let entry = try { () throws -> Entry? in
+                defer { session.users.subtract(1, ordering: .relaxed) }
+                return try session.state.withLock { state -> Entry? in
+                    guard !state.retired, state.id == id else { return nil }
+                    if state.committing { return .busy(BusySession(session: session)) }
+                    return try run(
+                        { result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
+                }
+            }()
+            switch entry {
+            case nil: return nil
+            case .committed: return result
+            case .committing(_, let commit):
+                if let failure = SessionRegistry.outcome(of: commit) {
+                    guard failure.isConflict, conflicts < SessionRegistry.conflictRetries else { throw failure }
+                    conflicts += 1
+                    continue
+                }
+                return result
+            case .busy(let busy):
+                busy.whenFree { _ in free.raise() }
+                free.wait()
+            }
+        }
+    }
+
     /// Waits for `commit` and returns its error (`nil`: durable).
     private static func outcome(of commit: PendingCommit) -> StoreError? {
         do throws(StoreError) {

@@ -205,46 +205,11 @@ public final class SessionRegistry: Sendable {
         }
     }
 
-    /// Runs `body` with the live session `id` names, if there is one; never creates a session
-    /// (for work the server does on its own, such as a timer). Returns `nil` when there is none.
-    /// Blocks while the session's changes are committed, as `enterSession` does: never call it
-    /// from a server thread nor from work run after a commit.
-    ///
-    /// It is not a use of the session: its last access (in memory and stored) stays that of the
-    /// user's last request, so server work never keeps an idle session from expiring.
-    public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
-        let free = Signal()
-        while true {
-            let now = clock()
-            guard case .found(let session) = try acquire(id, now: now, countsAsUse: false) else { return nil }
-            var result: Result?
-            let entry = try { () throws -> Entry? in
-                defer { session.users.subtract(1, ordering: .relaxed) }
-                return try session.state.withLock { state -> Entry? in
-                    guard !state.retired, state.id == id else { return nil }
-                    if state.committing { return .busy(BusySession(session: session)) }
-                    return try run(
-                        { result = try body($0) }, session, &state, isNew: false, now: now, countsAsUse: false)
-                }
-            }()
-            switch entry {
-            case nil: return nil
-            case .committed: return result
-            case .committing(_, let commit):
-                try commit.wait()
-                return result
-            case .busy(let busy):
-                busy.whenFree { _ in free.raise() }
-                free.wait()
-            }
-        }
-    }
-
     /// Runs `body` with the session under its lock, then commits what it changed (see `commit`)
     /// — or, when the body failed, runs the context's rollback work, leaving the session as it
     /// was. A request `countsAsUse` (its time becomes the last access); the server's own work
     /// does not.
-    private func run(
+    func run(
         _ body: (SessionContext) throws -> Void, _ session: Session, _ state: inout Session.State, isNew: Bool,
         now: Int64, countsAsUse: Bool = true
     ) throws -> Entry {

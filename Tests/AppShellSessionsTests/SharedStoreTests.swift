@@ -96,4 +96,33 @@ import Testing
             try second.withSession(presentedID: rotated) { $0.defaults.bool(forKey: "isLogin") }.context.id.text
                 == rotated)
     }
+
+    /// The server's own work on a session (a timer: `withLiveSession`) whose commit meets a change
+    /// made meanwhile through the other instance runs again on what is stored, as a request does:
+    /// neither change is lost, and the work is not refused.
+    @Test func serverWorkThatMeetsAChangeFromTheOtherInstanceRunsAgain() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(0, forKey: "count") }.context.id
+        var runs = 0
+        let seen = try first.withLiveSession(id) { session -> Int in
+            runs += 1
+            if runs == 1 {
+                // Between this instance's read and its commit, the other one commits a change.
+                _ = try second.withSession(presentedID: id.text) { $0.defaults.set("ann", forKey: "user") }
+            }
+            let count = session.defaults.integer(forKey: "count") + 1
+            session.defaults.set(count, forKey: "count")
+            return count
+        }
+        #expect(runs == 2, "run again after the conflict")
+        #expect(seen == 1)
+        let stored = try second.withSession(presentedID: id.text) {
+            ($0.defaults.integer(forKey: "count"), $0.defaults.string(forKey: "user"))
+        }.result
+        #expect(stored.0 == 1 && stored.1 == "ann", "both changes kept: \(stored)")
+    }
 }

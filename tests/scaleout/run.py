@@ -16,6 +16,9 @@ ports in a temporary folder, and stops them all at the end. Then, through nginx 
   kill      an instance is killed (SIGKILL) in the middle of a user's actions: nginx sends the
             next requests to the other, which continues the session where it was; the killed one
             is started again and serves the same session.
+  reminder  a page's stream held by one instance gets, exactly once, the notification "Remind
+            me" scheduled through the other — also when that one is killed before it is due (every
+            instance is told of it, and delivers it if it is still undelivered a moment after).
   redis     Redis is killed and started again in the middle: meanwhile requests are answered 503
             with a JSON message saying the store is unavailable; afterwards the session is as last
             answered (nothing acknowledged lost) and goes on.
@@ -40,6 +43,8 @@ from topology import free_port, start_nginx, wait_for_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COOKIE = "appshell_session"
+# "Remind me" in the instances: the notification is due this long after it is asked for.
+REMINDER_MILLISECONDS = 1000
 FAILURES = []
 
 
@@ -82,6 +87,7 @@ class Topology:
             "APPSHELL_PORT": str(self.instance_ports[number]), "APPSHELL_STORE": "redis",
             "APPSHELL_STORE_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "APPSHELL_SPLASH_DELAY_MILLISECONDS": "300", "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
+            "APPSHELL_REMINDER_DELAY_MILLISECONDS": str(REMINDER_MILLISECONDS),
             "APPSHELL_CONFIG": os.path.join(REPO, "config.json"),
             "APPSHELL_PUBLIC_DIRECTORY": os.path.join(REPO, "Public"),
         })
@@ -238,6 +244,7 @@ class EventReader:
 
     def __init__(self, port, cookie):
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        # Direct to an instance too (not only through nginx): which one holds it then is known.
         self.connection.request("GET", "/api/events", headers={
             "Cookie": f"{COOKIE}={cookie}", "Accept": "text/event-stream"})
         self.response = self.connection.getresponse()
@@ -265,7 +272,8 @@ class EventReader:
                     value = value[1:] if value.startswith(" ") else value
                     # Data of several lines is one value, its lines joined (the SSE format).
                     event[name] = event[name] + "\n" + value if name in event else value
-        except OSError:
+        except (OSError, AttributeError, ValueError):
+            # Closed under the reader (`close`), or cut off: the stream ended.
             pass
         with self.lock:
             self.ended = True
@@ -281,6 +289,10 @@ class EventReader:
                 check(False, f"a state event holds no state: {len(event['data'])} bytes, ends {event['data'][-300:]!r}")
                 versions.append(None)
         return versions
+
+    def notifications(self):
+        with self.lock:
+            return [event for event in self.events if event.get("event") == "notification"]
 
     def wait_for(self, condition, seconds=10):
         deadline = time.time() + seconds
@@ -337,6 +349,35 @@ def scenario_kill(topology):
     answers = [client.state() for _ in range(4)]
     check(all(status == 200 and state["version"] == version for status, state, _ in answers),
           "once started again, both serve it as last answered")
+
+
+def scenario_reminder(topology):
+    print("reminder: a notification scheduled through one instance reaches a page held by the other, once,"
+          " even when the one that scheduled it is killed before it is due", flush=True)
+    for kill in (False, True):
+        client, _ = logged_in(topology)
+        # The page's stream on instance 1, the reminder asked for through instance 0.
+        stream = EventReader(topology.instance_ports[1], client.cookie)
+        check(stream.wait_for(lambda: len(stream.versions()) > 0), "the stream on instance 1 opened")
+        direct = Client(topology.instance_ports[0])
+        direct.cookie = client.cookie
+        status, answer, _ = direct.act("remind")
+        check(status == 200, f"remind through instance 0 answered {status}")
+        if kill:
+            # The others are told after the commit, on the relay's thread: a kill within that
+            # moment leaves the reminder to the session's next request (README, Scaling).
+            time.sleep(0.3)
+            topology.kill_instance(0)
+        heard = stream.wait_for(lambda: len(stream.notifications()) > 0, seconds=10)
+        what = "instance 0 killed: the other instance delivers it" if kill else "delivered"
+        check(heard and "Your reminder" in stream.notifications()[0].get("data", ""),
+              f"{what} ({stream.notifications()})")
+        # The other instances' takeover, two seconds after it was due, finds it delivered.
+        time.sleep(3)
+        check(len(stream.notifications()) == 1, f"exactly once ({len(stream.notifications())} heard)")
+        stream.close()
+        if kill:
+            topology.start_instance(0)
 
 
 def scenario_redis(topology):
@@ -409,6 +450,7 @@ def main():
         scenario_flow(topology)
         scenario_events(topology)
         scenario_kill(topology)
+        scenario_reminder(topology)
         scenario_redis(topology)
         scenario_race(topology)
     finally:
