@@ -50,11 +50,12 @@ examples-test: deps
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
-## non-root user and read-only root, a bad APPSHELL_* value, the image's size. Base images that
+## non-root user and read-only root, two containers sharing sessions on one Redis, a bad APPSHELL_*
+## value, the image's size. Base images that
 ## cannot be pulled are replaced by stand-ins built once (debootstrap; the Swift toolchain on PATH);
 ## BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
 ## uses the official ones. Needs root (sudo otherwise). See tests/container/run.sh.
-CONTAINER_PACKAGES := podman runc netavark aardvark-dns iptables debootstrap curl python3 ca-certificates
+CONTAINER_PACKAGES := podman runc netavark aardvark-dns iptables debootstrap curl python3 ca-certificates redis-server
 test-container:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(CONTAINER_PACKAGES)"
 	$(SUDO) env SWIFT="$$(command -v $(SWIFT))" BUILDER_IMAGE="$(BUILDER_IMAGE)" RUNTIME_IMAGE="$(RUNTIME_IMAGE)" \

@@ -82,7 +82,7 @@ public final class ShellEvents: Sendable {
     func stopRelaying() { relay?.stop() }
 
     /// Tells the other instances that `notification` was scheduled for the session `id` names
-    /// (no-op without a relay): they deliver it if this instance does not (`Shell.takeover`).
+    /// (no-op without a relay): they deliver it if this instance does not (`Shell.startRelaying`).
     func announce(_ notification: ScheduledNotification, for id: SessionID, on channel: String) {
         relay?.send(Self.message("scheduled", id.text, notification.json.serializedString), on: channel)
     }

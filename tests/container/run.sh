@@ -12,7 +12,8 @@
 # is tagged localhost/appshell:container-test (APPSHELL_TEST_IMAGE), its builder stage the same
 # with -builder; both stay, as the next run's layer cache.
 #
-# Needs root (rootful podman), podman, runc, iptables, debootstrap, curl and python3: the Makefile's
+# Needs root (rootful podman), podman, runc, iptables, debootstrap, curl, python3 and redis-server
+# (two containers on one Redis, on the host's network): the Makefile's
 # test-container target installs what is missing, then runs this script. Every container, volume
 # and temporary directory it makes is removed at exit, also when a step fails.
 set -Eeuo pipefail
@@ -44,6 +45,7 @@ WORK=""
 CONTAINERS=()
 VOLUMES=()
 EVENT_STREAM_PID=""
+REDIS_PID=""
 
 step() {
     STEP="$*"
@@ -65,6 +67,7 @@ cleanup() {
     trap - ERR
     set +e
     if [ -n "$EVENT_STREAM_PID" ]; then kill "$EVENT_STREAM_PID" 2>/dev/null; fi
+    if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; fi
     if [ "$status" -ne 0 ]; then
         for container in "${CONTAINERS[@]}"; do
             if podman container exists "$container"; then
@@ -453,6 +456,52 @@ podman logs "$newer" 2>&1 >/dev/null | tee "$WORK/newer.err"
 [ "$newer_exit" = 1 ] || fail "exit status $newer_exit, not 1"
 grep -q '^appshell: cannot start: ' "$WORK/newer.err" || fail "no 'appshell: cannot start:' line"
 [ "$(sha256sum <"$store")" = "$checksum" ] || fail "the store was changed"
+
+step "two containers on one Redis (README, Several instances on Redis): a session moves between them"
+redis_port=$(free_port)
+mkdir -p "$WORK/redis"
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$WORK/redis" --appendonly yes \
+    --appendfsync always --save '' --logfile "$WORK/redis/redis.log" &
+REDIS_PID=$!
+wait_for 10 "redis-server did not answer" redis-cli -p "$redis_port" ping
+store_url="redis://127.0.0.1:$redis_port/0"
+redis_ports=()
+for number in 1 2; do
+    redis_ports+=("$(free_port)")
+    name="$RUN_ID-redis-$number"
+    CONTAINERS+=("$name")
+    # The host's network: Redis listens on the host's loopback only.
+    run_image --detach --name "$name" --network host \
+        --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
+        --env APPSHELL_HOST=127.0.0.1 --env APPSHELL_PORT="${redis_ports[-1]}" \
+        --env APPSHELL_STORE=redis --env APPSHELL_STORE_URL="$store_url" "$IMAGE" >/dev/null
+done
+for number in 1 2; do wait_healthy "$RUN_ID-redis-$number"; done
+podman logs "$RUN_ID-redis-1" 2>/dev/null | grep '"event":"listening"' | tee "$WORK/redis-listening"
+grep -q "\"storeURL\":\"$store_url\"" "$WORK/redis-listening" || fail "the listening line does not name the store"
+jar="$WORK/redis-cookies"
+base="http://127.0.0.1:${redis_ports[0]}"
+wait_for 30 "the splash did not route to login (instance 1)" screen_is login
+act '{"action":"login","username":"demo","password":"appshell"}' | json 'j["screen"]' | grep -qx main \
+    || fail "login through instance 1 did not lead to main"
+base="http://127.0.0.1:${redis_ports[1]}"
+through_second=$(session_summary)
+echo "instance 2 after the login through instance 1: $through_second"
+case "$through_second" in *'"isLogin": true'*'"screen": "main"'*) ;; *) fail "instance 2 does not see the login" ;; esac
+act '{"action":"showList"}' | json 'j["stack"]' | grep -qx '\["main", "list"\]' \
+    || fail "showList through instance 2 did not push list"
+base="http://127.0.0.1:${redis_ports[0]}"
+api --fail "$base/api/state" | json 'j["stack"]' | grep -qx '\["main", "list"\]' \
+    || fail "instance 1 does not show the list pushed through instance 2"
+echo "instance 1 shows the list pushed through instance 2"
+for number in 1 2; do
+    podman stop --time "$STOP_GRACE_SECONDS" "$RUN_ID-redis-$number" >/dev/null
+    [ "$(podman inspect --format '{{.State.ExitCode}}' "$RUN_ID-redis-$number")" = 0 ] \
+        || fail "instance $number on Redis: stop not exit 0"
+done
+kill "$REDIS_PID"
+wait "$REDIS_PID" || true
+REDIS_PID=""
 
 step "hash-password in the image (how the README says to make a user)"
 hash=$(printf 'a long passphrase' | run_image --rm -i --read-only --network none "$IMAGE" hash-password)
