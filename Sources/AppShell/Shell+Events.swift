@@ -2,6 +2,15 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
+/// A stream a request opened, subscribed once the request's changes are committed.
+struct OpenedStream: Sendable {
+    let stream: EventStream
+    /// When the stream must first get its place in the ledger the instances sharing the store
+    /// keep (`ShellEvents.sharesStreams`): the request's deferred answer, and the one it gets
+    /// when there is no place.
+    var admission: (answer: PendingResponse, refusal: Response)?
+}
+
 /// The event-stream endpoint, `GET /api/events`, and the `state` events a live app's open pages get.
 extension Shell {
     /// `GET /api/events`: the session's changes as server-sent events. Each `state` event's id is
@@ -37,17 +46,44 @@ extension Shell {
             stream.close()
             return .events(stream)
         }
-        guard events.hasRoom(shell.channel) else {
-            throw HTTPError(
-                .tooManyRequests,
-                "this session has \(events.maxStreamsPerSession) event streams open already; close a tab or try later")
-        }
+        guard events.hasRoom(shell.channel) else { throw Self.tooManyStreams(events.maxStreamsPerSession) }
         let current = eventID(shell)
         if (request.headers["Last-Event-ID"] ?? request.query("lastEventId")) != current {
             stream.send(event: "state", id: current, data: payload(shell, session).serializedString)
         }
-        shell.pendingStreams.append(stream)
-        return .events(stream)
+        guard events.sharesStreams else {
+            shell.pendingStreams.append(OpenedStream(stream: stream))
+            return .events(stream)
+        }
+        // The session's other streams may be open at other instances: the answer waits for the
+        // stream's place in the ledger they share, asked for once the request is committed.
+        let answer = PendingResponse()
+        let refusal = Response.error(Self.tooManyStreams(events.maxStreamsPerSession), for: request)
+        shell.pendingStreams.append(OpenedStream(stream: stream, admission: (answer, refusal)))
+        return .deferred(answer)
+    }
+
+    /// The refusal of a stream over a session's cap.
+    static func tooManyStreams(_ cap: Int) -> HTTPError {
+        HTTPError(.tooManyRequests, "this session has \(cap) event streams open already; close a tab or try later")
+    }
+
+    /// Subscribes `opened` to `shell`'s channel (after its request's commit): at once, or once the
+    /// ledger shared with the other instances gave it a place — refused (429) when it has none.
+    func subscribe(_ opened: OpenedStream, _ shell: LiveApp, _ session: SessionContext) {
+        let (stream, channel) = (opened.stream, shell.channel)
+        // Subscribed before its place is known: no event between now and then is missed.
+        events.subscribe(stream, to: channel, openedWith: session.id, count: shell.streamCount)
+        guard let (answer, refusal) = opened.admission else { return }
+        events.admit(stream, of: channel) { [events] admitted in
+            if admitted {
+                answer.fulfil(.events(stream))
+            } else {
+                events.unsubscribe(stream, from: channel)
+                stream.close()
+                answer.fulfil(refusal)
+            }
+        }
     }
 
     /// The id of the `state` event for what `shell` shows now: `<channel>.<version>`. The channel

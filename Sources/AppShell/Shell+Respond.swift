@@ -100,7 +100,10 @@ extension Shell {
                 response = .error(error, for: request)
             }
             // Nothing will ever publish to this app: a stream it opened ends now.
-            for stream in shell.pendingStreams { stream.close() }
+            for opened in shell.pendingStreams {
+                opened.stream.close()
+                opened.admission?.answer.fulfil(.events(opened.stream))
+            }
             return response
         }
     }
@@ -109,7 +112,7 @@ extension Shell {
     /// publishing the new state, then subscribing the streams this request opened (they carry the
     /// state already) — and what follows a failed one.
     func afterCommit(
-        _ shell: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [EventStream] = []
+        _ shell: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [OpenedStream] = []
     ) {
         let rotated = session.id != session.originalID
         guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
@@ -120,9 +123,7 @@ extension Shell {
                 scheduleDueWork(shell, id: session.id, afterRotation: true)
             }
             if publishing { withBound(shell, session) { publishState(shell, session) } }
-            for stream in opened {
-                events.subscribe(stream, to: shell.channel, openedWith: session.id, count: shell.streamCount)
-            }
+            for stream in opened { subscribe(stream, shell, session) }
         }
         session.afterRollback { [self] in events.endStreams(of: shell.channel) }
     }

@@ -56,16 +56,17 @@ public final class Shell: Sendable {
     /// tokens, `assets` versions the page's files, and a session may have `maxStreamsPerSession`
     /// event streams open; `webApp` makes the site installable and able to open offline; the
     /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`;
-    /// `relay` carries the session events to and from the other instances sharing the store.
+    /// `relay` carries the session events to and from the other instances sharing the store, and
+    /// `ledger` counts the streams a session has open at all of them.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil,
-        relay: (any StoreMessageRelay)? = nil
+        relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil
     ) {
-        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay)
+        events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay, ledger: ledger)
         self.application = application
         knownActions = application.knownActions
         self.registry = registry
@@ -86,7 +87,7 @@ public final class Shell: Sendable {
     public func stopScheduler() { scheduler.stop() }
 
     /// Starts taking the events of the other instances sharing the store (no-op when it is not
-    /// shared), and the notifications they schedule: each is delivered here
+    /// shared) and counting streams with them, and the notifications they schedule: each is delivered here
     /// `takeoverDelayMilliseconds` after it is due if its instance did not deliver it (it stopped).
     public func startRelaying() {
         events.startRelaying { [weak self] notification, id in
@@ -97,7 +98,7 @@ public final class Shell: Sendable {
         }
     }
 
-    /// Stops taking the other instances' events.
+    /// Stops taking the other instances' events, and gives back this instance's streams' places.
     public func stopRelaying() { events.stopRelaying() }
 
     /// How long after a notification is due the other instances sharing the store deliver it,

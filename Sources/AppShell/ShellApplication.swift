@@ -193,7 +193,7 @@ public final class LiveApp {
     /// The coordinator tree as `coordinatorTree` made it last, with the tree's generation then.
     @exclusivity(unchecked) var treeCache: (generation: Int, tree: CoordinatorTree)?
     /// Streams opened by the request being handled, subscribed once its changes are committed.
-    @exclusivity(unchecked) var pendingStreams: [EventStream] = []
+    @exclusivity(unchecked) var pendingStreams: [OpenedStream] = []
     /// How many of this app's streams are subscribed.
     private(set) var streamCount = StreamCount()
     /// Names the session's open pages in `ShellEvents`: stable across id rotations, and kept in

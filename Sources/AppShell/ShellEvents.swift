@@ -58,14 +58,45 @@ public final class ShellEvents: Sendable {
     /// The other instances sharing the store, when there are: every event published here goes to
     /// them too, for the pages they hold open, and theirs come here.
     private let relay: (any StoreMessageRelay)?
+    /// The streams each session has open at all the instances sharing the store, when there are
+    /// several: the cap on a session's streams holds over all of them.
+    private let ledger: (any StreamLedger)?
+    /// The last stream name given to the ledger.
+    private let streamNames = Atomic<UInt64>(0)
 
     /// An empty hub that allows `maxStreamsPerSession` streams per session; with `relay`, the
-    /// events of sessions shared with other instances go to and come from them.
+    /// events of sessions shared with other instances go to and come from them, and with
+    /// `ledger` the cap counts the streams open at the other instances too.
     public init(
-        maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession, relay: (any StoreMessageRelay)? = nil
+        maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession, relay: (any StoreMessageRelay)? = nil,
+        ledger: (any StreamLedger)? = nil
     ) {
         self.maxStreamsPerSession = maxStreamsPerSession
         self.relay = relay
+        self.ledger = ledger
+    }
+
+    /// Whether a stream must get its place in the ledger shared with other instances before it
+    /// is answered (`admit`).
+    var sharesStreams: Bool { ledger != nil }
+
+    /// Asks the ledger shared with the other instances for a place for `stream` of `channel`;
+    /// `done` is told whether it got one (at once, yes, without a ledger). The place is given
+    /// back when the stream ends.
+    func admit(_ stream: EventStream, of channel: String, _ done: @escaping @Sendable (_ admitted: Bool) -> Void) {
+        guard let ledger else { return done(true) }
+        let name = String(streamNames.add(1, ordering: .relaxed).newValue)
+        let isOpen: @Sendable () -> Bool = { [weak stream] in stream?.isOpen ?? false }
+        ledger.admit(name, of: channel, limit: maxStreamsPerSession, isOpen: isOpen) { admitted in
+            if admitted { stream.onClose { ledger.release(name, of: channel) } }
+            done(admitted)
+        }
+    }
+
+    /// Removes `stream` from `channel` (it was refused).
+    func unsubscribe(_ stream: EventStream, from channel: String) {
+        let key = ObjectIdentifier(stream)
+        channels.withLock { _ = Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
     }
 
     /// Whether events also go to other instances (then every state change is published, pages
@@ -75,11 +106,15 @@ public final class ShellEvents: Sendable {
     /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
     /// each notification another instance scheduled, with the session id it belongs to.
     func startRelaying(scheduled: @escaping @Sendable (ScheduledNotification, SessionID) -> Void) {
+        ledger?.start()
         relay?.start { [weak self] channel, message in self?.received(message, on: channel, scheduled: scheduled) }
     }
 
-    /// Stops the relay, if there is one.
-    func stopRelaying() { relay?.stop() }
+    /// Stops the relay and the ledger, if there are.
+    func stopRelaying() {
+        relay?.stop()
+        ledger?.stop()
+    }
 
     /// Tells the other instances that `notification` was scheduled for the session `id` names
     /// (no-op without a relay): they deliver it if this instance does not (`Shell.startRelaying`).

@@ -61,6 +61,7 @@ public final class ShellServer: Sendable {
         // The form-token key: every instance sharing a store must have the same one.
         let key: [UInt8]
         var relay: (any StoreMessageRelay)?
+        var ledger: (any StreamLedger)?
         switch configuration.store {
         case .memory:
             backend = MemoryDefaultsBackend()
@@ -78,6 +79,8 @@ public final class ShellServer: Sendable {
             key = try redis.sharedSecret(named: "csrf-key", making: CSRFTokens.randomKey)
             // The pages a session has open at other instances hear its changes made here.
             relay = RedisMessageRelay(url: redis.url, keyPrefix: redis.keyPrefix)
+            // A session's cap on streams holds over all the instances.
+            ledger = RedisStreamLedger(url: redis.url, keyPrefix: redis.keyPrefix)
         }
         // SQLite's and Redis's commits go through one writer thread, many requests' writes per
         // transaction (no server thread waits for the disk or the network); the memory store
@@ -89,7 +92,7 @@ public final class ShellServer: Sendable {
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
-            webApp: webApp, clock: clock, timers: timers, relay: relay)
+            webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -52,6 +52,18 @@ public final class ServiceThread: @unchecked Sendable {
         return false
     }
 
+    /// `waitForWork` for a service that also has work of its own to do now and then: returns true
+    /// (holding the lock) when `hasWork()`, or once about `milliseconds` have passed without it
+    /// (or the thread was woken for nothing): the caller checks which. False when stopping with
+    /// nothing left, as `waitForWork`.
+    public func waitForWork(_ hasWork: () -> Bool, atMostMilliseconds milliseconds: Int) -> Bool {
+        if !hasWork() && !stopping { condition.wait(milliseconds: milliseconds) }
+        if hasWork() || !stopping { return true }
+        running = false
+        condition.broadcast()
+        return false
+    }
+
     /// Takes no more work, lets the thread serve what is queued and returns once it ended. Called
     /// on the service's own thread (its owner's last reference dropped there), it does not wait:
     /// the thread ends once it returns to its loop.

@@ -19,6 +19,8 @@ ports in a temporary folder, and stops them all at the end. Then, through nginx 
   reminder  a page's stream held by one instance gets, exactly once, the notification "Remind
             me" scheduled through the other — also when that one is killed before it is due (every
             instance is told of it, and delivers it if it is still undelivered a moment after).
+  streams   a session's cap on open event streams (8) holds over both instances: four open at
+            each, a ninth is refused (429) at either; one that ends frees its place for the other.
   redis     Redis is killed and started again in the middle: meanwhile requests are answered 503
             with a JSON message saying the store is unavailable; afterwards the session is as last
             answered (nothing acknowledged lost) and goes on.
@@ -252,7 +254,11 @@ class EventReader:
         self.ended = False
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.read, daemon=True)
-        self.thread.start()
+        if self.response.status == 200:
+            self.thread.start()
+        else:
+            # A refusal's body is left for the caller to read.
+            self.ended = True
 
     def read(self):
         event = {}
@@ -380,6 +386,34 @@ def scenario_reminder(topology):
             topology.start_instance(0)
 
 
+def scenario_stream_cap(topology):
+    print("streams: a session's cap on open streams (8) holds over both instances", flush=True)
+    client, _ = logged_in(topology)
+    streams = []
+    for number in range(8):
+        stream = EventReader(topology.instance_ports[number % 2], client.cookie)
+        streams.append(stream)
+        check(stream.response.status == 200, f"stream {number + 1} on instance {number % 2} opened ({stream.response.status})")
+    for number in (0, 1):
+        over = EventReader(topology.instance_ports[number], client.cookie)
+        body = over.response.read().decode() if over.response.status != 200 else ""
+        check(over.response.status == 429 and "8 event streams open already" in body,
+              f"a ninth, on instance {number}: {over.response.status} {body.strip()}")
+        over.close()
+    # One ends at instance 0: its place comes back, and a stream at instance 1 gets it.
+    streams[0].close()
+    deadline = time.time() + 10
+    while True:
+        again = EventReader(topology.instance_ports[1], client.cookie)
+        if again.response.status == 200 or time.time() > deadline:
+            break
+        again.close()
+        time.sleep(0.2)
+    check(again.response.status == 200, f"after one ended, one more opens at the other instance ({again.response.status})")
+    for stream in [*streams[1:], again]:
+        stream.close()
+
+
 def scenario_redis(topology):
     print("redis: Redis killed and started again mid-flow", flush=True)
     client, answer = logged_in(topology)
@@ -451,6 +485,7 @@ def main():
         scenario_events(topology)
         scenario_kill(topology)
         scenario_reminder(topology)
+        scenario_stream_cap(topology)
         scenario_redis(topology)
         scenario_race(topology)
     finally:
