@@ -19,6 +19,10 @@ public final class StoreStatistics: Sendable {
         public var commitErrors = 0
         /// Writes whose transaction failed.
         public var failedWrites = 0
+        /// In a store shared by several instances: requests' writes refused because another
+        /// instance changed their session meanwhile (each request then runs again, up to
+        /// `SessionRegistry.conflictRetries` times). Not counted in `commits` nor as errors.
+        public var conflicts = 0
         /// Batches by size: `batchSizes[i]` counts those with at most `batchSizeBounds[i]` writes
         /// and more than the bound before; the last entry those larger than every bound.
         public var batchSizes = [Int](repeating: 0, count: StoreStatistics.batchSizeBounds.count + 1)
@@ -43,6 +47,10 @@ public final class StoreStatistics: Sendable {
             counter("commits_total", "Requests' writes committed by the store writer.", commits)
             counter("batches_total", "Transactions committed by the store writer (group commits).", batches)
             counter("commit_errors_total", "Store transactions that failed (their requests got 503).", commitErrors)
+            counter(
+                "conflicts_total",
+                "Requests' writes refused because another instance changed their session meanwhile (run again).",
+                conflicts)
             func histogram(_ name: String, _ help: String, _ bounds: [String], _ counts: [Int], sum: String) {
                 text += "# HELP \(prefix)_\(name) \(help)\n# TYPE \(prefix)_\(name) histogram\n"
                 var cumulative = 0
@@ -71,15 +79,17 @@ public final class StoreStatistics: Sendable {
     /// The counters now.
     public var snapshot: Snapshot { counters.withLock { $0 } }
 
-    /// Counts one transaction of `writes` writes that took `seconds` and `failed` or not.
-    func record(writes: Int, seconds: Double, failed: Bool) {
+    /// Counts one transaction of `writes` requests' writes that took `seconds` and `failed` or
+    /// not; `conflicts` of them were refused as conflicts (the others committed).
+    func record(writes: Int, conflicts: Int = 0, seconds: Double, failed: Bool) {
         counters.withLock { counters in
+            counters.conflicts += conflicts
             if failed {
                 counters.commitErrors += 1
                 counters.failedWrites += writes
             } else {
                 counters.batches += 1
-                counters.commits += writes
+                counters.commits += writes - conflicts
             }
             counters.batchSizes[
                 StoreStatistics.batchSizeBounds.firstIndex { writes <= $0 } ?? StoreStatistics.batchSizeBounds.count] +=

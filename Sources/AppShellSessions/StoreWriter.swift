@@ -136,8 +136,17 @@ public final class StoreWriter: Sendable {
         } catch {
             failure = error
         }
-        let count = batch.completions.count
-        statistics.record(writes: count, seconds: StoreWriter.seconds() - started, failed: failure != nil)
+        var conflicted = 0
+        if !conflicts.isEmpty {
+            var start = 0
+            for completion in batch.completions {
+                if (start..<start + completion.count).contains(where: conflicts.contains) { conflicted += 1 }
+                start += completion.count
+            }
+        }
+        statistics.record(
+            writes: batch.completions.count, conflicts: conflicted, seconds: StoreWriter.seconds() - started,
+            failed: failure != nil)
         // As one batch: the answers' connections are resumed together at its end, and the writes
         // and completions (their closures hold the requests' objects) let go of by the server
         // thread that resumes them (`ThreadBatch`).

@@ -35,6 +35,8 @@ import Testing
         let commits = metrics.split(separator: "\n").first { $0.hasPrefix("appshell_store_commits_total ") }
         #expect(Int(commits?.split(separator: " ").last ?? "") ?? 0 >= 2, "\(metrics)")
         #expect(metrics.contains("appshell_store_commit_errors_total 0\n"))
+        // One instance: nothing else changes its sessions.
+        #expect(metrics.contains("appshell_store_conflicts_total 0\n"))
         #expect(metrics.contains("# TYPE appshell_store_commit_seconds histogram\n"))
         #expect(metrics.contains("appshell_store_batch_writes_bucket{le=\"+Inf\"}"))
         #expect(metrics.contains("appshell_store_writes_queued 0\n"))

@@ -119,6 +119,9 @@ import Testing
             return count
         }
         #expect(runs == 2, "run again after the conflict")
+        // Counted for /metrics (appshell_store_conflicts_total), and not as a commit.
+        let counted = try #require(first.writer).statistics.snapshot
+        #expect(counted.conflicts == 1)
         #expect(seen == 1)
         let stored = try second.withSession(presentedID: id.text) {
             ($0.defaults.integer(forKey: "count"), $0.defaults.string(forKey: "user"))
