@@ -136,34 +136,34 @@ public final class StoreWriter: Sendable {
         } catch {
             failure = error
         }
-        var conflicted = 0
-        if !conflicts.isEmpty {
-            var start = 0
-            for completion in batch.completions {
-                if (start..<start + completion.count).contains(where: conflicts.contains) { conflicted += 1 }
-                start += completion.count
-            }
-        }
+        let refused = conflicts.isEmpty ? [] : Self.refused(batch.completions, conflicts)
         statistics.record(
-            writes: batch.completions.count, conflicts: conflicted, seconds: StoreWriter.seconds() - started,
-            failed: failure != nil)
+            writes: batch.completions.count, conflicts: refused.count { $0 },
+            seconds: StoreWriter.seconds() - started, failed: failure != nil)
         // As one batch: the answers' connections are resumed together at its end, and the writes
         // and completions (their closures hold the requests' objects) let go of by the server
         // thread that resumes them (`ThreadBatch`).
         ThreadBatch.run {
-            if conflicts.isEmpty {
+            if refused.isEmpty {
                 for completion in batch.completions { completion.done(failure) }
             } else {
-                var start = 0
-                for completion in batch.completions {
-                    let own = start..<start + completion.count
-                    start = own.upperBound
-                    completion.done(own.contains(where: conflicts.contains) ? StoreWriter.conflict : failure)
+                for (completion, isRefused) in zip(batch.completions, refused) {
+                    completion.done(isRefused ? StoreWriter.conflict : failure)
                 }
             }
             ThreadBatch.leave(batch)
         }
         backend.afterBatch()
+    }
+
+    /// Whether each request of a batch (its completion, by position) had a write among the
+    /// `conflicts` (positions in the batch's writes, each request's writes following the last's).
+    private static func refused(_ completions: [Completion], _ conflicts: Set<Int>) -> [Bool] {
+        var start = 0
+        return completions.map { completion in
+            defer { start += completion.count }
+            return (start..<start + completion.count).contains(where: conflicts.contains)
+        }
     }
 
     /// A batch: its writes and their requests' completions; once done, handed to another thread

@@ -1,0 +1,60 @@
+// Walking the store's keys (`SCAN`): the sweep that deletes expired records, and the count.
+
+extension RedisDefaultsBackend {
+    /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
+    /// returns how many. Walks the store's keys with `SCAN` (a few hundred at a time), each
+    /// checked and deleted by a script, so a record saved meanwhile is never deleted on old times.
+    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+        var removed = 0
+        try forEachKeyBatch { keys throws(StoreError) in
+            let checks = keys.map { key in
+                [
+                    bytes("EVAL"), bytes(RedisScript.removeIfExpired), bytes("1"), key, number(accessedBefore),
+                    number(createdBefore),
+                ]
+            }
+            let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(checks) }
+            for reply in replies {
+                if case .error = reply { throw unexpected(reply, "removing expired records") }
+                removed += Int(reply.integer ?? 0)
+            }
+        }
+        return removed
+    }
+
+    /// The number of records (walks the keys with `SCAN`: for tests and the operator, not for
+    /// requests).
+    public func count() throws(StoreError) -> Int {
+        var seen = Set<[UInt8]>()
+        // SCAN may return a key twice (while the server resizes its table): counted once.
+        try forEachKeyBatch { keys in seen.formUnion(keys) }
+        return seen.count
+    }
+
+    /// `text` with the characters `SCAN`'s patterns treat specially escaped.
+    static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
+    /// Calls `body` with the store's keys, a batch at a time (`SCAN … MATCH <prefix>{*}`).
+    func forEachKeyBatch(_ body: ([[UInt8]]) throws(StoreError) -> Void) throws(StoreError) {
+        let pattern = bytes(RedisDefaultsBackend.globEscaped(keyPrefix) + "{*}")
+        var cursor = bytes("0")
+        repeat {
+            let reply = try reader.withLock { connection throws(StoreError) in
+                try connection.command([bytes("SCAN"), cursor, bytes("MATCH"), pattern, bytes("COUNT"), bytes("500")])
+            }
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes,
+                case .array(let found) = parts[1]
+            else { throw unexpected(reply, "SCAN") }
+            let keys = found.compactMap(\.bytes)
+            if !keys.isEmpty { try body(keys) }
+            cursor = next
+        } while cursor != bytes("0")
+    }
+}
