@@ -95,7 +95,11 @@ public final class ShellEvents: Sendable {
 
     /// Removes `stream` from `channel` (it was refused).
     func unsubscribe(_ stream: EventStream, from channel: String) {
-        let key = ObjectIdentifier(stream)
+        unsubscribe(ObjectIdentifier(stream), from: channel)
+    }
+
+    /// Removes the stream `key` names from `channel`, and any of its streams already freed.
+    private func unsubscribe(_ key: ObjectIdentifier, from channel: String) {
         channels.withLock { _ = Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
     }
 
@@ -158,9 +162,7 @@ public final class ShellEvents: Sendable {
             $0[channel] = entry
         }
         // The handler holds the key, not the stream: a stream never sent can be freed.
-        stream.onClose { [weak self] in
-            _ = self?.channels.withLock { Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
-        }
+        stream.onClose { [weak self] in self?.unsubscribe(key, from: channel) }
     }
 
     /// Removes the subscribers of `channel` that `leaves` picks, and counts them out; returns them.
