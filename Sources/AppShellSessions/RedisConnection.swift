@@ -47,6 +47,13 @@ enum RedisReply: Equatable, Sendable {
     }
 }
 
+/// A random name for this process among the instances sharing a Redis server (12 hex digits):
+/// what the relay marks its messages with and the stream ledger its places.
+func randomInstanceName() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return String((0..<12).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+}
+
 /// One connection to a Redis server, over hiredis's blocking API: the only code in the module
 /// that holds a `redisContext`.
 ///

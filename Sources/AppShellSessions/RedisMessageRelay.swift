@@ -33,10 +33,7 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     public init(url: RedisURL, keyPrefix: String = "appshell:") {
         self.url = url
         channelPrefix = keyPrefix + "events:"
-        var id: [UInt8] = []
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<12 { id.append(Array("0123456789abcdef".utf8)[Int(generator.next() % 16)]) }
-        sender = id
+        sender = Array(randomInstanceName().utf8)
         publisher = ServiceThread(name: "appshell-relay-out")
     }
 

@@ -48,10 +48,7 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
         self.url = url
         self.keyPrefix = keyPrefix
         self.leaseMilliseconds = max(leaseMilliseconds, 300)
-        var id = ""
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<12 { id.append("0123456789abcdef".randomElement(using: &generator)!) }
-        instance = id
+        instance = randomInstanceName()
     }
 
     /// The key of `channel`'s set.
