@@ -46,13 +46,20 @@ import Testing
         return try condition()
     }
 
-    @Test func theCapHoldsOverTwoInstancesAndAPlaceComesBackWithItsStream() throws {
+    /// Two started ledgers on one store, as two instances keep them.
+    static func twoInstances() throws -> (RedisStreamLedger, RedisStreamLedger) {
         let server = try RedisTestServer.shared()
         let prefix = RedisTestServer.uniquePrefix()
-        let first = RedisStreamLedger(url: server.url, keyPrefix: prefix)
-        let second = RedisStreamLedger(url: server.url, keyPrefix: prefix)
-        first.start()
-        second.start()
+        let ledgers = (
+            RedisStreamLedger(url: server.url, keyPrefix: prefix), RedisStreamLedger(url: server.url, keyPrefix: prefix)
+        )
+        ledgers.0.start()
+        ledgers.1.start()
+        return ledgers
+    }
+
+    @Test func theCapHoldsOverTwoInstancesAndAPlaceComesBackWithItsStream() throws {
+        let (first, second) = try Self.twoInstances()
         defer {
             first.stop()
             second.stop()
@@ -74,12 +81,7 @@ import Testing
     }
 
     @Test func anInstanceThatStopsGivesBackItsPlaces() throws {
-        let server = try RedisTestServer.shared()
-        let prefix = RedisTestServer.uniquePrefix()
-        let stopping = RedisStreamLedger(url: server.url, keyPrefix: prefix)
-        let staying = RedisStreamLedger(url: server.url, keyPrefix: prefix)
-        stopping.start()
-        staying.start()
+        let (stopping, staying) = try Self.twoInstances()
         defer { staying.stop() }
         for stream in ["1", "2", "3"] { #expect(Self.admit(stopping, stream, of: "channel") == true) }
         #expect(Self.admit(staying, "1", of: "channel") == false)
