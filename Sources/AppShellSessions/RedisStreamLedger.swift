@@ -14,7 +14,7 @@ import AppShellConcurrency
 /// standard error once until the ledger works again.
 public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     // @unchecked: `queue` is guarded by `service.condition`; `held`, `connection`, `failing` and
-    // `renewed` belong to the service's thread.
+    // `renewed` belong to the service's thread (and to `stop`, once that thread ended).
 
     private enum Work {
         case admit(
@@ -88,6 +88,9 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     /// Gives back every place held here (admissions still queued are let in), and stops.
     public func stop() {
         service.stop()
+        // The thread has ended (its last touch of `held` and `connection` happened before `stop`
+        // returned): the places are given back here, so that they are back when this returns.
+        giveBackEverything()
     }
 
     private func serve() {
@@ -97,7 +100,6 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
             condition.lock()
             guard service.waitForWork({ !queue.isEmpty }, atMostMilliseconds: Int(renewal)) else {
                 condition.unlock()
-                giveBackEverything()
                 return
             }
             var batch: [Work] = []
@@ -154,7 +156,7 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
         if !commands.isEmpty { _ = send(commands, "renewing \(held.count) channel(s)") }
     }
 
-    /// Gives back every place held here (the instance stops).
+    /// Gives back every place held here (the instance stops; called once the thread ended).
     private func giveBackEverything() {
         let commands = held.map { key, places in [bytes("ZREM"), key] + places.map(\.member) }
         held = [:]
