@@ -14,7 +14,7 @@ import Glibc
 public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     // @unchecked: `outbox` is guarded by `publisher.condition`; `subscriberStopping`,
     // `subscriberRunning` and `subscriber` by `subscription`; `publishing` belongs to the
-    // publisher's thread.
+    // publisher's thread (and to `stop`, once that thread ended).
 
     /// The server.
     public let url: RedisURL
@@ -61,6 +61,9 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     /// Stops both threads (the publisher sends what is queued first).
     public func stop() {
         publisher.stop()
+        // The publisher's thread has ended: its connection is closed here, before this returns.
+        publishing?.close()
+        publishing = nil
         subscription.lock()
         subscriberStopping = true
         subscriber?.interrupt()
@@ -76,7 +79,6 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
             condition.lock()
             guard publisher.waitForWork({ !outbox.isEmpty }) else {
                 condition.unlock()
-                publishing?.close()
                 return
             }
             var batch: [(channel: String, message: [UInt8])] = []
