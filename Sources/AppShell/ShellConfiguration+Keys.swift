@@ -37,6 +37,9 @@ extension ShellConfiguration {
         ConfigurationKey("idleTimeoutSeconds", .integer(1...86_400), "idle connection timeout") {
             $1.server.idleTimeoutSeconds = $0.integerValue!
         },
+        ConfigurationKey(
+            "keepAliveTimeoutSeconds", .integer(1...3600), "how long a kept-alive connection waits for its next request"
+        ) { $1.server.keepAliveTimeoutSeconds = $0.integerValue! },
         ConfigurationKey("shutdownTimeoutSeconds", .integer(0...3600), "grace period for in-flight requests on SIGTERM")
         {
             $1.server.shutdownTimeoutSeconds = $0.integerValue!

@@ -44,6 +44,13 @@ struct ClientAddress: Sendable {
         }
     }
 
+    /// The client the per-client limits count the address as, as text: an IPv4 address, or an
+    /// IPv6 address's /64 (`2001:db8:1:2::`); see `IPAddress.client`.
+    var clientText: String {
+        guard let address = ipAddress, !address.isIPv4 else { return text }
+        return ClientAddress(address.client).text
+    }
+
     /// The address as text, e.g. `127.0.0.1` or `::1`.
     var text: String {
         switch storage {

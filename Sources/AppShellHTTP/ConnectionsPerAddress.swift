@@ -1,7 +1,8 @@
 import AppShellConcurrency
 
 /// The open connections of each client address, across all of the server's event loops, and
-/// the limit on them (`HTTPServerConfiguration.maxConnectionsPerIP`).
+/// the limit on them (`HTTPServerConfiguration.maxConnectionsPerIP`). Callers count a client by
+/// `IPAddress.client`: an IPv6 peer by its /64.
 ///
 /// libmicrohttpd counts per daemon, and each event loop has a daemon of its own: counted there,
 /// a client could open the limit once per loop.

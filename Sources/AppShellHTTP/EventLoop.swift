@@ -51,6 +51,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// The daemon this loop runs.
     let daemon: OpaquePointer
+    /// Its connections that wait for a request (the loop's thread only, and the stopping thread
+    /// once the loop has ended).
+    let idle: IdleConnections
     private let name: String
     private let epollDescriptor: Int32
     private let wakeDescriptor: Int32
@@ -79,10 +82,12 @@ final class EventLoop: @unchecked Sendable {
         pthread_getspecific(currentKey).map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// A loop for `daemon` (started without an internal thread), not running yet.
-    init(daemon: OpaquePointer, name: String) {
+    /// A loop for `daemon` (started without an internal thread), not running yet, whose waiting
+    /// connections `idle` tidies.
+    init(daemon: OpaquePointer, name: String, idle: IdleConnections) {
         self.daemon = daemon
         self.name = name
+        self.idle = idle
         epollDescriptor = appshell_mhd_epoll_fd(daemon)
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         // In the daemon's own epoll set, so that a wake-up ends its wait: libmicrohttpd skips an
@@ -153,11 +158,15 @@ final class EventLoop: @unchecked Sendable {
         pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
         var ready = pollfd(fd: epollDescriptor, events: Int16(POLLIN), revents: 0)
         while !stopping.load(ordering: .relaxed) {
+            // The connections kept alive past their timeout are closed, and near the limit the
+            // oldest waiting ones (see `IdleConnections`).
+            let untilTimeout = idle.tidy()
             if parked == 0 {
                 // libmicrohttpd waits for the next event or connection timeout itself (not at all
-                // when it has work at once: a resumed connection, a request already read).
+                // when it has work at once: a resumed connection, a request already read), at most
+                // until the next kept-alive connection's timeout.
                 turnAgain = false
-                _ = MHD_run_wait(daemon, -1)
+                _ = MHD_run_wait(daemon, untilTimeout)
             } else {
                 // libmicrohttpd would ask for a zero wait (the parked connections are on its ready
                 // list): wait for an event or a wake-up instead, at most a millisecond; not at all

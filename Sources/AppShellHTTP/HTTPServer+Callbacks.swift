@@ -18,7 +18,7 @@ import Glibc
 let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, address, _ in
     let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
     if server.draining.load(ordering: .relaxed) { return .NO }
-    return server.connectionsPerAddress.admit(ClientAddress(address).ipAddress) ? .YES : .NO
+    return server.connectionsPerAddress.admit(ClientAddress(address).ipAddress?.client) ? .YES : .NO
 }
 
 /// Called when a connection starts (its `PendingRequest` is made) and when it closes.
@@ -28,13 +28,17 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     switch event {
     case .CONNECTION_NOTIFY_STARTED:
         let pending = PendingRequest()
-        pending.peer = ClientAddress(connection.flatMap(appshell_mhd_client_address)).ipAddress
+        pending.peer = ClientAddress(connection.flatMap(appshell_mhd_client_address)).ipAddress?.client
+        pending.socket = connection.map(appshell_mhd_connection_fd) ?? -1
+        pending.loop = EventLoop.current
+        pending.loop?.idle.opened(pending, now: Clock.monotonicMicros())
         socketContext.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.statistics.connectionCounter.add(1, ordering: .relaxed)
     case .CONNECTION_NOTIFY_CLOSED:
         guard let raw = socketContext.pointee else { return }
         socketContext.pointee = nil
         let pending = Unmanaged<PendingRequest>.fromOpaque(raw)
+        pending.takeUnretainedValue().loop?.idle.closed(pending.takeUnretainedValue())
         server.connectionsPerAddress.release(pending.takeUnretainedValue().peer)
         if pending.takeUnretainedValue().close() { server.release(pending) }
     }
@@ -57,8 +61,9 @@ let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connecti
         server.statistics.connectionCounter.add(1, ordering: .relaxed)
         return Unmanaged.passRetained(pending).toOpaque()
     }
-    Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue().begin(
-        target: target, startMicros: startMicros, route: server.unroutedLabel)
+    let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
+    pending.loop?.idle.requestBegan(pending)
+    pending.begin(target: target, startMicros: startMicros, route: server.unroutedLabel)
     return raw
 }
 
@@ -89,7 +94,12 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     }
     server.statistics.completedCounter.add(1, ordering: .relaxed)
     server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
-    if pending.complete() { server.release(retained) }
+    if pending.complete() {
+        server.release(retained)
+    } else {
+        // The connection stays open: it waits for its next request.
+        pending.loop?.idle.keptAlive(pending, now: Clock.monotonicMicros())
+    }
 }
 
 /// Gives libmicrohttpd the next bytes of an event stream.
@@ -227,6 +237,8 @@ extension HTTPServer {
         pending.bytes = response.body.count
         pending.answeredMicros = Clock.monotonicMicros()
         let draining = draining.load(ordering: .relaxed)
+        // Near the connection limit, or shutting down, the connection closes after this answer.
+        let closes = draining || pending.loop?.idle.underPressure == true
         if draining && response.status == .serviceUnavailable && pending.errorCause == nil {
             pending.errorCause = .shuttingDown
         }
@@ -234,7 +246,7 @@ extension HTTPServer {
         // Every answer carries its own `X-Request-ID`, so a prepared response is not shared between
         // connections: each connection keeps its own (see `reusableHandle`), and a changed one, or
         // one that must say `Connection: close`, is made anew (the prepared bytes are borrowed).
-        if let prepared = response.prepared, !draining, prepared.isUnchanged(response),
+        if let prepared = response.prepared, !closes, prepared.isUnchanged(response),
             let handle = pending.reusableHandle(for: prepared, response)
         {
             return queue(handle, response.status, on: connection)
@@ -261,6 +273,9 @@ extension HTTPServer {
                     streamReleased)
                 if let made {
                     HTTPServer.addHeaders(response.headers, to: made)
+                    // A stream the server ends (its backlog, shutdown, a rotated session) closes its
+                    // connection: it is not kept alive for a request the client never sends on it.
+                    MHD_add_response_header(made, "Connection", "close")
                 } else {
                     // Ended now (nothing else would end it); a response that fails to queue below
                     // is destroyed, and its free callback ends its stream.
@@ -276,7 +291,7 @@ extension HTTPServer {
             return .NO
         }
         defer { MHD_destroy_response(made) }
-        if draining { MHD_add_response_header(made, "Connection", "close") }
+        if closes { MHD_add_response_header(made, "Connection", "close") }
         pending.requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
         return queue(made, response.status, on: connection)
     }

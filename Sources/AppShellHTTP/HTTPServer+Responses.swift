@@ -34,7 +34,8 @@ extension HTTPServer {
     /// Admits `stream` to be sent on `connection` and binds it; otherwise ends it (so that whatever
     /// subscribed it lets it go) and returns the answer to send instead.
     func admit(_ stream: EventStream, on connection: OpaquePointer, _ pending: PendingRequest) -> Response? {
-        let address = ClientAddress(appshell_mhd_client_address(connection)).text
+        // Counted by client: an IPv6 peer by its /64.
+        let address = ClientAddress(appshell_mhd_client_address(connection)).clientText
         let refusal: HTTPError
         let socket = appshell_mhd_connection_fd(connection)
         switch streams.admit(stream, address: address, socket: socket) {
@@ -56,7 +57,11 @@ extension HTTPServer {
             refusal = HTTPError(.serviceUnavailable, "the server is shutting down", headers: ["Retry-After": "5"])
         }
         stream.discard()
-        return .error(refusal, for: nil)
+        // A client refused a stream would otherwise hold the connection it asked on, and an
+        // `EventSource` asks again on a new one.
+        var response = Response.error(refusal, for: nil)
+        response.headers.add(name: "Connection", value: "close")
+        return response
     }
 
     /// A libmicrohttpd response for a body in memory or a file, with its headers; `nil` for a

@@ -110,7 +110,12 @@ public final class HTTPServer: Sendable {
                 retained.release()
                 throw HTTPServerError("could not start libmicrohttpd on \(config.host):\(config.port)")
             }
-            loops.append(EventLoop(daemon: daemon, name: count == 1 ? "appshell-http" : "appshell-http-\(index)"))
+            loops.append(
+                EventLoop(
+                    daemon: daemon, name: count == 1 ? "appshell-http" : "appshell-http-\(index)",
+                    idle: IdleConnections(
+                        share: max(1, share), keepAliveSeconds: config.keepAliveTimeoutSeconds,
+                        statistics: statistics)))
         }
         state.withLock {
             $0.running = Running(loops: loops, listener: listener, server: retained)

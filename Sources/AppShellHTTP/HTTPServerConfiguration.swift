@@ -23,6 +23,10 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// Seconds a connection may sit idle before it is closed. libmicrohttpd reads 0 as "never",
     /// which would let a slow client hold a connection for ever: the server uses at least 1.
     public var idleTimeoutSeconds = 30
+    /// Seconds a connection kept alive after an answer may wait for its next request before it is
+    /// closed (Apache's `KeepAliveTimeout`). Near `maxConnections` the server closes waiting
+    /// connections sooner, oldest first, and answers with `Connection: close`.
+    public var keepAliveTimeoutSeconds = 5
     /// The host names requests may name; any other gets 421 before the responder runs.
     public var allowedHosts = AllowedHosts.loopback
     /// The proxies whose `X-Forwarded-For` gives `Request.clientAddress` (none by default).

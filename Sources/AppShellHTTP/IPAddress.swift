@@ -65,6 +65,11 @@ struct IPAddress: Sendable, Hashable {
         return result
     }
 
+    /// The client this address counts as for the per-client limits (connections, event streams):
+    /// an IPv4 address itself, an IPv6 address by its /64, since a host picks addresses freely
+    /// inside its /64 (as the login throttle counts them).
+    var client: IPAddress { isIPv4 ? self : masked(to: 64) }
+
     /// The `in_addr` of an IPv4 address.
     var ipv4: in_addr { in_addr(s_addr: UInt32(truncatingIfNeeded: low).bigEndian) }
 

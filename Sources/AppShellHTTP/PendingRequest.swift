@@ -63,6 +63,21 @@ final class PendingRequest: @unchecked Sendable {
     @exclusivity(unchecked) private var reusable:
         (prepared: PreparedResponse, handle: OpaquePointer, id: UnsafePointer<CChar>?)?
 
+    /// The connection's socket (-1: unknown), which `IdleConnections` shuts down.
+    @exclusivity(unchecked) var socket: Int32 = -1
+    /// The loop whose daemon holds the connection (`nil`: none of the server's loops).
+    @exclusivity(unchecked) var loop: EventLoop?
+    /// Since when, in monotonic microseconds, the connection waits for a request (-1: it does not).
+    @exclusivity(unchecked) var waitingSince = -1
+    /// Whether it waits after an answer (kept alive), not for its first request.
+    @exclusivity(unchecked) var waitsAfterAnswer = false
+    /// Whether `IdleConnections` shut the connection's socket down.
+    @exclusivity(unchecked) var shutDown = false
+    /// The next connection in its `IdleConnections` list (held) and the one before it (not held:
+    /// it holds this one).
+    @exclusivity(unchecked) var idleNext: PendingRequest?
+    @exclusivity(unchecked) unowned(unsafe) var idlePrevious: PendingRequest?
+
     /// Whether a request has begun and not completed.
     @exclusivity(unchecked) private(set) var inRequest = false
     /// Whether libmicrohttpd reported the connection closed.

@@ -11,6 +11,10 @@ public final class ServerStatistics: Sendable {
     let connectionCounter = Atomic<Int>(0)
     /// Event streams open now.
     let streamCounter = Atomic<Int>(0)
+    /// Connections kept alive that waited past the keep-alive timeout and were closed.
+    let keepAliveTimeouts = Atomic<Int>(0)
+    /// Waiting connections closed to make room near the connection limit.
+    let reclaimedConnections = Atomic<Int>(0)
     /// Server errors by cause (`ErrorCause`).
     let errorCounters = InlineArray<5, Atomic<Int>> { _ in Atomic(0) }
     /// The requests by route, status and latency of the server counting here (set when it is made).
@@ -82,6 +86,16 @@ extension ServerStatistics: MetricsSource {
             "appshell_http_requests_completed_total", .counter, "Requests completed since start.", completed)
         text.single("appshell_http_requests_in_flight", .gauge, "Requests being processed.", inFlight)
         text.single("appshell_http_connections_open", .gauge, "Open client connections.", openConnections)
+        text.family(
+            "appshell_http_idle_connections_closed_total", .counter,
+            "Connections closed while waiting for a request: kept alive past the keep-alive timeout, or reclaimed near the connection limit."
+        )
+        text.sample(
+            "appshell_http_idle_connections_closed_total", ["reason": "keep_alive_timeout"],
+            keepAliveTimeouts.load(ordering: .relaxed))
+        text.sample(
+            "appshell_http_idle_connections_closed_total", ["reason": "reclaimed"],
+            reclaimedConnections.load(ordering: .relaxed))
         text.single("appshell_http_event_streams_open", .gauge, "Open event streams (/api/events).", openEventStreams)
         text.family(
             "appshell_http_errors_total", .counter,

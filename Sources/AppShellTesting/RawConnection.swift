@@ -4,9 +4,12 @@ public final class RawConnection: @unchecked Sendable {
     private let connection: TestConnection
 
     /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the receive buffer's size (for a
-    /// client that reads slowly: the server cannot push more than that ahead of the reader).
-    public init(port: Int, receiveBufferBytes: Int? = nil) throws {
-        connection = try TestConnection(port: port, receiveBufferBytes: receiveBufferBytes)
+    /// client that reads slowly: the server cannot push more than that ahead of the reader);
+    /// `source` is the loopback address to connect from (`127.0.0.2`…: another client to the
+    /// server's per-address limits); a read or write that waits `timeoutSeconds` throws.
+    public init(port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60) throws {
+        connection = try TestConnection(
+            port: port, receiveBufferBytes: receiveBufferBytes, source: source, timeoutSeconds: timeoutSeconds)
     }
 
     /// Sends `text` as it is.

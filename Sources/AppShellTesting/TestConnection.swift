@@ -8,11 +8,26 @@ final class TestConnection {
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the socket's receive buffer (set
-    /// before connecting, so the kernel does not grow it) for a client that reads slowly.
-    init(port: Int, receiveBufferBytes: Int? = nil) throws {
+    /// before connecting, so the kernel does not grow it) for a client that reads slowly; `source`
+    /// is the loopback address to connect from (a client of its own to the server's per-address
+    /// limits: any of 127.0.0.0/8), `timeoutSeconds` bounds each read and write.
+    init(port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+                throw TestClientError(description: "not an IPv4 address: \(source)")
+            }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw TestClientError(description: "bind to \(source) failed: errno \(errno)") }
+        }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if var bytes = receiveBufferBytes.map(Int32.init) {

@@ -156,7 +156,7 @@ class Server:
         connection.request("GET", "/metrics")
         text = connection.getresponse().read().decode()
         connection.close()
-        match = re.search(rf"^{name} (\d+)$", text, re.M)
+        match = re.search(rf"^{re.escape(name)} (\d+)$", text, re.M)
         return int(match.group(1)) if match else None
 
     def stop(self):
@@ -199,6 +199,7 @@ class User:
 
     def send(self, method, path, body=None):
         if self.connection is None:
+            self.connects = getattr(self, "connects", 0) + 1
             self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15,
                                                          source_address=(self.source, 0))
         headers = {"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}
@@ -575,22 +576,306 @@ def streams(binary, figures):
         server.close()
 
 
+IDLE_ROUNDS = 3  # the users' p99 is compared as the median of this many rounds' figures
+IDLE_REQUEST = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+async def idle_holder(port, source, refreshes, period, stopping, tally):
+    """One of the idle flood's clients, on `source` until `stopping`: connects, sends a request and
+    reads its answer, then either waits for the server to close the connection (`refreshes`
+    false) or sends the next request on it every `period` seconds; a connection the server closes,
+    or an answer that says `Connection: close`, is opened again `period` seconds later."""
+
+    async def pause(seconds):
+        try:
+            await asyncio.wait_for(stopping.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    writer = None
+    first = True
+    while not stopping.is_set():
+        if writer is None:
+            tally["attempts"] += 1
+            try:
+                connecting = asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+                reader, writer = await asyncio.wait_for(connecting, timeout=30)
+            except (OSError, asyncio.TimeoutError):
+                tally["connect_failed"] += 1
+                writer = None
+            if first:
+                first = False
+                tally["first_attempts_done"] += 1
+            if writer is None:
+                await pause(period)
+                continue
+            tally["open"] += 1
+            tally["open_peak"] = max(tally["open_peak"], tally["open"])
+            opened, answered = time.monotonic(), 0
+        closes = True
+        try:
+            writer.write(IDLE_REQUEST)
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
+            length = re.search(rb"content-length: *(\d+)", head, re.I)
+            await asyncio.wait_for(reader.readexactly(int(length.group(1)) if length else 0), timeout=30)
+            status = head[9:12].decode(errors="replace")
+            answered += 1
+            tally["statuses"][status] = tally["statuses"].get(status, 0) + 1
+            closes = b"connection: close" in head.lower()
+            if closes:
+                tally["told_to_close"] += 1
+            else:
+                # Waits for the server to close it, or until the next refresh.
+                waited = time.monotonic()
+                ended = await asyncio.wait_for(reader.read(1), timeout=period if refreshes else None)
+                if ended == b"":
+                    tally["closed_while_waiting"] += 1
+                    tally["waited_before_close"].append(time.monotonic() - waited)
+                    closes = True
+                else:
+                    tally["unexpected_bytes"] += 1
+        except asyncio.TimeoutError:
+            closes = False  # a refresh is due on the same connection
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            # Closed before its answer: refused at once (a connection's first request), or a refresh
+            # that crossed the server's closing of the connection.
+            tally["refused" if answered == 0 else "lost"] += 1
+        if closes:
+            tally["open"] -= 1
+            tally["held_seconds"].append(time.monotonic() - opened)
+            writer.close()
+            writer = None
+            if not refreshes and os.environ.get("FLOOD_IDLE_LITERAL"):
+                return
+            await pause(period)
+    if writer is not None:
+        tally["open"] -= 1
+        writer.close()
+
+
+def idle_clients(port, addresses, per_address, period):
+    """The idle flood, in a process of its own (`run.py --idle-clients`): `per_address` clients on
+    each of `addresses` loopback addresses (127.0.0.2…), half of them holding a connection after
+    one request, half refreshing theirs every `period` seconds. Prints READY once every client's
+    first attempt ended (or after 10 s), runs until SIGTERM, then prints its tally as JSON."""
+
+    async def main():
+        tally = {"attempts": 0, "connect_failed": 0, "first_attempts_done": 0, "open": 0, "open_peak": 0,
+                 "statuses": {}, "told_to_close": 0, "closed_while_waiting": 0, "refused": 0, "lost": 0,
+                 "unexpected_bytes": 0, "waited_before_close": [], "held_seconds": []}
+        stopping = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
+        count = addresses * per_address
+        tasks = [asyncio.create_task(idle_holder(port, f"127.0.0.{2 + i // per_address}", i % 2 == 1, period,
+                                                 stopping, tally))
+                 for i in range(count)]
+        ramp = time.monotonic() + 10
+        while tally["first_attempts_done"] < count and time.monotonic() < ramp:
+            await asyncio.sleep(0.05)
+        print(f"READY {tally['first_attempts_done']} {tally['open']}", flush=True)
+        await stopping.wait()
+        open_at_stop = tally["open"]
+        await asyncio.gather(*tasks, return_exceptions=True)
+        waited, held = tally.pop("waited_before_close"), tally.pop("held_seconds")
+        tally.update({"open_at_stop": open_at_stop,
+                      "waited_before_close_p50_s": round(percentile(waited, 0.50), 2),
+                      "waited_before_close_max_s": round(max(waited), 2) if waited else None,
+                      "held_p50_s": round(percentile(held, 0.50), 2)})
+        print("TALLY " + json.dumps(tally), flush=True)
+
+    asyncio.run(main())
+
+
+def idle(binary, figures):
+    hold, addresses, per_address, period = env_int("FLOOD_IDLE_HOLD", 15), 16, 256, 2
+    limit, keep_alive = 1024, 5
+    print(f"idle: {addresses} addresses x {per_address} connections ({addresses * per_address} against a limit of "
+          f"{limit}) held idle or refreshed every {period} s, for {hold} s; first {hold} s without them", flush=True)
+    server = Server(binary, access_log=True, MAX_CONNECTIONS=limit, MAX_CONNECTIONS_PER_IP=per_address, IDLE_TIMEOUT_SECONDS=30,
+                    KEEP_ALIVE_TIMEOUT_SECONDS=keep_alive)
+    flood = None
+    try:
+        users = [User(server.port, tag=f"{LOGGED}{n}-") for n in range(4)]
+        nice = env_int("FLOOD_USERS_NICE", -10 if os.geteuid() == 0 else 0)
+
+        def measure(seconds):
+            """The users act and read and a new client asks for /healthz every 0.5 s (a new
+            connection from 127.0.0.100… each time) for `seconds`; returns (users' results,
+            probes as (ms, status), the server's open connections sampled every second)."""
+            stop, results, probes, open_samples = threading.Event(), [], [], []
+            for user in users:
+                # A fresh connection each (the last round's may have timed out since), back on the
+                # main screen (the last round may have stopped on the list).
+                if user.connection is not None:
+                    user.connection.close()
+                    user.connection = None
+                if (user.state()[1] or {}).get("stack"):
+                    user.act("pop")
+
+            def probe():
+                if nice:
+                    try:
+                        os.setpriority(os.PRIO_PROCESS, 0, nice)
+                    except OSError:
+                        pass
+                deadline, n = time.monotonic() + seconds, 0
+                while time.monotonic() < deadline:
+                    n += 1
+                    started = time.perf_counter()
+                    try:
+                        fresh = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10,
+                                                           source_address=(f"127.0.0.{100 + n % 100}", 0))
+                        fresh.request("GET", "/healthz")
+                        status = fresh.getresponse().status
+                        fresh.close()
+                    except (OSError, http.client.HTTPException) as error:
+                        status = type(error).__name__
+                    probes.append(((time.perf_counter() - started) * 1000, status))
+                    if n % 2 == 0:
+                        try:
+                            open_samples.append(server.metric("appshell_http_connections_open"))
+                        except (OSError, http.client.HTTPException):
+                            pass
+                    time.sleep(max(0.0, 0.5 - (time.perf_counter() - started)))
+
+            threads = users_loop(users, stop, results, nice=nice or None)
+            prober = threading.Thread(target=probe)
+            prober.start()
+            prober.join()
+            stop.set()
+            for thread in threads:
+                thread.join()
+            return results, probes, open_samples
+
+        def phase():
+            """`measure` in ROUNDS rounds over `hold` seconds: (each round's users' results, the
+            probes, the open connections)."""
+            rounds = [measure(hold / IDLE_ROUNDS) for _ in range(IDLE_ROUNDS)]
+            return [r[0] for r in rounds], [p for r in rounds for p in r[1]], [o for r in rounds for o in r[2]]
+
+        connects = [sum(getattr(u, "connects", 0) for u in users)]
+        cpu = [server.scheduling()]
+        quiet, quiet_probes, quiet_open = phase()
+        cpu.append(server.scheduling())
+        connects.append(sum(getattr(u, "connects", 0) for u in users))
+        closed_before = {reason: server.metric(f'appshell_http_idle_connections_closed_total{{reason="{reason}"}}')
+                         for reason in ("keep_alive_timeout", "reclaimed")}
+        ramp_started = time.monotonic()
+        flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--idle-clients", str(server.port),
+                                  str(addresses), str(per_address), str(period)],
+                                 stdout=subprocess.PIPE, text=True)
+        ready = flood.stdout.readline().split()
+        ramp = time.monotonic() - ramp_started
+        check(ready[:1] == ["READY"], f"the idle flood started ({' '.join(ready)}) in {ramp:.1f} s")
+        flooded, flooded_probes, flooded_open = phase()
+        cpu.append(server.scheduling())
+        connects.append(sum(getattr(u, "connects", 0) for u in users))
+        flood.send_signal(signal.SIGTERM)
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        output, _ = flood.communicate(timeout=60)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        flood_cpu = children.ru_utime + children.ru_stime - children_before.ru_utime - children_before.ru_stime
+        line = next((l for l in output.splitlines() if l.startswith("TALLY ")), None)
+        tally = json.loads(line[6:]) if line else {}
+        closed = {reason: server.metric(f'appshell_http_idle_connections_closed_total{{reason="{reason}"}}')
+                  for reason in ("keep_alive_timeout", "reclaimed")}
+
+        def users_figures(rounds):
+            """(requests, p50, p99, max, each round's p99, their median) of the users' requests."""
+            latencies = [r[0] for results in rounds for r in results]
+            p99s = [percentile([r[0] for r in results], 0.99) for results in rounds]
+            return (len(latencies), percentile(latencies, 0.50), percentile(latencies, 0.99),
+                    max(latencies, default=float("nan")), p99s, statistics.median(p99s))
+
+        quiet_n, quiet_p50, quiet_p99, quiet_max, quiet_p99s, quiet_median = users_figures(quiet)
+        flood_n, flood_p50, flood_p99, flood_max, flood_p99s, flood_median = users_figures(flooded)
+        quiet, flooded = [r for results in quiet for r in results], [r for results in flooded for r in results]
+        probe_ms = [p[0] for p in flooded_probes]
+        slow = [p for p in flooded_probes if p[1] != 200 or p[0] > 1000]
+        check(tally.get("attempts", 0) >= addresses * per_address,
+              f"the flood made {tally.get('attempts')} connection attempts ({addresses * per_address} at first), "
+              f"{tally.get('open_peak')} open at most")
+        check(max(flooded_open, default=0) >= limit * 7 // 8,
+              f"the server held {max(flooded_open, default=0)} connections at most during the flood "
+              f"(>= {limit * 7 // 8}, seven eighths of {limit})")
+        check(len(flooded_probes) > 0 and not slow,
+              f"new clients: {len(flooded_probes)} probes, each answered 200 within 1 s "
+              f"(p50 {percentile(probe_ms, 0.5):.1f} ms, p99 {percentile(probe_ms, 0.99):.1f} ms, "
+              f"max {max(probe_ms, default=float('nan')):.1f} ms; {len(slow)} not: {slow[:3]})")
+        failed = [r for r in quiet + flooded if not r[1]]
+        check(flood_n > 0 and not failed,
+              f"logged-in users: {quiet_n} requests without the flood, {flood_n} with it, all 200 on their "
+              f"logged-in session ({len(failed)} failed{': ' + str(failed[:3]) if failed else ''})")
+        check(flood_median <= 2 * quiet_median,
+              f"users' p99 with the flood {flood_median:.2f} ms <= 2 x without it {quiet_median:.2f} ms (medians of "
+              f"{IDLE_ROUNDS} rounds: {', '.join(f'{v:.1f}' for v in flood_p99s)} against "
+              f"{', '.join(f'{v:.1f}' for v in quiet_p99s)}; over the whole phases {flood_p99:.2f} and {quiet_p99:.2f})")
+        for reason in ("keep_alive_timeout", "reclaimed"):
+            check((closed[reason] or 0) > 0, f"/metrics: {closed[reason]} idle connections closed, reason {reason} "
+                  f"({(closed[reason] or 0) - (closed_before[reason] or 0)} during the flood)")
+        server.stop()
+        own = server.request_micros()
+        served_quiet = [own[r[3]] / 1000 for r in quiet if r[3] in own]
+        served_flood = [own[r[3]] / 1000 for r in flooded if r[3] in own]
+        def spent(before, after):
+            """The server's CPU ms and ms runnable but waiting for a core, between two samples."""
+            return [round(sum(v[i] - before.get(k, [0, 0])[i] for k, v in after.items())) for i in (0, 1)]
+
+        figures["idle"] = {
+            "server_cpu_and_runnable_wait_ms_quiet": spent(cpu[0], cpu[1]),
+            "server_cpu_and_runnable_wait_ms_flood": spent(cpu[1], cpu[2]),
+            "flood_process_cpu_s": round(flood_cpu, 1),
+            "load_average": round(os.getloadavg()[0], 1),
+            "users_connects_quiet": connects[1] - connects[0], "users_connects_flood": connects[2] - connects[1],
+            "server_users_p99_ms_quiet": round(percentile(served_quiet, 0.99), 2),
+            "server_users_p99_ms_flood": round(percentile(served_flood, 0.99), 2),
+            "addresses": addresses, "connections_per_address": per_address, "max_connections": limit,
+            "hold_seconds": hold, "refresh_seconds": period, "keep_alive_timeout_seconds": keep_alive,
+            "flood": tally, "server_open_connections_max": max(flooded_open, default=None),
+            "server_open_connections_p50": percentile(flooded_open, 0.5),
+            "probes": len(flooded_probes), "probe_p50_ms": round(percentile(probe_ms, 0.50), 2),
+            "probe_p99_ms": round(percentile(probe_ms, 0.99), 2),
+            "probe_max_ms": round(max(probe_ms), 2) if probe_ms else None,
+            "quiet_probe_p99_ms": round(percentile([p[0] for p in quiet_probes], 0.99), 2),
+            "users_requests_quiet": quiet_n, "users_requests_flood": flood_n,
+            "users_p50_ms_quiet": round(quiet_p50, 2), "users_p99_ms_quiet": round(quiet_p99, 2),
+            "users_max_ms_quiet": round(quiet_max, 2),
+            "users_p50_ms_flood": round(flood_p50, 2), "users_p99_ms_flood": round(flood_p99, 2),
+            "users_max_ms_flood": round(flood_max, 2), "users_nice": nice,
+            "users_round_p99s_ms_quiet": [round(v, 2) for v in quiet_p99s],
+            "users_round_p99s_ms_flood": [round(v, 2) for v in flood_p99s],
+            "users_p99_median_ms_quiet": round(quiet_median, 2), "users_p99_median_ms_flood": round(flood_median, 2),
+            "flood_ramp_seconds": round(ramp, 1),
+            "idle_closed_before_flood": closed_before, "idle_closed_total": closed,
+        }
+        print(f"  figures {json.dumps(figures['idle'])}", flush=True)
+    finally:
+        if flood is not None and flood.poll() is None:
+            flood.kill()
+            flood.wait()
+        server.close()
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
+    if sys.argv[1] == "--idle-clients":
+        idle_clients(*(int(v) for v in sys.argv[2:6]))
+        return 0
     binary = os.path.abspath(sys.argv[1])
-    chosen = sys.argv[2:] or ["cookieless", "slowloris", "streams"]
+    chosen = sys.argv[2:] or ["cookieless", "slowloris", "streams", "idle"]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
     figures = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count()}
-    scenarios = {"cookieless": cookieless, "slowloris": slowloris, "streams": streams}
+    scenarios = {"cookieless": cookieless, "slowloris": slowloris, "streams": streams, "idle": idle}
     for name in chosen:
         started = time.time()
         try:
             scenarios[name](binary, figures)
         except Exception as error:  # a scenario that could not run is a failure, not a crash
             check(False, f"{name} ran ({type(error).__name__}: {error})")
+            import traceback; traceback.print_exc()
         print(f"  {name} took {time.time() - started:.1f} s", flush=True)
     os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
     with open(os.path.join(HERE, "out", "latest.json"), "w") as out:
