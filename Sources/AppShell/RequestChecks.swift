@@ -29,11 +29,17 @@ enum RequestChecks {
         return false
     }
 
-    /// Whether `path` is a path on this site: one leading slash, no scheme, no backslash, no
-    /// control characters — never a way to send the user elsewhere. Checked on the UTF-8 bytes:
+    /// The longest path `isSameSitePath` accepts, in UTF-8 bytes: a `next` names a page of the app,
+    /// and what a session keeps of it (its login screen, its snapshot, its page) must stay small —
+    /// a 7 000-byte `next` made a session cost 52 KiB of memory (issue 31, finding 2).
+    static let maxPathBytes = 512
+
+    /// Whether `path` is a path on this site, of at most `maxPathBytes`: one leading slash, no
+    /// scheme, no backslash, no control characters — never a way to send the user elsewhere. Checked on the UTF-8 bytes:
     /// compared as Characters, `/` and a combining mark after it are one, so `//\u{34F}evil.example`
     /// (which a browser reads as the host `evil.example`, the mark ignored) had passed.
     static func isSameSitePath(_ path: String) -> Bool {
+        guard path.utf8.count <= maxPathBytes else { return false }
         let bytes = Array(path.utf8)
         guard bytes.first == UInt8(ascii: "/"), bytes.count < 2 || bytes[1] != UInt8(ascii: "/") else { return false }
         if bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 == 0x7F }) { return false }

@@ -6,12 +6,16 @@ import AppShellSessions
 /// - the state (`GET /api/state`, the hot path): `LiveApp.stateResponse`, kept on the live app
 ///   (`stateCache`) while its version and the stored values are the same;
 /// - the page (`renderPage`, below), kept on the live app (`pageCache`) on the same terms, for the
-///   same session id and URL;
+///   same session id and URL, once it is asked for a second time;
 /// - a new session's first state (`freshState`), made once for every new session.
 ///
 /// An action drops the live app's two (`noteChanges`): it may change what a screen shows without
 /// a new version until it is done.
 extension Shell {
+    /// The longest URL whose page is kept for the next request (twice `RequestChecks.maxPathBytes`:
+    /// a page path with its `next`).
+    static let maxKeptPageTargetBytes = 2 * RequestChecks.maxPathBytes
+
     /// The whole page: the layout around the visible screen's fragment, with the security headers.
     /// It is prepared once for as long as nothing it shows changes: the version, the values, the
     /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
@@ -28,6 +32,20 @@ extension Shell {
             return .prepared(cache.response)
         }
         let response = PreparedResponse(makePage(shell, session, launch: launch))
+        // Kept once it is asked for again (a reload, a page read over and over): most pages are
+        // rendered once per visit, and a kept page was 6 of the 12 KB a visitor's session held.
+        // A URL longer than any of the app's own (a long query, sent to fill memory) is never
+        // kept: the page would hold it with the session until the session ends.
+        var hasher = Hasher()
+        hasher.combine(shell.root.version)
+        hasher.combine(session.id)
+        hasher.combine(target)
+        let rendered = hasher.finalize()
+        guard shell.pageRendered == rendered, target.utf8.count <= Self.maxKeptPageTargetBytes else {
+            shell.pageRendered = rendered
+            shell.pageCache = nil
+            return .prepared(response)
+        }
         shell.pageCache = (shell.root.version, values, session.id, target, response)
         return .prepared(response)
     }

@@ -190,6 +190,11 @@ public final class LiveApp {
     /// a token made from the id) and the same URL.
     @exclusivity(unchecked) var pageCache:
         (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
+    /// The URL of the page kept for the next request, if one is (what a session keeps in memory).
+    public var keptPageTarget: String? { pageCache?.target }
+    /// A hash of the last page rendered and not kept (its version, session id and URL): a page is
+    /// kept once it is asked for a second time (see `Shell.renderPage`).
+    @exclusivity(unchecked) var pageRendered: Int?
     /// The coordinator tree as `coordinatorTree` made it last, with the tree's generation then.
     @exclusivity(unchecked) var treeCache: (generation: Int, tree: CoordinatorTree)?
     /// Streams opened by the request being handled, subscribed once its changes are committed.

@@ -19,6 +19,9 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
 
     /// Sends a request on the kept-alive connection (opening one when needed) and reads the
     /// response. `Host` (unless `headers` has one), `Content-Length` and the jar's cookies are added.
+    /// A kept-alive connection that the server closed meanwhile (its keep-alive timeout) and that
+    /// answered nothing is replaced and the request sent again on a new one, as browsers and curl
+    /// do: the server closes only a connection that waits for a request, so it never read this one.
     public func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws -> TestResponse {
@@ -28,10 +31,21 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
         if let cookie = CookieJar.header(cookies) { lines += "Cookie: \(cookie)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { lines += "Content-Length: \(body.count)\r\n" }
         lines += "\r\n"
-        let connection = try self.connection ?? TestConnection(port: port)
+        let reused = self.connection
+        let receivedBefore = reused?.received ?? 0
+        do {
+            return try send(Array(lines.utf8) + body, method: method, on: reused)
+        } catch  where reused != nil && reused?.received == receivedBefore {
+            return try send(Array(lines.utf8) + body, method: method, on: nil)
+        }
+    }
+
+    /// Sends `request` on `connection` (a new one when `nil`) and reads the response.
+    private func send(_ request: [UInt8], method: String, on connection: TestConnection?) throws -> TestResponse {
+        let connection = try connection ?? TestConnection(port: port)
         self.connection = connection
         do {
-            try connection.write(Array(lines.utf8) + body)
+            try connection.write(request)
             let response = try connection.readResponse(method: method)
             CookieJar.remember(response, in: &cookies)
             if response.headers["Connection"]?.lowercased() == "close" { close() }

@@ -6,6 +6,8 @@ import Glibc
 final class TestConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// The bytes received so far.
+    private(set) var received = 0
 
     /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the socket's receive buffer (set
     /// before connecting, so the kernel does not grow it) for a client that reads slowly; `source`
@@ -72,6 +74,7 @@ final class TestConnection {
             let count = recv(descriptor, &chunk, chunk.count, 0)
             if count > 0 {
                 buffer.append(contentsOf: chunk[0..<count])
+                received += count
                 return true
             }
             if count == 0 { return false }
