@@ -389,7 +389,8 @@ extension LoginFormTests {
         let visitor = other.client()
         _ = try visitor.get("/api/state")
         let fits = "/main/list?" + String(repeating: "b", count: 512 - 11)
-        #expect(try PageTests.html(visitor, "/login?next=" + PercentEncoding.encode(fits)).text.contains("name=\"next\""))
+        #expect(
+            try PageTests.html(visitor, "/login?next=" + PercentEncoding.encode(fits)).text.contains("name=\"next\""))
     }
 
 }
