@@ -47,6 +47,31 @@ import Testing
         }
     }
 
+    /// Issue 31 (10): a URL that does not parse may hold its password anywhere; the errors quoted
+    /// it for the forms the old redaction did not know (no `://`, a capitalised `PASSWORD=`).
+    @Test(arguments: [
+        "redis:/:pw@host", "unix:///s?db=2&passWORD=pw", "redis//u:pw@h", "REDIS://:pw@h:bad",
+        "unix:///s?PASSWORD=pw&db=x", "redis://h/pw", "unix:///s?pw", "pw@redis://h:1", "redis://:p%zzw@h",
+        "Redis://h?password=pw", "redis://u:pw@[::1",
+    ])
+    func anErrorAboutAURLThatDoesNotParseShowsOnlyItsScheme(text: String) throws {
+        let error = try #require(throws: StoreError.self) { _ = try RedisURL(text) }
+        #expect(!error.description.contains("pw"), "\(error)")
+        #expect(!error.description.contains("@"), "\(error)")
+        #expect(!(RedisURL.refusal(of: text) ?? "").contains("pw"))
+        #expect(RedisURL.redacted(text).hasSuffix("…"))
+        #expect(!RedisURL.redacted(text).contains("pw"))
+    }
+
+    @Test func theRedactionKeepsTheSchemeAlone() {
+        #expect(RedisURL.redacted("redis:/:pw@host") == "redis:…")
+        #expect(RedisURL.redacted("REDIS://:pw@h:bad") == "REDIS:…")
+        #expect(RedisURL.redacted("redis//u:pw@h") == "…")
+        #expect(RedisURL.redacted("averylongpassword:x") == "…")
+        #expect(RedisURL.refusal(of: "redis://h:1/2") == nil)
+        #expect(RedisURL.refusal(of: "REDIS://h") == nil)
+    }
+
     @Test func descriptionsAndErrorsNeverShowThePassword() throws {
         let url = try RedisURL("redis://app:topsecret@host:6379/1")
         #expect(url.description == "redis://app:***@host:6379/1")
@@ -55,7 +80,7 @@ import Testing
         #expect {
             _ = try RedisURL("redis://app:topsecret@host:bad")
         } throws: { error in
-            !"\(error)".contains("topsecret") && "\(error)".contains("***")
+            !"\(error)".contains("topsecret") && "\(error)".contains("redis:…")
         }
     }
 
