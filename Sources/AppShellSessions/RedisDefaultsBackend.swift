@@ -2,8 +2,11 @@ import AppShellConcurrency
 
 /// A backend that keeps records in a Redis server, which several AppShell instances share.
 ///
-/// Each session is one hash, `<prefix>{<id>}` — the id in braces is the key's hash tag, so every
-/// key a session may have lives in one slot — with the fields `v` (the values, encoded as the
+/// Each session is one hash, `<prefix>{<key>}`, where `<key>` is the session's store key (the hash
+/// of its id, `SessionStoreKey`, in base64url), never the id, which is the cookie: a reader of the
+/// server (a read-only user, `MONITOR`, a copy of its dump) learns no one's session. The key in
+/// braces is the key's hash tag, so every key a session may have lives in one slot. A hash has
+/// the fields `v` (the values, encoded as the
 /// SQLite store encodes them), `s` (the snapshot, absent when there is none), `c` and `a` (created
 /// and last accessed, Unix seconds) and `n`, the record's version: one more at every write of its
 /// content, checked by a write that expects one (`SessionRecord.expectedVersion`), so that
@@ -51,8 +54,8 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
     }
 
-    /// The key of `id`'s record.
-    func key(_ id: SessionID) -> [UInt8] { Array(id.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
+    /// The key of `id`'s record: named by its store key, not by the id.
+    func key(_ id: SessionID) -> [UInt8] { Array(id.storeKey.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {

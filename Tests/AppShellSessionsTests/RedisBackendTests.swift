@@ -100,7 +100,7 @@ import Testing
         try backend.save(
             id, SessionRecord(values: ["isLogin": .bool(true)], created: 10, accessed: 20, snapshot: [1, 2]))
         let key = backend.key(id)
-        #expect(String(decoding: key, as: UTF8.self) == backend.keyPrefix + "{" + id.text + "}")
+        #expect(String(decoding: key, as: UTF8.self) == backend.keyPrefix + "{" + id.storeKey.text + "}")
         let connection = try RedisConnection(url: backend.url)
         defer { connection.close() }
         let fields = try connection.command([Array("HGETALL".utf8), key])
