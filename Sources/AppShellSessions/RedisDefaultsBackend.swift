@@ -36,6 +36,9 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     // Writes on one connection, loads on another: a load is not held up behind a batch's round trip.
     let writer: Locked<RedisConnection>
     let reader: Locked<RedisConnection>
+    /// The shared secrets this instance uses, by name, kept in Redis by every sweep
+    /// (`keepSharedSecrets`).
+    let secrets = Locked<[String: [UInt8]]>([:])
 
     /// Connects to `url` (twice: one connection for writes, one for loads); throws when the server
     /// cannot be reached or refuses the login. `keyPrefix` begins every key (several apps, or
@@ -151,6 +154,10 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         for (accessedBefore, createdBefore) in sweeps {
             _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
         }
+        // Once a sweep: a secret evicted from Redis is put back as this instance uses it.
+        if writes.contains(where: { if case .removeExpired = $0 { true } else { false } }) {
+            keepSharedSecrets()
+        }
         return conflicts
     }
 
@@ -160,23 +167,6 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     public func close() {
         writer.withLock { $0.close() }
         reader.withLock { $0.close() }
-    }
-
-    /// The secret `name` that every instance sharing this store uses (the form-token key): the
-    /// one stored under `<prefix>secret:<name>`, or `make()`'s, stored now, when there is none. Of
-    /// two instances starting at once, both get the first one stored (`SET … NX`, then `GET`).
-    public func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
-        let key = bytes(keyPrefix + "secret:" + name)
-        let replies = try writer.withLock { connection throws(StoreError) in
-            try connection.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
-        }
-        for reply in replies {
-            if case .error = reply { throw unexpected(reply, "the shared secret \(name)") }
-        }
-        guard let secret = replies[1].bytes, !secret.isEmpty else {
-            throw unexpected(replies[1], "the shared secret \(name)")
-        }
-        return secret
     }
 
     /// The one command of a write (not `removeExpired`).

@@ -209,3 +209,39 @@ import Testing
         #expect(try backend.storedVersion(of: rotated) == nil)
     }
 }
+
+/// Issue 31 (4): the form-token key lives in Redis without expiry; a `maxmemory-policy` of
+/// `allkeys-*` may evict it, and the next instance to start made a new one silently, refusing
+/// every form the others had served.
+@Suite(.serialized) struct RedisSharedSecretTests {
+    @Test func anEvictedSecretIsPutBackAsTheInstancesUseIt() throws {
+        let backend = try RedisTestServer.shared().backend(expiry: .init(idleSeconds: 60, absoluteSeconds: 600))
+        defer { backend.close() }
+        let secret = try backend.sharedSecret(named: "csrf-key") { Array(repeating: 7, count: 32) }
+        let key = Array((backend.keyPrefix + "secret:csrf-key").utf8)
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        // Evicted, as allkeys-lru would.
+        _ = try connection.command([Array("DEL".utf8), key])
+        // The next sweep puts it back: the same key, not a new one.
+        try backend.applyAll([.removeExpired(accessedBefore: 0, createdBefore: 0)])
+        #expect(try connection.command([Array("GET".utf8), key]).bytes == secret)
+        #expect(try backend.sharedSecret(named: "csrf-key") { Array(repeating: 8, count: 32) } == secret)
+    }
+
+    @Test func aPolicyThatMayEvictTheSecretIsWarnedOf() throws {
+        let server = try RedisTestServer(tcp: false, persistent: false)
+        defer { server.remove() }
+        let backend = try server.backend()
+        defer { backend.close() }
+        #expect(backend.evictionWarning() == nil)
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        for policy in ["volatile-lru", "noeviction"] {
+            _ = try connection.command(["CONFIG", "SET", "maxmemory-policy", policy].map { Array($0.utf8) })
+            #expect(backend.evictionWarning() == nil, "\(policy)")
+        }
+        _ = try connection.command(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"].map { Array($0.utf8) })
+        #expect(backend.evictionWarning()?.contains("allkeys-lru") == true)
+    }
+}
