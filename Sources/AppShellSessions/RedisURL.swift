@@ -206,6 +206,10 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Replaced by `redacted(_:)`: it hid credentials only in the forms it knew.
+    @available(*, unavailable, message: "a URL that did not parse may hold its password anywhere: use redacted(_:)")
+    public static func masked(_ text: String) -> String { redacted(text) }
+
     /// What an error may show of `text`, a store URL that did not parse: its scheme and `:…`
     /// (`redis:…`), or `…` when it does not begin with a scheme. Nothing after the scheme is
     /// shown: a text that does not parse may hold a password anywhere (`redis:/:pw@host`,
