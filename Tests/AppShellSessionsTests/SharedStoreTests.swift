@@ -68,12 +68,13 @@ import Testing
         let cookie = try first.enterSession(presentedID: nil) { $0.memo = 1_234 }.cookieValue
         let id = String(cookie.prefix(SessionID.textLength))
         let seal = cookie.dropFirst(SessionID.textLength + 1)
+        let mac = try #require(seal.split(separator: ".").last, "the cookie has no seal")
         let other = SessionID.random().text
         let forged = [
             id,  // no seal: an id that names nothing
             id + "." + seal.replacingOccurrences(of: ".1234.", with: ".1235."),  // another memo
             other + "." + seal,  // another id under this seal
-            id + ".1." + seal.split(separator: ".").last!,  // another creation time
+            id + ".1.1234." + mac,  // another creation time
         ]
         for text in forged {
             let context = try second.enterSession(presentedID: text) { _ in }
