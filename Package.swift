@@ -61,7 +61,8 @@ let package = Package(
             name: "AppShellAuth", dependencies: ["CSodium", "AppShellConcurrency"]),
         // Sessions, their registry and the defaults store with its backends; no HTTP types.
         .target(
-            name: "AppShellSessions", dependencies: ["CSQLite", "CHiredis", "AppShellJSON", "AppShellConcurrency"]),
+            name: "AppShellSessions",
+            dependencies: ["CSQLite", "CHiredis", "CSodium", "AppShellJSON", "AppShellConcurrency"]),
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(
             name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),

@@ -186,9 +186,11 @@ public struct ConfigurationKey<Configuration>: Sendable {
             if case .array(let entries) = value, kind.isList, let entry = kind.firstInvalidEntry(entries) {
                 shown = entry.stringValue == nil ? entry.typeDescription : entry.serializedString
             }
-            // A URL's credentials are not repeated into a log.
+            // A URL that does not parse may hold its password anywhere: only its scheme is
+            // repeated into a log, with what is wrong.
             if case .redisURL = kind, let text = value.stringValue {
-                shown = JSON.string(RedisURL.masked(text)).serializedString
+                shown = JSON.string(RedisURL.redacted(text)).serializedString
+                if let why = RedisURL.refusal(of: text) { shown += " (\(why))" }
             }
             throw ConfigurationError("\(origin) must be \(kind.expectation), got \(shown)")
         }

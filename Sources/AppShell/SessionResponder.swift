@@ -30,9 +30,9 @@ public struct SessionResponder: HTTPResponder {
 
     /// Runs the handler with the session; a store failure is a 503 and nothing is changed.
     public func respond(to request: Request) throws -> Response {
-        // The id is read from the cookie's bytes: no string is made of it.
-        var parsed: SessionID?
-        request.withCookie(named: cookie.name) { parsed = SessionID(utf8: $0) }
+        // The id is read from the cookie's bytes: no string is made of it (only of a seal).
+        var parsed = Presented(id: nil, seal: nil)
+        request.withCookie(named: cookie.name) { parsed = Presented(cookie: $0) }
         let presented = parsed
         switch try attempt(request, presented) {
         case .answered(let response):
@@ -55,12 +55,12 @@ public struct SessionResponder: HTTPResponder {
 
     /// Runs the handler once, if the session is free; the response carries its cookie.
     private func attempt(
-        _ request: Request, _ presented: SessionID?, after loaded: LoadedSession? = nil
+        _ request: Request, _ presented: Presented, after loaded: LoadedSession? = nil
     ) throws -> Attempt {
         var response = Response()
         let entry: SessionRegistry.Entry
         do {
-            entry = try registry.enter(presented: presented, after: loaded) { session in
+            entry = try registry.enter(presented: presented.id, seal: presented.seal, after: loaded) { session in
                 response = try handler(request, session)
             }
         } catch let error as StoreError {
@@ -73,7 +73,9 @@ public struct SessionResponder: HTTPResponder {
         case .busy(let busy): return .busy(busy)
         }
         if context.needsCookie {
-            response.headers.add(name: "Set-Cookie", value: cookie.header(for: context.id))
+            let value =
+                context.cookieSeal == nil ? cookie.header(for: context.id) : cookie.header(value: context.cookieValue)
+            response.headers.add(name: "Set-Cookie", value: value)
         }
         if case .committing(_, let commit) = entry { return .committing(response, commit) }
         return .answered(response)
@@ -85,7 +87,7 @@ public struct SessionResponder: HTTPResponder {
     /// meanwhile through another) the request runs again on what is stored, up to
     /// `SessionRegistry.conflictRetries` times (`conflicts`: how many it met already).
     private func answer(
-        _ response: Response, after commit: PendingCommit, _ request: Request, _ presented: SessionID?,
+        _ response: Response, after commit: PendingCommit, _ request: Request, _ presented: Presented,
         claimed: PendingResponse?, conflicts: Int = 0
     ) -> Response {
         if case .deferred(let inner) = response.body {
@@ -133,7 +135,7 @@ public struct SessionResponder: HTTPResponder {
     /// answering it through `pending` — unless the server answered it meanwhile (shutdown: then
     /// nothing runs).
     private func retry(
-        _ request: Request, _ presented: SessionID?, after loaded: LoadedSession?, _ pending: PendingResponse,
+        _ request: Request, _ presented: Presented, after loaded: LoadedSession?, _ pending: PendingResponse,
         claimed: Bool, conflicts: Int = 0
     ) {
         guard claimed || pending.claim() else { return }
@@ -177,5 +179,31 @@ public struct SessionResponder: HTTPResponder {
         }
         AccessLog.error("session store: \(error)", requestID: requestID)
         return HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
+    }
+}
+
+/// What a request's cookie presents: a session id, and the seal after it when the session holds
+/// nothing in a shared store (`SessionContext.cookieValue`).
+private struct Presented: Sendable {
+    let id: SessionID?
+    let seal: Substring?
+
+    init(id: SessionID?, seal: Substring?) {
+        self.id = id
+        self.seal = seal
+    }
+
+    /// Parses the cookie's value as received: 43 characters of id, or those, `.` and a seal.
+    init(cookie value: UnsafeBufferPointer<UInt8>) {
+        let length = SessionID.textLength
+        guard value.count > length + 1, value[length] == UInt8(ascii: ".") else {
+            self.init(id: SessionID(utf8: value), seal: nil)
+            return
+        }
+        let id = SessionID(utf8: UnsafeBufferPointer(rebasing: value[..<length]))
+        let seal = id.map { _ in
+            Substring(String(decoding: UnsafeBufferPointer(rebasing: value[(length + 1)...]), as: UTF8.self))
+        }
+        self.init(id: id, seal: seal)
     }
 }

@@ -66,11 +66,11 @@ extension Shell {
                 response = .error(error, for: request)
             }
             if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty,
-                !shell.root.storesWithoutValues, !registry.isSharedStore
+                !shell.root.storesWithoutValues
             {
-                // Nothing worth keeping happened to a new session's app: let it go. (Not in a store
-                // shared by several instances: the next request may come to another, which must find
-                // the session, its app's start-up under way since this moment, in the store.)
+                // Nothing worth keeping happened to a new session's app: let it go. (In a store
+                // shared by several instances the memo goes in the cookie's seal, so the next
+                // request, wherever it goes, makes the app as of this moment: nothing is stored.)
                 session.attachment = nil
                 session.memo = made
                 return response

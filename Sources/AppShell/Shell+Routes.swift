@@ -18,11 +18,9 @@ extension Shell {
                 // A new session's first read — a cookieless client, a flood of them — builds no
                 // controllers: every new session shows the same state, and its app is made when the
                 // session comes back, as of when it began. The session's memo keeps that time, so
-                // the registry holds such a session as a bare map entry.
-                // Not in a store shared by several instances: the memo stays in this one's memory,
-                // and the next request may reach another, which must find the app stored (its
-                // start-up under way since now).
-                if session.isNew, session.attachment == nil, !registry.isSharedStore, let fresh = freshState() {
+                // the registry holds such a session as a bare map entry — or, in a store shared by
+                // several instances, in its cookie (`SessionSeal`): nothing is stored either way.
+                if session.isNew, session.attachment == nil, let fresh = freshState() {
                     session.memo = clock()
                     return .prepared(fresh)
                 }

@@ -89,10 +89,16 @@ public final class Shell: Sendable {
     /// Starts taking the events of the other instances sharing the store (no-op when it is not
     /// shared) and counting streams with them, and the notifications they schedule: each is delivered here
     /// `takeoverDelayMilliseconds` after it is due if its instance did not deliver it (it stopped).
+    ///
+    /// An announcement names its session by store key, not id (the id would cross Redis): the
+    /// session is the one of a page of the channel listening here then. With none, there is no
+    /// page here to show it; the notification stays in the session's snapshot, and the instance
+    /// that next rebuilds the app from it delivers it (at once, being overdue).
     public func startRelaying() {
-        events.startRelaying { [weak self] notification, id in
+        events.startRelaying { [weak self] notification, channel, key in
             guard let self else { return }
             scheduler.schedule(at: notification.due + Self.takeoverDelayMilliseconds) { [self] in
+                guard let id = events.sessionID(of: channel, storeKey: key) else { return }
                 deliverNotification(notification, to: id)
             }
         }

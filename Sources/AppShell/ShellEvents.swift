@@ -108,8 +108,9 @@ public final class ShellEvents: Sendable {
     var relays: Bool { relay != nil }
 
     /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
-    /// each notification another instance scheduled, with the session id it belongs to.
-    func startRelaying(scheduled: @escaping @Sendable (ScheduledNotification, SessionID) -> Void) {
+    /// each notification another instance scheduled, with its channel and the store key of the
+    /// session it belongs to.
+    func startRelaying(scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void) {
         ledger?.start()
         relay?.start { [weak self] channel, message in self?.received(message, on: channel, scheduled: scheduled) }
     }
@@ -123,7 +124,7 @@ public final class ShellEvents: Sendable {
     /// Tells the other instances that `notification` was scheduled for the session `id` names
     /// (no-op without a relay): they deliver it if this instance does not (`Shell.startRelaying`).
     func announce(_ notification: ScheduledNotification, for id: SessionID, on channel: String) {
-        relay?.send(Self.message("scheduled", id.text, notification.json.serializedString), on: channel)
+        relay?.send(Self.message("scheduled", id.storeKey.text, notification.json.serializedString), on: channel)
     }
 
     /// The number of open streams.
@@ -186,14 +187,27 @@ public final class ShellEvents: Sendable {
 
     /// Ends the streams of `channel` opened with any id but `current` (after a rotation: the
     /// holders of the old id must see nothing more).
+    ///
+    /// The other instances are told the new id's store key, never the id: the relay's messages
+    /// cross Redis, where a subscriber or `MONITOR` would read an id (the new cookie) as it is.
     func endStreams(of channel: String, notOpenedWith current: SessionID) {
-        endStreamsHere(of: channel, notOpenedWith: current)
-        relay?.send(Self.message("rotated", current.text, ""), on: channel)
+        endStreamsHere(of: channel) { $0 != current }
+        relay?.send(Self.message("rotated", current.storeKey.text, ""), on: channel)
     }
 
-    private func endStreamsHere(of channel: String, notOpenedWith current: SessionID) {
-        let ended = channels.withLock { Self.remove(from: &$0, channel) { $0.sessionID != current } }
+    /// Ends the streams of `channel` whose session ids `ends` picks.
+    private func endStreamsHere(of channel: String, where ends: (SessionID) -> Bool) {
+        let ended = channels.withLock { Self.remove(from: &$0, channel) { ends($0.sessionID) } }
         for stream in ended.compactMap(\.stream) { stream.close() }
+    }
+
+    /// The id of a stream of `channel` open here whose session's store key is `key`: how the
+    /// owner of a notification another instance announced is found (the announcement carries the
+    /// store key, not the id). `nil` when no page of that session listens here.
+    func sessionID(of channel: String, storeKey key: SessionStoreKey) -> SessionID? {
+        channels.withLock { channels in
+            channels[channel]?.subscribers.first(where: { $0.isLive && $0.sessionID.storeKey == key })?.sessionID
+        }
     }
 
     /// Ends every stream of `channel` (its app was dropped; the pages reconnect to the new one).
@@ -248,7 +262,7 @@ public final class ShellEvents: Sendable {
     /// Another instance's event: sent to the streams here (a rotation ends those of the old id,
     /// a notification it scheduled goes to `scheduled`).
     private func received(
-        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, SessionID) -> Void
+        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, String, SessionStoreKey) -> Void
     ) {
         let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
@@ -256,12 +270,12 @@ public final class ShellEvents: Sendable {
         let id = String(decoding: parts[1], as: UTF8.self)
         switch kind {
         case "rotated":
-            if let current = SessionID(id) { endStreamsHere(of: channel, notOpenedWith: current) }
+            if let current = SessionStoreKey(text: id) { endStreamsHere(of: channel) { $0.storeKey != current } }
         case "scheduled":
-            if let owner = SessionID(id), let json = try? JSON(parsing: Array(parts[2])),
+            if let owner = SessionStoreKey(text: id), let json = try? JSON(parsing: Array(parts[2])),
                 let notification = ScheduledNotification(json: json)
             {
-                scheduled(notification, owner)
+                scheduled(notification, channel, owner)
             }
         default:
             // A state event's id ends with its version (`Shell.eventID`).

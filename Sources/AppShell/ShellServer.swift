@@ -87,7 +87,10 @@ public final class ShellServer: Sendable {
         // writes on the request's thread (it never waits).
         sessions = SessionRegistry(
             configuration: configuration.sessions, backend: backend,
-            groupCommitQueue: configuration.store == .memory ? nil : configuration.storeWriteQueue)
+            groupCommitQueue: configuration.store == .memory ? nil : configuration.storeWriteQueue,
+            // The instances share the form-token key: it seals the cookies of sessions that hold
+            // nothing too (another message than a form token's, under another label).
+            sealKey: key)
         cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
@@ -152,6 +155,9 @@ public final class ShellServer: Sendable {
             AccessLog.error(
                 "warning: \"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
                     + "are served (others get 421); list the names clients use")
+        }
+        if let redis = sessions.backend as? RedisDefaultsBackend, let warning = redis.evictionWarning() {
+            AccessLog.error("warning: " + warning)
         }
         timers.start()
         sessions.startSweeper(timers: timers)

@@ -2,8 +2,11 @@ import AppShellConcurrency
 
 /// A backend that keeps records in a Redis server, which several AppShell instances share.
 ///
-/// Each session is one hash, `<prefix>{<id>}` — the id in braces is the key's hash tag, so every
-/// key a session may have lives in one slot — with the fields `v` (the values, encoded as the
+/// Each session is one hash, `<prefix>{<key>}`, where `<key>` is the session's store key (the hash
+/// of its id, `SessionStoreKey`, in base64url), never the id, which is the cookie: a reader of the
+/// server (a read-only user, `MONITOR`, a copy of its dump) learns no one's session. The key in
+/// braces is the key's hash tag, so every key a session may have lives in one slot. A hash has
+/// the fields `v` (the values, encoded as the
 /// SQLite store encodes them), `s` (the snapshot, absent when there is none), `c` and `a` (created
 /// and last accessed, Unix seconds) and `n`, the record's version: one more at every write of its
 /// content, checked by a write that expects one (`SessionRecord.expectedVersion`), so that
@@ -33,6 +36,9 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     // Writes on one connection, loads on another: a load is not held up behind a batch's round trip.
     let writer: Locked<RedisConnection>
     let reader: Locked<RedisConnection>
+    /// The shared secrets this instance uses, by name, kept in Redis by every sweep
+    /// (`keepSharedSecrets`).
+    let secrets = Locked<[String: [UInt8]]>([:])
 
     /// Connects to `url` (twice: one connection for writes, one for loads); throws when the server
     /// cannot be reached or refuses the login. `keyPrefix` begins every key (several apps, or
@@ -51,8 +57,8 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
     }
 
-    /// The key of `id`'s record.
-    func key(_ id: SessionID) -> [UInt8] { Array(id.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
+    /// The key of `id`'s record: named by its store key, not by the id.
+    func key(_ id: SessionID) -> [UInt8] { Array(id.storeKey.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
@@ -148,6 +154,10 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         for (accessedBefore, createdBefore) in sweeps {
             _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
         }
+        // Once a sweep: a secret evicted from Redis is put back as this instance uses it.
+        if writes.contains(where: { if case .removeExpired = $0 { true } else { false } }) {
+            keepSharedSecrets()
+        }
         return conflicts
     }
 
@@ -157,23 +167,6 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     public func close() {
         writer.withLock { $0.close() }
         reader.withLock { $0.close() }
-    }
-
-    /// The secret `name` that every instance sharing this store uses (the form-token key): the
-    /// one stored under `<prefix>secret:<name>`, or `make()`'s, stored now, when there is none. Of
-    /// two instances starting at once, both get the first one stored (`SET … NX`, then `GET`).
-    public func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
-        let key = bytes(keyPrefix + "secret:" + name)
-        let replies = try writer.withLock { connection throws(StoreError) in
-            try connection.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
-        }
-        for reply in replies {
-            if case .error = reply { throw unexpected(reply, "the shared secret \(name)") }
-        }
-        guard let secret = replies[1].bytes, !secret.isEmpty else {
-            throw unexpected(replies[1], "the shared secret \(name)")
-        }
-        return secret
     }
 
     /// The one command of a write (not `removeExpired`).

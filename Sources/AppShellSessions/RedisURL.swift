@@ -6,8 +6,11 @@
 ///   ACL users; without a user, the `default` one); `%` escapes in either (`%40` for `@`);
 /// - `unix:///path/to/redis.sock` or `unix:///path?db=2&password=secret` — a Unix socket.
 ///
+/// The schemes are case-insensitive (`REDIS://` too, as RFC 3986 has it); parameter names are not.
 /// Anything else is refused with a message saying what is wrong (the configuration check names it
-/// at start-up). `description` leaves the password out: it is what errors and logs show.
+/// at start-up) that quotes nothing of the text but its scheme (`redacted`): a URL that does not
+/// parse may hold its password anywhere. `description` leaves the password out: it is what errors
+/// and logs show of a URL that parsed.
 public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// How to reach the server.
     public enum Address: Sendable, Equatable {
@@ -37,13 +40,38 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         self.database = database
     }
 
-    /// Parses `text`; throws a `StoreError` saying what is wrong with it.
+    /// Parses `text`; throws a `StoreError` saying what is wrong with it, which shows of `text`
+    /// only its scheme (`redacted`).
     public init(_ text: String) throws(StoreError) {
-        func refuse(_ why: String) -> StoreError {
-            StoreError("store URL \(RedisURL.masked(text)): \(why)")
+        do {
+            try self.init(parsing: text)
+        } catch {
+            throw StoreError("store URL \(RedisURL.redacted(text)): \(error.why)")
         }
-        if text.hasPrefix("unix://") {
-            var rest = Substring(text.dropFirst("unix://".count))
+    }
+
+    /// What is wrong with `text` as a store URL, quoting none of it; `nil` when it is one.
+    public static func refusal(of text: String) -> String? {
+        do {
+            _ = try RedisURL(parsing: text)
+            return nil
+        } catch {
+            return error.why
+        }
+    }
+
+    /// Why a text is not a URL; it never quotes the text (it may be the password).
+    private struct Refusal: Error {
+        let why: String
+    }
+
+    private init(parsing text: String) throws(Refusal) {
+        func refuse(_ why: String) -> Refusal { Refusal(why: why) }
+        let schemeText = text.prefix(while: { $0 != ":" })
+        let scheme = schemeText.lowercased()
+        let afterScheme = text[schemeText.endIndex...]
+        if scheme == "unix", afterScheme.hasPrefix("://") {
+            var rest = afterScheme.dropFirst("://".count)
             var query: Substring = ""
             if let mark = rest.firstIndex(of: "?") {
                 query = rest[rest.index(after: mark)...]
@@ -60,21 +88,22 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let value = parts.count == 2 ? parts[1] : ""
                 guard let decoded = RedisURL.percentDecoded(value) else {
-                    throw refuse("a bad % escape in \(parts[0])")
+                    throw refuse("a bad % escape in a parameter")
                 }
                 switch parts[0] {
                 case "db": database = try RedisURL.database(decoded, refuse)
                 case "password": password = decoded
                 case "user": username = decoded
-                default: throw refuse("unknown parameter \(parts[0]) (db, password and user are known)")
+                // Not named: a parameter without `=` may be a password pasted in the wrong place.
+                default: throw refuse("an unknown parameter (db, password and user are known, in lowercase)")
                 }
             }
             return
         }
-        guard text.hasPrefix("redis://") else {
+        guard scheme == "redis", afterScheme.hasPrefix("://") else {
             throw refuse("not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
         }
-        var rest = Substring(text.dropFirst("redis://".count))
+        var rest = afterScheme.dropFirst("://".count)
         username = nil
         password = nil
         if let at = rest.lastIndex(of: "@") {
@@ -111,6 +140,10 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             host = rest
         }
         guard !host.isEmpty else { throw refuse("no host") }
+        // A name or an address: a `?` or `@` here is a query or credentials in the wrong place.
+        guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._:%".contains($0)) }) else {
+            throw refuse("the host may hold only letters, digits and - . _ (an IPv6 address in brackets)")
+        }
         var port = RedisURL.defaultPort
         if let portText {
             guard let number = Int(portText), (1...65535).contains(number) else {
@@ -137,12 +170,12 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func database(
-        _ text: some StringProtocol, _ refuse: (String) -> StoreError
-    ) throws(StoreError)
+        _ text: some StringProtocol, _ refuse: (String) -> Refusal
+    ) throws(Refusal)
         -> Int
     {
         guard let number = Int(text), number >= 0 else {
-            throw refuse("the database must be a number from 0 (\"\(text)\" given)")
+            throw refuse("the database must be a number from 0")
         }
         return number
     }
@@ -173,16 +206,22 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `text` with its credentials (between `://` and the last `@`, or after `password=`) hidden.
-    public static func masked(_ text: String) -> String {
-        var shown = Substring(text)
-        if let scheme = text.firstRange(of: "://"), let at = text.lastIndex(of: "@"), scheme.upperBound <= at {
-            shown = text[..<scheme.upperBound] + "***" + text[at...]
-        }
-        if let password = shown.firstRange(of: "password=") {
-            let end = shown[password.upperBound...].firstIndex(of: "&") ?? shown.endIndex
-            shown = shown[..<password.upperBound] + "***" + shown[end...]
-        }
-        return String(shown)
+    /// Replaced by `redacted(_:)`: it hid credentials only in the forms it knew.
+    @available(*, unavailable, message: "a URL that did not parse may hold its password anywhere: use redacted(_:)")
+    public static func masked(_ text: String) -> String { redacted(text) }
+
+    /// What an error may show of `text`, a store URL that did not parse: its scheme and `:…`
+    /// (`redis:…`), or `…` when it does not begin with a scheme. Nothing after the scheme is
+    /// shown: a text that does not parse may hold a password anywhere (`redis:/:pw@host`,
+    /// `redis//user:pw@host`, `unix:///s?PASSWORD=pw`), so no rule about where one sits holds.
+    public static func redacted(_ text: String) -> String {
+        let scheme = text.prefix(while: { $0 != ":" })
+        // A scheme as RFC 3986 spells it (a letter, then letters, digits, + - .), and short: a
+        // password with no colon before it must not pass for one.
+        guard scheme.count < text.count, (1...10).contains(scheme.count), scheme.first!.isASCII,
+            scheme.first!.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return "…" }
+        return scheme + ":…"
     }
 }

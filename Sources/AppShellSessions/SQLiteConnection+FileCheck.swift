@@ -47,5 +47,33 @@ extension SQLiteConnection {
     }
 }
 
+extension SQLiteConnection {
+    /// Creates an empty file at `path`, readable and writable by its owner only, when there is
+    /// none. SQLite would create it with 0644 (less the umask), readable by every user of the
+    /// machine, and makes its `-wal` and `-shm` files with the database file's mode: created here
+    /// first, all three are 0600. An empty file is an empty database to SQLite.
+    static func createOwnerOnly(at path: String) throws(StoreError) {
+        let file = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard file < 0 else { return closeDescriptor(file) }
+        let code = errno
+        // Another process creating it at the same moment made it the same way.
+        guard code != EEXIST else { return }
+        throw StoreError("store \(path): cannot create it: \(String(cString: strerror(code)))")
+    }
+
+    /// Takes away every permission of the group and others on the store's file, its `-wal` and
+    /// its `-shm` (those that exist): a store written by an older version was created 0644.
+    static func restrictToOwner(_ path: String) throws(StoreError) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var status = stat()
+            guard stat(file, &status) == 0 else { continue }
+            guard chmod(file, status.st_mode & 0o700) == 0 else {
+                throw StoreError(
+                    "store \(file): cannot make it readable by its owner only: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
 /// `close(2)`, named apart from `SQLiteConnection.close()`.
 private func closeDescriptor(_ descriptor: Int32) { close(descriptor) }

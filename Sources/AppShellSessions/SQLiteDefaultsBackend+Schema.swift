@@ -14,41 +14,72 @@ extension SQLiteDefaultsBackend {
     /// The schema, one step per version: step `n` (counting from 1) takes version `n - 1` to `n`.
     ///
     /// Append new steps; never edit one that has shipped, since files already record having run it.
-    private static let migrations = [
-        """
-        CREATE TABLE sessions (
-            id BLOB PRIMARY KEY,
-            created INTEGER NOT NULL,
-            accessed INTEGER NOT NULL,
-            data TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX sessions_accessed ON sessions (accessed);
-        CREATE INDEX sessions_created ON sessions (created);
-        """,
+    private static let migrations: [Migration] = [
+        .sql(
+            """
+            CREATE TABLE sessions (
+                id BLOB PRIMARY KEY,
+                created INTEGER NOT NULL,
+                accessed INTEGER NOT NULL,
+                data TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX sessions_accessed ON sessions (accessed);
+            CREATE INDEX sessions_created ON sessions (created);
+            """),
         // Version 2: the app shell's controller tree, kept beside the defaults.
-        "ALTER TABLE sessions ADD COLUMN snapshot BLOB;",
+        .sql("ALTER TABLE sessions ADD COLUMN snapshot BLOB;"),
         // Version 3: a table with row ids. Without them, a row lives in an index b-tree, which
         // keeps at most about 1 000 bytes of a row in its page (4 KiB pages): a session's 2.5 KB
         // spilled into an overflow page, freed and allocated again at every save (2 pages written
         // to the log per save instead of 1; SQLite's own time per save about a third more). A
         // table's leaf keeps up to 4 061 bytes of a row. The sessions are copied in this step's
         // one transaction: a failure leaves the file at version 2, every session in it.
-        """
-        CREATE TABLE sessions_rows (
-            id BLOB PRIMARY KEY NOT NULL,
-            created INTEGER NOT NULL,
-            accessed INTEGER NOT NULL,
-            data TEXT NOT NULL,
-            snapshot BLOB
-        );
-        INSERT INTO sessions_rows (id, created, accessed, data, snapshot)
-            SELECT id, created, accessed, data, snapshot FROM sessions;
-        DROP TABLE sessions;
-        ALTER TABLE sessions_rows RENAME TO sessions;
-        CREATE INDEX sessions_accessed ON sessions (accessed);
-        CREATE INDEX sessions_created ON sessions (created);
-        """,
+        .sql(
+            """
+            CREATE TABLE sessions_rows (
+                id BLOB PRIMARY KEY NOT NULL,
+                created INTEGER NOT NULL,
+                accessed INTEGER NOT NULL,
+                data TEXT NOT NULL,
+                snapshot BLOB
+            );
+            INSERT INTO sessions_rows (id, created, accessed, data, snapshot)
+                SELECT id, created, accessed, data, snapshot FROM sessions;
+            DROP TABLE sessions;
+            ALTER TABLE sessions_rows RENAME TO sessions;
+            CREATE INDEX sessions_accessed ON sessions (accessed);
+            CREATE INDEX sessions_created ON sessions (created);
+            """),
+        // Version 4: rows keyed by the hash of the id, not the id (`keyRowsByHash`).
+        .keyRowsByHash,
     ]
+
+    /// One step of the schema.
+    private enum Migration {
+        /// Statements run as they are.
+        case sql(String)
+        /// The ids of every row replaced by their store keys (`SessionStoreKey`), in Swift: SQLite
+        /// has no BLAKE2b.
+        case keyRowsByHash
+    }
+
+    /// Version 4: every row's id, the session's cookie until then, replaced by its store key, in
+    /// the migration's one transaction (a failure leaves the file at version 3, every session in
+    /// it). `secure_delete` zeroes the bytes the ids leave behind in the pages instead of leaving
+    /// them in free space, and the log they were written to is emptied after the migration
+    /// (`migrate`); the file, made 0644 by the versions before, is made its owner's only.
+    private static func keyRowsByHash(_ connection: SQLiteConnection) throws(StoreError) {
+        try SQLiteConnection.restrictToOwner(connection.path)
+        let ids = try connection.query("SELECT id FROM sessions") { $0.blob(at: 0) }
+        for raw in ids {
+            // A row whose id is not 32 bytes is no session's: no cookie could name it.
+            guard let id = SessionID(bytes: raw) else {
+                try connection.run("DELETE FROM sessions WHERE id = ?1", .blob(raw))
+                continue
+            }
+            try connection.run("UPDATE sessions SET id = ?2 WHERE id = ?1", .blob(raw), .storeKey(id))
+        }
+    }
 
     /// Checks the file and brings its settings and schema to what the store needs.
     static func prepare(_ connection: SQLiteConnection) throws(StoreError) {
@@ -98,11 +129,17 @@ extension SQLiteDefaultsBackend {
                     + "it was written by a newer version")
         }
         defer {
-            // A migration that copied the sessions (version 3) wrote them all to the log: copy it
-            // into the file and empty it now, rather than leaving a log as large as the store.
+            // A migration that copied the sessions (version 3) or changed every key (version 4)
+            // wrote them all to the log: copy it into the file and empty it now, rather than
+            // leaving a log as large as the store (or holding the ids the file no longer does).
             if found > 0 && found < known { _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { _ in 0 } }
         }
-        for (offset, sql) in migrations.enumerated() where offset + 1 > found {
+        // Set for the migrations (a connection's setting, and not one a transaction may change):
+        // what they replace is overwritten with zeros in the pages rather than left in free space.
+        let secureDelete = try connection.query("PRAGMA secure_delete") { $0.int64(at: 0) }.first ?? 0
+        if found < known { try connection.execute("PRAGMA secure_delete = ON") }
+        defer { if found < known { try? connection.execute("PRAGMA secure_delete = \(secureDelete)") } }
+        for (offset, step) in migrations.enumerated() where offset + 1 > found {
             let version = offset + 1
             try connection.transaction { () throws(StoreError) in
                 // Read again under the write lock: another process may have migrated meanwhile.
@@ -112,7 +149,10 @@ extension SQLiteDefaultsBackend {
                     throw StoreError(
                         "store \(path): the database holds tables but no schema version; it is not a session store")
                 }
-                try connection.execute(sql)
+                switch step {
+                case .sql(let sql): try connection.execute(sql)
+                case .keyRowsByHash: try keyRowsByHash(connection)
+                }
                 // PRAGMA takes no bound parameters; the number is this file's own constant, not input.
                 try connection.execute("PRAGMA user_version = \(version)")
             }

@@ -11,6 +11,10 @@ import FoundationEssentials
 
 /// A backend that keeps records in one SQLite file in WAL mode: the embedded default.
 ///
+/// Rows are keyed by the hash of the session's id (`SessionStoreKey`), never by the id, and the
+/// file, its `-wal` and its `-shm` are readable by their owner only: a copy of the file is not a
+/// way into anyone's session.
+///
 /// Durability: the file runs with `synchronous=NORMAL`. A `save` that has returned is in the
 /// write-ahead log, which the operating system holds even if the process is killed (SIGKILL, a
 /// crash), so a new process loads it. The log is synced to the disk at checkpoints rather than at
@@ -37,6 +41,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     public init(path: String) throws(StoreError) {
         try SQLiteDefaultsBackend.createParentDirectory(of: path)
         try SQLiteConnection.checkFile(at: path)
+        try SQLiteConnection.createOwnerOnly(at: path)
         let connection = try SQLiteConnection(path: path)
         try SQLiteDefaultsBackend.prepare(connection)
         let reader = try SQLiteConnection(path: path)
@@ -51,7 +56,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let rows = try reader.withLock { connection throws(StoreError) in
-            try connection.query(SQL.load, .id(id)) { row in
+            try connection.query(SQL.load, .storeKey(id)) { row in
                 (
                     created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
                     snapshot: row.isNull(at: 3) ? nil : row.blob(at: 3)
@@ -85,17 +90,17 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         _ id: SessionID, _ record: SessionRecord, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
     ) throws(StoreError) {
         let kept = try connection.run(
-            SQL.saveKeepingTimes, .id(id), .integer(record.created), .integer(record.accessed), .text(data),
+            SQL.saveKeepingTimes, .storeKey(id), .integer(record.created), .integer(record.accessed), .text(data),
             snapshot)
         guard kept == 0 else { return }
         _ = try connection.run(
-            SQL.save, .id(id), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
+            SQL.save, .storeKey(id), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
     }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
     public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.touch, .id(id), .integer(accessed))
+            _ = try connection.run(SQL.touch, .storeKey(id), .integer(accessed))
         }
     }
 
@@ -105,7 +110,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         // One statement is one transaction in SQLite: the row changes its key atomically, and no
         // reader sees both ids or neither.
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.rename, .id(id), .id(newID))
+            _ = try connection.run(SQL.rename, .storeKey(id), .storeKey(newID))
         }
     }
 
@@ -115,9 +120,9 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         let snapshot = record.snapshot
         try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
-                _ = try connection.run(SQL.remove, .id(id))
+                _ = try connection.run(SQL.remove, .storeKey(id))
                 _ = try connection.run(
-                    SQL.save, .id(newID), .integer(record.created), .integer(record.accessed), .text(data),
+                    SQL.save, .storeKey(newID), .integer(record.created), .integer(record.accessed), .text(data),
                     snapshot.map { .blob($0) } ?? .null)
             }
         }
@@ -168,23 +173,23 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             if encoded.data == nil {
                 // The values are stored already: the snapshot alone, if the record is as it was.
                 let kept = try connection.run(
-                    SQL.saveSnapshotKeepingTimes, .id(id), .integer(record.created), .integer(record.accessed),
+                    SQL.saveSnapshotKeepingTimes, .storeKey(id), .integer(record.created), .integer(record.accessed),
                     encoded.snapshotValue)
                 guard kept == 0 else { return }
             }
             let data = encoded.data ?? DefaultsValue.encode(record.values)
             try save(id, record, data: data, snapshot: encoded.snapshotValue, on: connection)
         case .touch(let id, let accessed):
-            _ = try connection.run(SQL.touch, .id(id), .integer(accessed))
+            _ = try connection.run(SQL.touch, .storeKey(id), .integer(accessed))
         case .rename(let id, let newID):
-            _ = try connection.run(SQL.rename, .id(id), .id(newID))
+            _ = try connection.run(SQL.rename, .storeKey(id), .storeKey(newID))
         case .renameReplacing(let id, let newID, let record):
-            _ = try connection.run(SQL.remove, .id(id))
+            _ = try connection.run(SQL.remove, .storeKey(id))
             _ = try connection.run(
-                SQL.save, .id(newID), .integer(record.created), .integer(record.accessed),
+                SQL.save, .storeKey(newID), .integer(record.created), .integer(record.accessed),
                 .text(encoded.data ?? DefaultsValue.encode(record.values)), encoded.snapshotValue)
         case .remove(let id):
-            _ = try connection.run(SQL.remove, .id(id))
+            _ = try connection.run(SQL.remove, .storeKey(id))
         case .removeExpired(let accessedBefore, let createdBefore):
             _ = try connection.run(SQL.removeExpired, .integer(accessedBefore), .integer(createdBefore))
         }
@@ -202,7 +207,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Deletes the record of `id`.
     public func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
-            _ = try connection.run(SQL.remove, .id(id))
+            _ = try connection.run(SQL.remove, .storeKey(id))
         }
     }
 

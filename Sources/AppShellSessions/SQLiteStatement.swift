@@ -6,8 +6,9 @@ enum SQLiteValue {
     case integer(Int64)
     /// A BLOB.
     case blob([UInt8])
-    /// A session id's 32 bytes as a BLOB (`SessionID.bytes`, bound without making that array).
-    case id(SessionID)
+    /// The 32 bytes of a session's store key as a BLOB: the hash of its id (`SessionStoreKey`),
+    /// never the id itself, which is the cookie. Every statement that names a session binds this.
+    case storeKey(SessionID)
     /// TEXT, as UTF-8 bytes.
     case text([UInt8])
     /// NULL.
@@ -75,8 +76,8 @@ final class SQLiteStatement {
                 try bind(blob: UnsafeRawBufferPointer(bytes), at: parameter)
                 return try bind(values, from: index + 1, body)
             }
-        case .id(let id):
-            return try id.withUnsafeBytes { (bytes) throws(StoreError) -> Result in
+        case .storeKey(let id):
+            return try id.storeKey.withUnsafeBytes { (bytes) throws(StoreError) -> Result in
                 try bind(blob: bytes, at: parameter)
                 return try bind(values, from: index + 1, body)
             }

@@ -101,6 +101,22 @@ public final class SessionContext {
     /// retired id's request).
     public var needsCookie: Bool { (isNew || id != originalID) && !isRetired }
 
+    /// In a store shared by several instances, for a new session that holds nothing (and so is
+    /// not stored): its seal, which its cookie carries after the id (`SessionSeal`).
+    public internal(set) var cookieSeal: String?
+
+    /// What the session's cookie carries: the id's text, then `.` and the seal when it has one.
+    public var cookieValue: String { cookieSeal.map { id.text + "." + $0 } ?? id.text }
+
+    /// The id and the seal a cookie's `value` carries (`cookieValue`); `nil` for another text.
+    public static func parseCookie(_ value: some StringProtocol) -> (id: SessionID, seal: Substring?)? {
+        let text = Substring(value)
+        guard text.utf8.count > SessionID.textLength else { return SessionID(text).map { ($0, nil) } }
+        let end = text.utf8.index(text.utf8.startIndex, offsetBy: SessionID.textLength)
+        guard text.utf8[end] == UInt8(ascii: "."), let id = SessionID(text[..<end]) else { return nil }
+        return (id, text[text.utf8.index(after: end)...])
+    }
+
     /// Gives the session a new id, keeping its values; from the end of this request the old id
     /// names nothing. Call it on every change of privilege (login, logout) so that a fixed or
     /// leaked id is worthless.

@@ -23,13 +23,14 @@ extension SessionRegistry {
 
     /// `withSession` without a result (blocks until the changes are durable, as it does).
     public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
-        try enterSession(presented: presentedID.flatMap { SessionID($0) }, body)
+        let presented = presentedID.flatMap { SessionContext.parseCookie($0) }
+        return try enterSession(presented: presented?.id, seal: presented?.seal, body)
     }
 
     /// `enterSession(presentedID:)` with the id already parsed (`nil` when none was presented or
     /// it did not parse); blocks while the session's earlier changes or its own are committed.
     public func enterSession(
-        presented presentedID: SessionID?, _ body: (SessionContext) throws -> Void
+        presented presentedID: SessionID?, seal: Substring? = nil, _ body: (SessionContext) throws -> Void
     ) throws
         -> SessionContext
     {
@@ -37,7 +38,7 @@ extension SessionRegistry {
         var loaded: LoadedSession?
         var conflicts = 0
         while true {
-            switch try enter(presented: presentedID, after: loaded, body) {
+            switch try enter(presented: presentedID, seal: seal, after: loaded, body) {
             case .committed(let context): return context
             case .committing(let context, let commit):
                 if let failure = SessionRegistry.outcome(of: commit) {

@@ -127,8 +127,9 @@ extension SessionRegistry {
         let values = context.defaultsIfMade?.storedValues ?? state.values
         // Compared without making bytes: a snapshot the app made anew is a change.
         let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
-        // In a store shared by several instances every session is stored from its first request:
-        // the next may come to another instance, which knows only what is stored.
+        // In a store shared by several instances a session is stored once it holds anything (a
+        // snapshot, a live app): the next request may come to another instance, which knows only
+        // what is stored. One that holds nothing never comes here (its cookie keeps it).
         let shared = isSharedStore
         let worthStoring = state.persisted || !values.isEmpty || context.storesWithoutValues || shared
         let touchDue = state.persisted && accessed - state.storedAccess >= configuration.touchIntervalSeconds

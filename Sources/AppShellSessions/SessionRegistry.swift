@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Lock order: a session's lock may be held while a shard's lock is taken, never the reverse.
 /// A session is written to the backend only once it holds a value, so requests that never set
-/// anything (a flood of cookieless requests) cause no writes.
+/// anything (a flood of cookieless requests) cause no writes — in a store shared by several
+/// instances too: there a session that holds nothing is kept by its cookie (`SessionSeal`).
 public final class SessionRegistry: Sendable {
     /// The timeouts and the cap.
     public let configuration: SessionConfiguration
@@ -24,11 +25,14 @@ public final class SessionRegistry: Sendable {
     let loader: SessionLoader?
     let shards: [Shard]
     let shardCapacity: Int
-    private let registration = RegistrationDomain()
+    let registration = RegistrationDomain()
     let clock: @Sendable () -> Int64
     let sweeper = Locked<SessionSweeper?>(nil)
     /// Sessions created since start.
     public let createdCount = Atomic<Int>(0)
+    /// In a shared store: what seals the cookie of a session that holds nothing, so that any
+    /// instance takes it up without it being stored (`nil` in the other stores).
+    let seal: SessionSeal?
 
     /// The current Unix time in seconds.
     public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
@@ -37,14 +41,17 @@ public final class SessionRegistry: Sendable {
     /// `groupCommitQueue`, requests' writes go to a `StoreWriter` with room for that many waiting
     /// writes (for a backend whose commits are slow: SQLite), and sessions not in memory are
     /// loaded by a thread of their own (`SessionLoader`); without, each request writes its own
-    /// changes and loads its session itself (the memory backend).
+    /// changes and loads its session itself (the memory backend). In a shared store, `sealKey`
+    /// (32 bytes, the same at every instance sharing it: the form-token key) seals the cookies of
+    /// the sessions that hold nothing; without one, a random key serves this instance alone.
     public init(
         configuration: SessionConfiguration, backend: any DefaultsBackend, groupCommitQueue: Int? = nil,
-        clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
+        sealKey: [UInt8]? = nil, clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
     ) {
         self.configuration = configuration
         self.backend = backend
         isSharedStore = backend.isShared
+        seal = backend.isShared ? SessionSeal(key: sealKey ?? SessionSeal.randomKey()) : nil
         self.writer = groupCommitQueue.map { StoreWriter(backend: backend, queueLimit: $0) }
         self.clock = clock
         let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
@@ -114,9 +121,11 @@ public final class SessionRegistry: Sendable {
     /// returns, and the request is answered as the entry says. Throws when the body throws or
     /// the store refuses the changes (a `StoreError` with `retryAfterSeconds` when the writer's
     /// queue is full), with nothing changed. `loaded` is what the wait of an earlier `.busy`
-    /// handed over (the session loaded for this request).
+    /// handed over (the session loaded for this request). `seal` is what the cookie carried
+    /// after the id, if anything (`SessionContext.cookieValue`).
     public func enter(
-        presented presentedID: SessionID?, after loaded: LoadedSession? = nil, _ body: (SessionContext) throws -> Void
+        presented presentedID: SessionID?, seal sealText: Substring? = nil, after loaded: LoadedSession? = nil,
+        _ body: (SessionContext) throws -> Void
     ) throws -> Entry {
         let now = clock()
         guard let presentedID else { return try runNew(body, now: now) }
@@ -159,7 +168,10 @@ public final class SessionRegistry: Sendable {
         case .retired:
             return .committed(try runRetired(body, id: presentedID))
         case .none:
-            break
+            // Not stored: a session that holds nothing, which its cookie keeps in a shared store.
+            if let sealText, let sealed = try runSealed(body, id: presentedID, seal: sealText, now: now) {
+                return sealed
+            }
         }
         return try runNew(body, now: now)
     }
@@ -190,11 +202,16 @@ public final class SessionRegistry: Sendable {
             context.rolledBack()
             throw error
         }
-        if context.defaultsIfMade?.storedValues.isEmpty ?? true && context.keptSnapshot == nil
-            && context.attachment == nil && !isSharedStore
-        {
-            shard(for: context.id).insert(
-                Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
+        if holdsNothing(context) {
+            if let seal {
+                // A shared store: the next request may reach another instance, which finds the
+                // session by its cookie. Not in memory here either, so every instance takes it up
+                // the same way (from the store once it is stored, else from its cookie).
+                context.cookieSeal = seal.seal(context.id, created: now, memo: context.memo)
+            } else {
+                shard(for: context.id).insert(
+                    Shard.EmptySession(created: now, memo: context.memo), id: context.id, capacity: shardCapacity)
+            }
             context.committed()
             return .committed(context)
         }

@@ -1,5 +1,6 @@
 /*
- * libsodium for Swift, imported only by AppShellAuth.
+ * libsodium for Swift, imported by AppShellAuth (password hashes, form tokens) and
+ * AppShellSessions (the hash stores key sessions by, SessionStoreKey).
  *
  * No constants are re-exported here on purpose: the pwhash macros Swift cannot import (the
  * ones defined through other macros, like crypto_pwhash_ALG_ARGON2ID13 or the INTERACTIVE

@@ -1,4 +1,5 @@
 import AppShellJSON
+import AppShellSessions
 import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
@@ -69,6 +70,55 @@ import Testing
         #expect(restored.json["defaults"] == popped.json["defaults"])
         #expect(restored.json["stack"] == popped.json["stack"])
         #expect(restored.json["defaults"]?["isLogin"] == .bool(true))
+    }
+
+    /// Issue 31 (4): with the Redis store every cookieless request stored its new session (so that
+    /// another instance found its splash under way), and a flood of them filled Redis. Now they
+    /// store nothing, and a session's next request at the other instance still finds its splash as
+    /// it began at the first: the start time travels in the cookie's seal.
+    @Test func cookielessRequestsStoreNothingAndTheSplashCarriesOverToTheOtherInstance() throws {
+        let redis = try RedisTestServer(tcp: true, persistent: false)
+        defer { redis.remove() }
+        let environment = [
+            "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SPLASH_DELAY_MILLISECONDS": "1500",
+            "APPSHELL_STORE": "redis", "APPSHELL_STORE_URL": redis.url.description,
+        ]
+        let first = try CommandTests.run(environment: environment)
+        defer { first.terminate() }
+        let second = try CommandTests.run(environment: environment)
+        defer { second.terminate() }
+        var flood = TestClient(port: try first.port())
+        for path in Array(repeating: "/api/state", count: 300) + ["/", "/api/events"] {
+            flood.cookies = [:]
+            let answer = try flood.get(path)
+            #expect(answer.status == 200, "\(path)")
+            #expect(answer.headers["Set-Cookie"] != nil)
+        }
+        let store = try RedisDefaultsBackend(url: redis.url)
+        defer { store.close() }
+        #expect(try store.count() == 0, "cookieless requests stored their sessions")
+
+        // One browser: its first request at the first instance, the next ones at the second.
+        var atFirst = TestClient(port: try first.port())
+        let began = Date()
+        #expect(try atFirst.get("/api/state").json["screen"]?.stringValue == "splash")
+        var atSecond = TestClient(port: try second.port())
+        atSecond.cookies = atFirst.cookies
+        usleep(900_000)
+        let during = try atSecond.get("/api/state")
+        #expect(during.headers["Set-Cookie"] == nil, "the second instance made a new session")
+        #expect(during.json["screen"]?.stringValue == "splash")
+        // Past 1.5 s after the first request, less than 1.5 s after the second's: the splash
+        // ran from the first request.
+        usleep(UInt32(max(0, 1_700_000 - Int(Date().timeIntervalSince(began) * 1_000_000))))
+        let after = try atSecond.get("/api/state")
+        #expect(Date().timeIntervalSince(began) < 2.3, "the box was too slow to tell")
+        #expect(after.json["screen"]?.stringValue == "login")
+        let login = try atSecond.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(login.status == 200)
+        atFirst.cookies = atSecond.cookies
+        #expect(try atFirst.get("/api/state").json["defaults"]?["isLogin"] == .bool(true))
     }
 
     @Test func anUnreachableRedisStopsTheStartSayingWhy() throws {

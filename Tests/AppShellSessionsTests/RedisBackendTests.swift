@@ -47,6 +47,31 @@ import Testing
         }
     }
 
+    /// Issue 31 (10): a URL that does not parse may hold its password anywhere; the errors quoted
+    /// it for the forms the old redaction did not know (no `://`, a capitalised `PASSWORD=`).
+    @Test(arguments: [
+        "redis:/:pw@host", "unix:///s?db=2&passWORD=pw", "redis//u:pw@h", "REDIS://:pw@h:bad",
+        "unix:///s?PASSWORD=pw&db=x", "redis://h/pw", "unix:///s?pw", "pw@redis://h:1", "redis://:p%zzw@h",
+        "Redis://h?password=pw", "redis://u:pw@[::1",
+    ])
+    func anErrorAboutAURLThatDoesNotParseShowsOnlyItsScheme(text: String) throws {
+        let error = try #require(throws: StoreError.self) { _ = try RedisURL(text) }
+        #expect(!error.description.contains("pw"), "\(error)")
+        #expect(!error.description.contains("@"), "\(error)")
+        #expect(!(RedisURL.refusal(of: text) ?? "").contains("pw"))
+        #expect(RedisURL.redacted(text).hasSuffix("…"))
+        #expect(!RedisURL.redacted(text).contains("pw"))
+    }
+
+    @Test func theRedactionKeepsTheSchemeAlone() {
+        #expect(RedisURL.redacted("redis:/:pw@host") == "redis:…")
+        #expect(RedisURL.redacted("REDIS://:pw@h:bad") == "REDIS:…")
+        #expect(RedisURL.redacted("redis//u:pw@h") == "…")
+        #expect(RedisURL.redacted("averylongpassword:x") == "…")
+        #expect(RedisURL.refusal(of: "redis://h:1/2") == nil)
+        #expect(RedisURL.refusal(of: "REDIS://h") == nil)
+    }
+
     @Test func descriptionsAndErrorsNeverShowThePassword() throws {
         let url = try RedisURL("redis://app:topsecret@host:6379/1")
         #expect(url.description == "redis://app:***@host:6379/1")
@@ -55,7 +80,7 @@ import Testing
         #expect {
             _ = try RedisURL("redis://app:topsecret@host:bad")
         } throws: { error in
-            !"\(error)".contains("topsecret") && "\(error)".contains("***")
+            !"\(error)".contains("topsecret") && "\(error)".contains("redis:…")
         }
     }
 
@@ -75,7 +100,7 @@ import Testing
         try backend.save(
             id, SessionRecord(values: ["isLogin": .bool(true)], created: 10, accessed: 20, snapshot: [1, 2]))
         let key = backend.key(id)
-        #expect(String(decoding: key, as: UTF8.self) == backend.keyPrefix + "{" + id.text + "}")
+        #expect(String(decoding: key, as: UTF8.self) == backend.keyPrefix + "{" + id.storeKey.text + "}")
         let connection = try RedisConnection(url: backend.url)
         defer { connection.close() }
         let fields = try connection.command([Array("HGETALL".utf8), key])
@@ -182,5 +207,41 @@ import Testing
         #expect(try backend.storedVersion(of: rotated) == 2)
         try backend.remove(rotated)
         #expect(try backend.storedVersion(of: rotated) == nil)
+    }
+}
+
+/// Issue 31 (4): the form-token key lives in Redis without expiry; a `maxmemory-policy` of
+/// `allkeys-*` may evict it, and the next instance to start made a new one silently, refusing
+/// every form the others had served.
+@Suite(.serialized) struct RedisSharedSecretTests {
+    @Test func anEvictedSecretIsPutBackAsTheInstancesUseIt() throws {
+        let backend = try RedisTestServer.shared().backend(expiry: .init(idleSeconds: 60, absoluteSeconds: 600))
+        defer { backend.close() }
+        let secret = try backend.sharedSecret(named: "csrf-key") { Array(repeating: 7, count: 32) }
+        let key = Array((backend.keyPrefix + "secret:csrf-key").utf8)
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        // Evicted, as allkeys-lru would.
+        _ = try connection.command([Array("DEL".utf8), key])
+        // The next sweep puts it back: the same key, not a new one.
+        try backend.applyAll([.removeExpired(accessedBefore: 0, createdBefore: 0)])
+        #expect(try connection.command([Array("GET".utf8), key]).bytes == secret)
+        #expect(try backend.sharedSecret(named: "csrf-key") { Array(repeating: 8, count: 32) } == secret)
+    }
+
+    @Test func aPolicyThatMayEvictTheSecretIsWarnedOf() throws {
+        let server = try RedisTestServer(tcp: false, persistent: false)
+        defer { server.remove() }
+        let backend = try server.backend()
+        defer { backend.close() }
+        #expect(backend.evictionWarning() == nil)
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        for policy in ["volatile-lru", "noeviction"] {
+            _ = try connection.command(["CONFIG", "SET", "maxmemory-policy", policy].map { Array($0.utf8) })
+            #expect(backend.evictionWarning() == nil, "\(policy)")
+        }
+        _ = try connection.command(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"].map { Array($0.utf8) })
+        #expect(backend.evictionWarning()?.contains("allkeys-lru") == true)
     }
 }

@@ -211,7 +211,7 @@ import Testing
             let description = try #require(error).description
             #expect(description.contains(path))
             #expect(description.contains("999"))
-            #expect(description.contains("the 3 this program knows"))
+            #expect(description.contains("the 4 this program knows"))
             #expect(try RawDatabase(path).integer("PRAGMA user_version") == 999)
         }
     }
@@ -239,7 +239,7 @@ import Testing
             #expect(Self.exists(path + "-wal"))
             // journal_mode=WAL is recorded in the file, so a second connection sees it.
             #expect(try RawDatabase(path).text("PRAGMA journal_mode") == "wal")
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 3)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 4)
             withExtendedLifetime(backend) {}
         }
     }
@@ -267,7 +267,7 @@ import Testing
             updated.snapshot = Array("{\"root\":\"main\"}".utf8)
             try backend.save(id, updated)
             #expect(try backend.load(id) == updated)
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 3)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 4)
         }
     }
 
@@ -313,7 +313,7 @@ import Testing
             for (id, record) in expected { #expect(try backend.load(id) == record) }
             #expect(try backend.count() == expected.count)
             let raw = try RawDatabase(path)
-            #expect(try raw.integer("PRAGMA user_version") == 3)
+            #expect(try raw.integer("PRAGMA user_version") == 4)
             let table = try #require(try raw.text("SELECT sql FROM sqlite_schema WHERE name = 'sessions'"))
             #expect(!table.uppercased().contains("WITHOUT ROWID"))
             #expect(try raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'") == 1)
@@ -394,7 +394,7 @@ final class RawDatabase {
             sqlite3_prepare_v2(handle, "UPDATE sessions SET data = ?2 WHERE id = ?1", -1, &statement, nil) == SQLITE_OK
         else { throw failure() }
         defer { sqlite3_finalize(statement) }
-        let bytes = id.bytes
+        let bytes = id.storeKey.bytes
         sqlite3_bind_blob(statement, 1, bytes, Int32(bytes.count), appshell_sqlite_transient)
         sqlite3_bind_text(statement, 2, data, -1, appshell_sqlite_transient)
         guard sqlite3_step(statement) == SQLITE_DONE, sqlite3_changes(handle) == 1 else { throw failure() }

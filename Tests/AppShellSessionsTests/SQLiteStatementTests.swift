@@ -17,7 +17,7 @@ import Testing
             let id = SessionID.random()
             let blob: [UInt8] = [0, 1, 2, 255]
             let text = Array("héllo, ✓".utf8)
-            #expect(try connection.run(Self.insert, .integer(1), .blob(blob), .text(text), .id(id)) == 1)
+            #expect(try connection.run(Self.insert, .integer(1), .blob(blob), .text(text), .storeKey(id)) == 1)
             #expect(try connection.run(Self.insert, .integer(2), .blob([]), .text([]), .null) == 1)
             let rows = try connection.query(
                 "SELECT k, b, s, i, typeof(b), typeof(s), typeof(i) FROM t ORDER BY k"
@@ -28,7 +28,9 @@ import Testing
                 )
             }
             #expect(rows.count == 2)
-            #expect(rows[0].0 == 1 && rows[0].1 == [0, 1, 2, 255] && rows[0].2 == "héllo, ✓" && rows[0].3 == id.bytes)
+            #expect(
+                rows[0].0 == 1 && rows[0].1 == [0, 1, 2, 255] && rows[0].2 == "héllo, ✓"
+                    && rows[0].3 == id.storeKey.bytes)
             // Empty bytes stay an empty blob and an empty string, not NULL.
             #expect(rows[1].1 == [] && rows[1].2 == "" && rows[1].4 == "blob" && rows[1].5 == "text")
             #expect(rows[1].6 == "null")

@@ -14,12 +14,78 @@ import Testing
     static func instances() throws -> (SessionRegistry, SessionRegistry) {
         let server = try RedisTestServer.shared()
         let prefix = RedisTestServer.uniquePrefix()
+        // The key the instances share (the form-token key, in the app shell).
+        let key = SessionSeal.randomKey()
         func instance() throws -> SessionRegistry {
             SessionRegistry(
                 configuration: SessionConfiguration(),
-                backend: try RedisDefaultsBackend(url: server.url, keyPrefix: prefix), groupCommitQueue: 64)
+                backend: try RedisDefaultsBackend(url: server.url, keyPrefix: prefix), groupCommitQueue: 64,
+                sealKey: key)
         }
         return (try instance(), try instance())
+    }
+
+    /// Issue 31 (4): a cookieless request wrote its new session to a shared store (for another
+    /// instance to find its splash under way), so a flood of them filled Redis. Now a session that
+    /// holds nothing is written nowhere: its cookie carries what another instance needs, sealed.
+    @Test func cookielessRequestsStoreNothingAndTheOtherInstanceTakesTheSessionUp() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        var cookies: [String] = []
+        for _ in 0..<500 {
+            // As the app shell does: the splash's start noted in the memo, nothing else kept.
+            let context = try first.enterSession(presentedID: nil) { $0.memo = 1_234 }
+            #expect(context.needsCookie)
+            cookies.append(context.cookieValue)
+        }
+        #expect(try first.backend.count() == 0, "a cookieless request stored its session")
+        #expect(first.count == 0, "a cookieless request left its session in memory")
+        // The next request reaches the other instance: the same session, its memo kept, no new
+        // cookie — and still nothing stored, as it still holds nothing.
+        let cookie = cookies[0]
+        let again = try second.withSession(presentedID: cookie) { ($0.isNew, $0.memo) }
+        #expect(again.result == (false, 1_234))
+        #expect(!again.context.needsCookie)
+        #expect(again.context.id.text == String(cookie.prefix(SessionID.textLength)))
+        #expect(try second.backend.count() == 0)
+        // Once it holds something it is stored, and the first instance sees it under the same id.
+        _ = try second.enterSession(presentedID: cookie) { $0.defaults.set(1, forKey: "count") }
+        #expect(try second.backend.count() == 1)
+        let seen = try first.withSession(presentedID: cookie) { ($0.isNew, $0.defaults.integer(forKey: "count")) }
+        #expect(seen.result == (false, 1))
+        #expect(seen.context.id == again.context.id)
+    }
+
+    @Test func aSealThatIsNotTheInstancesIsANewSession() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let cookie = try first.enterSession(presentedID: nil) { $0.memo = 1_234 }.cookieValue
+        let id = String(cookie.prefix(SessionID.textLength))
+        let seal = cookie.dropFirst(SessionID.textLength + 1)
+        let mac = try #require(seal.split(separator: ".").last, "the cookie has no seal")
+        let other = SessionID.random().text
+        let forged = [
+            id,  // no seal: an id that names nothing
+            id + "." + seal.replacingOccurrences(of: ".1234.", with: ".1235."),  // another memo
+            other + "." + seal,  // another id under this seal
+            id + ".1.1234." + mac,  // another creation time
+        ]
+        for text in forged {
+            let context = try second.enterSession(presentedID: text) { _ in }
+            #expect(context.isNew, "\(text) was taken up")
+            #expect(context.id.text != id)
+        }
+        // Under another key (an instance of another store) it is not one either.
+        let stranger = SessionRegistry(
+            configuration: SessionConfiguration(), backend: first.backend, groupCommitQueue: 8)
+        defer { stranger.stopWriter() }
+        #expect(try stranger.enterSession(presentedID: cookie) { _ in }.isNew)
     }
 
     @Test func eachInstanceSeesWhatTheOtherCommitted() throws {
