@@ -29,6 +29,16 @@ enum RequestChecks {
         return false
     }
 
+    /// Whether `request` is a navigation another site started (`Sec-Fetch-Site: cross-site` or
+    /// `same-site`: a link, a form or a redirect from a page elsewhere, a sibling subdomain
+    /// included). A direct navigation (`none`: typed, bookmarked, a notification opened) and this
+    /// site's own (`same-origin`) are not; nor is a request without the field (curl, a browser
+    /// from before 2020), which the other checks (a form token, `Origin`) still guard.
+    static func isFromAnotherSite(_ request: Request) -> Bool {
+        guard let site = request.headers["Sec-Fetch-Site"]?.lowercased() else { return false }
+        return site == "cross-site" || site == "same-site"
+    }
+
     /// The longest path `isSameSitePath` accepts, in UTF-8 bytes: a `next` names a page of the app,
     /// and what a session keeps of it (its login screen, its snapshot, its page) must stay small —
     /// a 7 000-byte `next` made a session cost 52 KiB of memory (issue 31, finding 2).

@@ -11,7 +11,9 @@ extension Shell {
     /// `?launch=<source>` (a link from a notification) changes nothing on GET: it is carried to
     /// the page to show, which offers the launch as a form. The page's script sends it at once;
     /// without JavaScript the user presses its button. So a link, a prefetch or another site's
-    /// navigation cannot change the session's values.
+    /// navigation cannot change the session's values. A navigation another site started is not
+    /// offered the launch at all (`RequestChecks.isFromAnotherSite`): the script would send the
+    /// form at once, so a link elsewhere would launch for the user (issue 31, finding 9).
     ///
     /// Opening a page URL is navigation: like a universal link or state restoration on iOS it
     /// shows the screen it names (idempotently: the same URL again changes nothing more). A
@@ -20,7 +22,7 @@ extension Shell {
     func page(_ context: ShellRequestContext) throws -> Response {
         let (request, session) = (context.request, context.session)
         let shell = context.isSafeOnly ? preview(of: context.app, session) : context.app
-        let launch = request.query("launch")
+        let launch = RequestChecks.isFromAnotherSite(request) ? nil : request.query("launch")
         let next = context.next
         switch application.open(path: request.path, next: next, in: shell) {
         case .show:

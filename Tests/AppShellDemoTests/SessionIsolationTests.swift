@@ -131,6 +131,21 @@ import Testing
         let launched = try ShellAPITests.act(client, "launch", #", "source": "notification""#).json
         #expect(launched["screen"] == "list")
     }
+
+    /// A launch link followed from another site is not offered the launch form (the page's script
+    /// would send it at once); a direct or same-origin navigation is (issue 31, finding 9). Fails on
+    /// the code before: the cross-site navigation's page carried the form.
+    @Test(arguments: [("cross-site", false), ("same-site", false), ("same-origin", true), ("none", true)])
+    func aLaunchLinkFromAnotherSiteIsNotOffered(site: String, offered: Bool) throws {
+        let (_, live) = try ShellAPITests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        #expect(try ShellAPITests.login(client).status == 200)
+        let page = try client.get(
+            "/main?launch=notification", headers: [("Accept", "text/html"), ("Sec-Fetch-Site", site)])
+        #expect(page.status == 200)
+        #expect(page.text.contains("<form id=\"launch\"") == offered)
+    }
 }
 
 /// A store that refuses writes: a real SQLite file on a small tmpfs that is filled up.

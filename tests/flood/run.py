@@ -590,106 +590,122 @@ IDLE_ROUNDS = 5  # the users' p99 is compared as the median of this many rounds'
 IDLE_REQUEST = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 
-async def idle_holder(port, source, refreshes, period, stopping, tally):
-    """One of the idle flood's clients, on `source` until `stopping`: connects, sends a request and
-    reads its answer, then either waits for the server to close the connection (`refreshes`
-    false) or sends the next request on it every `period` seconds; a connection the server closes,
-    or an answer that says `Connection: close`, is opened again `period` seconds later."""
+async def idle_holder(port, source, refreshes, period, silence, tally):
+    """One client of the idle flood, on `source`: connects, sends a request and reads its answer.
+    A holder (`refreshes` false) then waits for the server to close the connection, and is done. A
+    refresher sends its next request on the same connection every `period` seconds, and opens a
+    new one `period` seconds after the server closed it (or refused it, or answered with
+    `Connection: close`). From `silence` on, nobody sends anything: each waits for the server to
+    close its connection (the caller ends the wait)."""
 
     async def pause(seconds):
         try:
-            await asyncio.wait_for(stopping.wait(), timeout=seconds)
+            await asyncio.wait_for(silence.wait(), timeout=seconds)
         except asyncio.TimeoutError:
             pass
 
-    writer = None
+    def ended(opened):
+        tally["open"] -= 1
+        tally["held_seconds"].append(time.monotonic() - opened)
+        if silence.is_set():
+            tally["closed_after_silence"].append(time.monotonic() - tally["silenced_at"])
+
     first = True
-    while not stopping.is_set():
-        if writer is None:
-            tally["attempts"] += 1
-            try:
-                connecting = asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
-                reader, writer = await asyncio.wait_for(connecting, timeout=30)
-            except (OSError, asyncio.TimeoutError):
-                tally["connect_failed"] += 1
-                writer = None
-            if first:
-                first = False
-                tally["first_attempts_done"] += 1
-            if writer is None:
-                await pause(period)
-                continue
-            tally["open"] += 1
-            tally["open_peak"] = max(tally["open_peak"], tally["open"])
-            opened, answered = time.monotonic(), 0
-        closes = True
+    while not silence.is_set():
+        tally["attempts"] += 1
         try:
-            writer.write(IDLE_REQUEST)
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
-            length = re.search(rb"content-length: *(\d+)", head, re.I)
-            await asyncio.wait_for(reader.readexactly(int(length.group(1)) if length else 0), timeout=30)
-            status = head[9:12].decode(errors="replace")
-            answered += 1
-            tally["statuses"][status] = tally["statuses"].get(status, 0) + 1
-            closes = b"connection: close" in head.lower()
-            if closes:
-                tally["told_to_close"] += 1
-            else:
-                # Waits for the server to close it, or until the next refresh.
-                waited = time.monotonic()
-                ended = await asyncio.wait_for(reader.read(1), timeout=period if refreshes else None)
-                if ended == b"":
-                    tally["closed_while_waiting"] += 1
-                    tally["waited_before_close"].append(time.monotonic() - waited)
-                    closes = True
-                else:
+            connecting = asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            reader, writer = await asyncio.wait_for(connecting, timeout=30)
+        except (OSError, asyncio.TimeoutError):
+            tally["connect_failed"] += 1
+            writer = None
+        if first:
+            first = False
+            tally["first_attempts_done"] += 1
+        if writer is not None and silence.is_set():
+            writer.close()
+            return
+        if writer is None:
+            if not refreshes:
+                return
+            await pause(period)
+            continue
+        tally["open"] += 1
+        tally["open_peak"] = max(tally["open_peak"], tally["open"])
+        opened, answered = time.monotonic(), 0
+        try:
+            while True:
+                writer.write(IDLE_REQUEST)
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
+                length = re.search(rb"content-length: *(\d+)", head, re.I)
+                await asyncio.wait_for(reader.readexactly(int(length.group(1)) if length else 0), timeout=30)
+                answered += 1
+                status = head[9:12].decode(errors="replace")
+                tally["statuses"][status] = tally["statuses"].get(status, 0) + 1
+                if b"connection: close" in head.lower():
+                    tally["told_to_close"] += 1
+                    writer.close()
+                    tally["open"] -= 1
+                    break
+                # Kept alive: waits for the server to close it, or until the next refresh.
+                try:
+                    if await asyncio.wait_for(reader.read(1), timeout=period if refreshes else None) == b"":
+                        tally["closed_while_waiting"] += 1
+                        ended(opened)
+                        writer.close()
+                        break
                     tally["unexpected_bytes"] += 1
-        except asyncio.TimeoutError:
-            closes = False  # a refresh is due on the same connection
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                except asyncio.TimeoutError:
+                    pass
+                if silence.is_set():
+                    if await reader.read(1) == b"":
+                        ended(opened)
+                    writer.close()
+                    return
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError):
             # Closed before its answer: refused at once (a connection's first request), or a refresh
             # that crossed the server's closing of the connection.
             tally["refused" if answered == 0 else "lost"] += 1
-        if closes:
             tally["open"] -= 1
-            tally["held_seconds"].append(time.monotonic() - opened)
             writer.close()
-            writer = None
-            if not refreshes and os.environ.get("FLOOD_IDLE_LITERAL"):
-                return
-            await pause(period)
-    if writer is not None:
-        tally["open"] -= 1
-        writer.close()
+        if not refreshes:
+            return
+        await pause(period)
 
 
-def idle_clients(port, addresses, per_address, period):
+def idle_clients(port, addresses, per_address, period, close_wait):
     """The idle flood, in a process of its own (`run.py --idle-clients`): `per_address` clients on
-    each of `addresses` loopback addresses (127.0.0.2…), half of them holding a connection after
-    one request, half refreshing theirs every `period` seconds. Prints READY once every client's
-    first attempt ended (or after 10 s), runs until SIGTERM, then prints its tally as JSON."""
+    each of `addresses` loopback addresses (127.0.0.2…), half of them holders and half refreshers
+    (`idle_holder`). Prints READY once every client's first attempt ended (or after 10 s); at
+    SIGTERM falls silent, waits up to `close_wait` seconds for the server to close every connection
+    still open, then prints its tally as JSON."""
 
     async def main():
         tally = {"attempts": 0, "connect_failed": 0, "first_attempts_done": 0, "open": 0, "open_peak": 0,
                  "statuses": {}, "told_to_close": 0, "closed_while_waiting": 0, "refused": 0, "lost": 0,
-                 "unexpected_bytes": 0, "waited_before_close": [], "held_seconds": []}
-        stopping = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
+                 "unexpected_bytes": 0, "held_seconds": [], "closed_after_silence": []}
+        silence = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, silence.set)
         count = addresses * per_address
         tasks = [asyncio.create_task(idle_holder(port, f"127.0.0.{2 + i // per_address}", i % 2 == 1, period,
-                                                 stopping, tally))
+                                                 silence, tally))
                  for i in range(count)]
         ramp = time.monotonic() + 10
         while tally["first_attempts_done"] < count and time.monotonic() < ramp:
             await asyncio.sleep(0.05)
         print(f"READY {tally['first_attempts_done']} {tally['open']}", flush=True)
-        await stopping.wait()
-        open_at_stop = tally["open"]
+        await silence.wait()
+        tally["silenced_at"] = time.monotonic()
+        open_at_silence = tally["open"]
+        await asyncio.wait(tasks, timeout=close_wait)
+        never_closed = tally["open"]
+        for task in tasks:
+            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        waited, held = tally.pop("waited_before_close"), tally.pop("held_seconds")
-        tally.update({"open_at_stop": open_at_stop,
-                      "waited_before_close_p50_s": round(percentile(waited, 0.50), 2),
-                      "waited_before_close_max_s": round(max(waited), 2) if waited else None,
+        held, after = tally.pop("held_seconds"), tally.pop("closed_after_silence")
+        del tally["open"], tally["silenced_at"]
+        tally.update({"open_at_silence": open_at_silence, "never_closed": never_closed,
+                      "closed_after_silence_max_s": round(max(after), 2) if after else None,
                       "held_p50_s": round(percentile(held, 0.50), 2)})
         print("TALLY " + json.dumps(tally), flush=True)
 
@@ -699,10 +715,13 @@ def idle_clients(port, addresses, per_address, period):
 def idle(binary, figures):
     hold, addresses, per_address, period = env_int("FLOOD_IDLE_HOLD", 15), 16, 256, 2
     limit, keep_alive = 1024, 5
+    close_wait = keep_alive + 2
     print(f"idle: {addresses} addresses x {per_address} connections ({addresses * per_address} against a limit of "
-          f"{limit}) held idle or refreshed every {period} s, for {hold} s; first {hold} s without them", flush=True)
-    server = Server(binary, access_log=True, MAX_CONNECTIONS=limit, MAX_CONNECTIONS_PER_IP=per_address, IDLE_TIMEOUT_SECONDS=30,
-                    KEEP_ALIVE_TIMEOUT_SECONDS=keep_alive)
+          f"{limit}), half held after one request, half refreshed every {period} s, for {hold} s, after {hold} s "
+          "without them", flush=True)
+    # The defaults, spelt out: the figures of the issue.
+    server = Server(binary, access_log=True, MAX_CONNECTIONS=limit, MAX_CONNECTIONS_PER_IP=per_address,
+                    IDLE_TIMEOUT_SECONDS=30, KEEP_ALIVE_TIMEOUT_SECONDS=keep_alive)
     flood = None
     try:
         users = [User(server.port, tag=f"{LOGGED}{n}-") for n in range(4)]
@@ -711,13 +730,13 @@ def idle(binary, figures):
         nice = env_int("FLOOD_USERS_NICE", -10 if os.geteuid() == 0 else 0)
 
         def measure(seconds):
-            """The users act and read and a new client asks for /healthz every 0.5 s (a new
-            connection from 127.0.0.100… each time) for `seconds`; returns (users' results,
-            probes as (ms, status), the server's open connections sampled every second)."""
+            """The users act and read, and a new client asks for /healthz every 0.5 s (a new
+            connection from 127.0.0.100… each time), for `seconds`; returns (the users' results,
+            the probes as (ms, status), the server's open connections sampled every second)."""
             stop, results, probes, open_samples = threading.Event(), [], [], []
             for user in users:
-                # A fresh connection each (the last round's may have timed out since), back on the
-                # main screen (the last round may have stopped on the list).
+                # A new connection each (the last round's may have timed out since), on the main
+                # screen (the last round may have stopped on the list).
                 if user.connection is not None:
                     user.connection.close()
                     user.connection = None
@@ -738,7 +757,9 @@ def idle(binary, figures):
                         fresh = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10,
                                                            source_address=(f"127.0.0.{100 + n % 100}", 0))
                         fresh.request("GET", "/healthz")
-                        status = fresh.getresponse().status
+                        response = fresh.getresponse()
+                        response.read()
+                        status = response.status
                         fresh.close()
                     except (OSError, http.client.HTTPException) as error:
                         status = type(error).__name__
@@ -760,37 +781,39 @@ def idle(binary, figures):
             return results, probes, open_samples
 
         def phase():
-            """`measure` in ROUNDS rounds over `hold` seconds: (each round's users' results, the
-            probes, the open connections)."""
+            """`measure` in IDLE_ROUNDS rounds over `hold` seconds: (each round's users' results, the
+            probes, the open connections), and the server's CPU meanwhile."""
+            before, connects = server.scheduling(), sum(u.connects for u in users)
             rounds = [measure(hold / IDLE_ROUNDS) for _ in range(IDLE_ROUNDS)]
-            return [r[0] for r in rounds], [p for r in rounds for p in r[1]], [o for r in rounds for o in r[2]]
+            after = server.scheduling()
+            spent = [round(sum(v[i] - before.get(k, [0, 0])[i] for k, v in after.items())) for i in (0, 1)]
+            return ([r[0] for r in rounds], [p for r in rounds for p in r[1]], [o for r in rounds for o in r[2]],
+                    spent, sum(u.connects for u in users) - connects)
 
-        connects = [sum(u.connects for u in users)]
-        cpu = [server.scheduling()]
-        quiet, quiet_probes, quiet_open = phase()
-        cpu.append(server.scheduling())
-        connects.append(sum(u.connects for u in users))
-        closed_before = {reason: server.metric(f'appshell_http_idle_connections_closed_total{{reason="{reason}"}}')
-                         for reason in ("keep_alive_timeout", "reclaimed")}
-        ramp_started = time.monotonic()
+        def closed():
+            return {reason: server.metric(f'appshell_http_idle_connections_closed_total{{reason="{reason}"}}')
+                    for reason in ("keep_alive_timeout", "reclaimed")}
+
+        quiet, quiet_probes, _, quiet_cpu, quiet_connects = phase()
+        closed_before = closed()
+        started = time.monotonic()
         flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--idle-clients", str(server.port),
-                                  str(addresses), str(per_address), str(period)],
+                                  str(addresses), str(per_address), str(period), str(close_wait)],
                                  stdout=subprocess.PIPE, text=True)
         ready = flood.stdout.readline().split()
-        ramp = time.monotonic() - ramp_started
-        check(ready[:1] == ["READY"], f"the idle flood started ({' '.join(ready)}) in {ramp:.1f} s")
-        flooded, flooded_probes, flooded_open = phase()
-        cpu.append(server.scheduling())
-        connects.append(sum(u.connects for u in users))
-        flood.send_signal(signal.SIGTERM)
-        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        output, _ = flood.communicate(timeout=60)
+        ramp = time.monotonic() - started
+        check(ready[:2] == ["READY", str(addresses * per_address)],
+              f"the idle flood made its {addresses * per_address} first attempts in {ramp:.1f} s ({' '.join(ready)})")
+        flooded, flood_probes, flood_open, flood_cpu, flood_connects = phase()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        flood_cpu = children.ru_utime + children.ru_stime - children_before.ru_utime - children_before.ru_stime
+        flood.send_signal(signal.SIGTERM)  # falls silent: the server must close what it holds
+        output, _ = flood.communicate(timeout=close_wait + 60)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        flood_process_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
         line = next((l for l in output.splitlines() if l.startswith("TALLY ")), None)
+        check(line is not None, "the idle flood reported")
         tally = json.loads(line[6:]) if line else {}
-        closed = {reason: server.metric(f'appshell_http_idle_connections_closed_total{{reason="{reason}"}}')
-                  for reason in ("keep_alive_timeout", "reclaimed")}
+        closed_after = closed()
 
         def users_figures(rounds):
             """(requests, p50, p99, max, each round's p99, their median) of the users' requests."""
@@ -802,18 +825,15 @@ def idle(binary, figures):
         quiet_n, quiet_p50, quiet_p99, quiet_max, quiet_p99s, quiet_median = users_figures(quiet)
         flood_n, flood_p50, flood_p99, flood_max, flood_p99s, flood_median = users_figures(flooded)
         quiet, flooded = [r for results in quiet for r in results], [r for results in flooded for r in results]
-        probe_ms = [p[0] for p in flooded_probes]
-        slow = [p for p in flooded_probes if p[1] != 200 or p[0] > 1000]
-        check(tally.get("attempts", 0) >= addresses * per_address,
-              f"the flood made {tally.get('attempts')} connection attempts ({addresses * per_address} at first), "
-              f"{tally.get('open_peak')} open at most")
-        check(max(flooded_open, default=0) >= limit * 7 // 8,
-              f"the server held {max(flooded_open, default=0)} connections at most during the flood "
-              f"(>= {limit * 7 // 8}, seven eighths of {limit})")
-        check(len(flooded_probes) > 0 and not slow,
-              f"new clients: {len(flooded_probes)} probes, each answered 200 within 1 s "
-              f"(p50 {percentile(probe_ms, 0.5):.1f} ms, p99 {percentile(probe_ms, 0.99):.1f} ms, "
-              f"max {max(probe_ms, default=float('nan')):.1f} ms; {len(slow)} not: {slow[:3]})")
+        probe_ms = [p[0] for p in flood_probes]
+        slow = [(round(p[0]), p[1], n) for n, p in enumerate(flood_probes) if p[1] != 200 or p[0] > 1000]
+        check(max(flood_open, default=0) >= limit * 7 // 8,
+              f"the flood held the server at its limit: {max(flood_open, default=0)} connections open at most "
+              f"(at least {limit * 7 // 8}, seven eighths of {limit}; {tally.get('attempts')} attempts)")
+        check(len(flood_probes) >= hold and not slow,
+              f"new clients: {len(flood_probes)} probes, each answered 200 within 1 s (p50 "
+              f"{percentile(probe_ms, 0.5):.1f} ms, p99 {percentile(probe_ms, 0.99):.1f} ms, max "
+              f"{max(probe_ms, default=float('nan')):.1f} ms; {len(slow)} not{': ' + str(slow[:3]) if slow else ''})")
         failed = [r for r in quiet + flooded if not r[1]]
         check(flood_n > 0 and not failed,
               f"logged-in users: {quiet_n} requests without the flood, {flood_n} with it, all 200 on their "
@@ -821,45 +841,44 @@ def idle(binary, figures):
         check(flood_median <= 2 * quiet_median,
               f"users' p99 with the flood {flood_median:.2f} ms <= 2 x without it {quiet_median:.2f} ms (medians of "
               f"{IDLE_ROUNDS} rounds: {', '.join(f'{v:.1f}' for v in flood_p99s)} against "
-              f"{', '.join(f'{v:.1f}' for v in quiet_p99s)}; over the whole phases {flood_p99:.2f} and {quiet_p99:.2f})")
+              f"{', '.join(f'{v:.1f}' for v in quiet_p99s)}; over each whole phase {flood_p99:.2f} and {quiet_p99:.2f})")
+        check(tally.get("open_at_silence", 0) > 0 and tally.get("never_closed") == 0,
+              f"once the flood fell silent the server closed each of its {tally.get('open_at_silence')} connections "
+              f"within {close_wait} s ({tally.get('never_closed')} left, the last after "
+              f"{tally.get('closed_after_silence_max_s')} s)")
         for reason in ("keep_alive_timeout", "reclaimed"):
-            check((closed[reason] or 0) > 0, f"/metrics: {closed[reason]} idle connections closed, reason {reason} "
-                  f"({(closed[reason] or 0) - (closed_before[reason] or 0)} during the flood)")
+            check((closed_after[reason] or 0) > 0,
+                  f"/metrics: {closed_after[reason]} waiting connections closed, reason {reason}")
         server.stop()
         own = server.request_micros()
         served_quiet = [own[r[3]] / 1000 for r in quiet if r[3] in own]
         served_flood = [own[r[3]] / 1000 for r in flooded if r[3] in own]
-        def spent(before, after):
-            """The server's CPU ms and ms runnable but waiting for a core, between two samples."""
-            return [round(sum(v[i] - before.get(k, [0, 0])[i] for k, v in after.items())) for i in (0, 1)]
-
         figures["idle"] = {
-            "server_cpu_and_runnable_wait_ms_quiet": spent(cpu[0], cpu[1]),
-            "server_cpu_and_runnable_wait_ms_flood": spent(cpu[1], cpu[2]),
-            "flood_process_cpu_s": round(flood_cpu, 1),
-            "load_average": round(os.getloadavg()[0], 1),
-            "users_retried": sum(u.retries for u in users),
-            "users_connects_quiet": connects[1] - connects[0], "users_connects_flood": connects[2] - connects[1],
-            "server_users_p99_ms_quiet": round(percentile(served_quiet, 0.99), 2),
-            "server_users_p99_ms_flood": round(percentile(served_flood, 0.99), 2),
             "addresses": addresses, "connections_per_address": per_address, "max_connections": limit,
-            "hold_seconds": hold, "refresh_seconds": period, "keep_alive_timeout_seconds": keep_alive,
-            "flood": tally, "server_open_connections_max": max(flooded_open, default=None),
-            "server_open_connections_p50": percentile(flooded_open, 0.5),
-            "probes": len(flooded_probes), "probe_p50_ms": round(percentile(probe_ms, 0.50), 2),
+            "keep_alive_timeout_seconds": keep_alive, "hold_seconds": hold, "refresh_seconds": period,
+            "flood_ramp_seconds": round(ramp, 1), "flood": tally,
+            "server_open_connections_p50": percentile(flood_open, 0.5),
+            "server_open_connections_max": max(flood_open, default=None),
+            "probes": len(flood_probes), "probe_p50_ms": round(percentile(probe_ms, 0.50), 2),
             "probe_p99_ms": round(percentile(probe_ms, 0.99), 2),
             "probe_max_ms": round(max(probe_ms), 2) if probe_ms else None,
-            "quiet_probe_p99_ms": round(percentile([p[0] for p in quiet_probes], 0.99), 2),
+            "probe_p99_ms_quiet": round(percentile([p[0] for p in quiet_probes], 0.99), 2),
             "users_requests_quiet": quiet_n, "users_requests_flood": flood_n,
             "users_p50_ms_quiet": round(quiet_p50, 2), "users_p99_ms_quiet": round(quiet_p99, 2),
             "users_max_ms_quiet": round(quiet_max, 2),
             "users_p50_ms_flood": round(flood_p50, 2), "users_p99_ms_flood": round(flood_p99, 2),
-            "users_max_ms_flood": round(flood_max, 2), "users_nice": nice,
+            "users_max_ms_flood": round(flood_max, 2),
             "users_round_p99s_ms_quiet": [round(v, 2) for v in quiet_p99s],
             "users_round_p99s_ms_flood": [round(v, 2) for v in flood_p99s],
             "users_p99_median_ms_quiet": round(quiet_median, 2), "users_p99_median_ms_flood": round(flood_median, 2),
-            "flood_ramp_seconds": round(ramp, 1),
-            "idle_closed_before_flood": closed_before, "idle_closed_total": closed,
+            "users_connections_quiet": quiet_connects, "users_connections_flood": flood_connects,
+            "users_sent_again": sum(u.retries for u in users), "users_nice": nice,
+            "server_users_p99_ms_quiet": round(percentile(served_quiet, 0.99), 2),
+            "server_users_p99_ms_flood": round(percentile(served_flood, 0.99), 2),
+            "server_cpu_and_runnable_wait_ms_quiet": quiet_cpu, "server_cpu_and_runnable_wait_ms_flood": flood_cpu,
+            "flood_process_cpu_s": round(flood_process_cpu, 1),
+            "idle_closed_before_flood": closed_before, "idle_closed": closed_after,
+            "load_average": round(os.getloadavg()[0], 1),
         }
         print(f"  figures {json.dumps(figures['idle'])}", flush=True)
     finally:
@@ -874,7 +893,7 @@ def main():
         print(__doc__)
         return 2
     if sys.argv[1] == "--idle-clients":
-        idle_clients(*(int(v) for v in sys.argv[2:6]))
+        idle_clients(*(int(v) for v in sys.argv[2:7]))
         return 0
     binary = os.path.abspath(sys.argv[1])
     chosen = sys.argv[2:] or ["cookieless", "slowloris", "streams", "idle"]
@@ -888,7 +907,6 @@ def main():
             scenarios[name](binary, figures)
         except Exception as error:  # a scenario that could not run is a failure, not a crash
             check(False, f"{name} ran ({type(error).__name__}: {error})")
-            import traceback; traceback.print_exc()
         print(f"  {name} took {time.time() - started:.1f} s", flush=True)
     os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
     with open(os.path.join(HERE, "out", "latest.json"), "w") as out:
