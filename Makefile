@@ -136,8 +136,10 @@ contract-test: $(CONTRACT_VENV_READY) build
 ## flood-test: tests/flood/run.py against the built (debug) appshell, on loopback: cookieless
 ## requests across every route while logged-in users act (FLOOD_TEST_REQUESTS, 100000, with a
 ## session cap of FLOOD_TEST_CAP, 10000, so the cap is reached and enforced), 500 slow-loris
-## connections, 1000 open event streams plus normal traffic. Asserts behaviour, prints figures,
-## writes tests/flood/out/latest.json. Installs Debian's wrk when missing. About a minute here.
+## connections, 1000 open event streams plus normal traffic, 4096 idle or refreshed connections
+## against the limit of 1024 (FLOOD_IDLE_HOLD, 15 s, after as long without them: about 40 s).
+## Asserts behaviour, prints figures, writes tests/flood/out/latest.json. Installs Debian's wrk
+## when missing. About a minute and a half here.
 FLOOD_PACKAGES := wrk
 FLOOD_TEST_REQUESTS ?= 100000
 FLOOD_TEST_CAP ?= 10000

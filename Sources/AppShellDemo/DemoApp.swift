@@ -47,6 +47,7 @@ public final class DemoApp: Sendable {
                 threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
                 name: "appshell-password-checks", priority: configuration.passwordCheckPriority,
                 share: configuration.passwordCheckCoreShare),
+            checkQuota: PasswordCheckQuota(perClient: configuration.passwordChecksPerClient),
             verifyPassword: verifyPassword)
         self.environment = environment
         let directory = configuration.publicDirectory

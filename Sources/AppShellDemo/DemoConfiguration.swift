@@ -21,6 +21,9 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
     public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
     /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
     public var passwordCheckQueue = DemoEnvironment.defaultPasswordCheckQueue
+    /// Password checks one client network (an IPv4 /24, an IPv6 /64) may have queued or running at
+    /// once; one more gets 429 with `Retry-After` (see `PasswordCheckQuota`).
+    public var passwordChecksPerClient = DemoEnvironment.defaultPasswordChecksPerClient
     /// How the password-check threads share a core with the server's: `share` by default (a
     /// bounded share of a busy core in short slices, so logins get through while reads keep their
     /// latency).
@@ -68,6 +71,10 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
             {
                 $1.passwordCheckQueue = $0.integerValue!
             },
+            ConfigurationKey(
+                "passwordChecksPerClient", .integer(1...65_536),
+                "password checks one client network (IPv4 /24, IPv6 /64) may have waiting or running"
+            ) { $1.passwordChecksPerClient = $0.integerValue! },
             ConfigurationKey(
                 "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
                 "how password checks share a core with the server's threads"

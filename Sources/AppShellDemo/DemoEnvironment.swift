@@ -14,6 +14,8 @@ public final class DemoEnvironment: Sendable {
     /// core), with a bounded queue: a login waits there with its request suspended, never on a
     /// server thread, and one that finds the queue full is refused at once.
     public let passwordChecks: WorkerPool
+    /// The checks each client network may have in `passwordChecks` at once.
+    public let checkQuota: PasswordCheckQuota
     /// How long the splash's start-up work takes at least (milliseconds).
     public let splashDelayMilliseconds: Int64
     /// How long after `remind` the notification comes (milliseconds).
@@ -31,6 +33,7 @@ public final class DemoEnvironment: Sendable {
             threads: DemoEnvironment.defaultPasswordCheckThreads, queueLimit: DemoEnvironment.defaultPasswordCheckQueue,
             name: "appshell-password-checks", priority: DemoEnvironment.defaultPasswordCheckPriority,
             share: DemoEnvironment.defaultPasswordCheckShare),
+        checkQuota: PasswordCheckQuota = PasswordCheckQuota(perClient: DemoEnvironment.defaultPasswordChecksPerClient),
         startupWork: @escaping @Sendable (DefaultsStore) -> Void = { _ in },
         verifyPassword: @escaping @Sendable (String, String) -> Bool = {
             PasswordHash.verify(password: $0, against: $1)
@@ -42,6 +45,7 @@ public final class DemoEnvironment: Sendable {
         self.reminderDelayMilliseconds = reminderDelayMilliseconds
         self.throttle = throttle
         self.passwordChecks = passwordChecks
+        self.checkQuota = checkQuota
         self.startupWork = startupWork
     }
 
@@ -64,6 +68,9 @@ public final class DemoEnvironment: Sendable {
 
     /// Logins that may wait for a password-check thread by default.
     public static let defaultPasswordCheckQueue = 64
+    /// Password checks one client network may have queued or running at once by default: the
+    /// queue takes eight networks to fill.
+    public static let defaultPasswordChecksPerClient = 8
 
     /// How password checks are scheduled by default: a bounded share of a busy core, in slices of
     /// about a millisecond, so that logins get through while the reads beside them keep their

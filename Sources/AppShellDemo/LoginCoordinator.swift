@@ -72,10 +72,18 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
             environment.throttle.withdraw(attempt)
             throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
         }
+        // A few checks at a time per client network: no client fills the queue every login waits in.
+        guard let place = environment.checkQuota.take(for: action.clientAddress) else {
+            environment.throttle.withdraw(attempt)
+            throw refusal(
+                429, "Too many logins from your network are being checked. Wait for their answers.",
+                retryAfterSeconds: 1)
+        }
         // The check runs on the password-check pool, with no lock held; the request waits. Its
         // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
+        // The check keeps its place until it has run, or until it is dropped unrun.
         let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            environment.authenticate(username: username, password: password)
+            withExtendedLifetime(place) { environment.authenticate(username: username, password: password) }
         } settle: { [environment] valid in
             // At normal priority, off the pool's thread: other logins take the throttle's lock.
             environment.throttle.recordOutcome(attempt, succeeded: valid)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make flood-test` / `make flood`: floods against the real `appshell` process, on loopback only.
 
-Three scenarios, each against a server of its own (SQLite store in a temporary folder, port 0):
+Four scenarios, each against a server of its own (SQLite store in a temporary folder, port 0):
 
   cookieless  FLOOD_REQUESTS (default 1 000 000) cookieless requests across every route with wrk
               (tests/flood/flood.lua), while logged-in users keep acting and reading. Asserts: no
@@ -21,10 +21,29 @@ Three scenarios, each against a server of its own (SQLite store in a temporary f
               session each) while logged-in users act with their own streams open. Asserts: every
               stream opens and stays open, every action is answered 200, and its state event
               reaches the user's stream. Reports the actions' latency and the events' delay.
+  idle        Issue 31, finding 1, with the defaults (maxConnections 1024, maxConnectionsPerIP 256,
+              keep-alive timeout 5 s): 256 clients on each of 16 loopback addresses (127.0.0.2…17,
+              4096 against the limit), half sending one request and then holding their connection,
+              half sending one every 2 s on theirs and opening a new one 2 s after the server
+              closed it; from a process of its own (`run.py --idle-clients`), so that its Python
+              does not take the measuring threads' turns. For FLOOD_IDLE_HOLD (15) seconds without
+              them, then as long with them: the logged-in users act and read (as in cookieless) and
+              a new client asks for /healthz every 0.5 s (a new connection from 127.0.0.100…).
+              Asserts: the server was held at seven eighths of its limit, every probe answered 200
+              within 1 s, every request of the users 200 (one that finds its kept-alive connection
+              closed before any answer is sent again once on a new one, as browsers do, and
+              counted), the users' p99 with the flood within twice the figure without it, and once
+              the flood falls silent the server closes each of its connections within the
+              keep-alive timeout + 2 s; /metrics counted waiting connections closed both for the
+              keep-alive timeout and reclaimed. The p99s are compared as the medians of five rounds'
+              p99s (a fifth of the hold each) rather than over the whole phases: on this shared 2-core
+              machine a neighbour's build can take one round's cores. Reports the probes'
+              p50/p99/max, the users' figures of both phases (as they saw them, and in the server's
+              own time from the access log), the flood's tally and the server's CPU.
 
 Usage: run.py APPSHELL_BINARY [scenario ...]. Environment: FLOOD_REQUESTS, FLOOD_CAP (the
 session cap for the cookieless flood, default 100 000), FLOOD_SLOW, FLOOD_HOLD (seconds, 10),
-FLOOD_STREAMS, FLOOD_WRK (wrk's path), FLOOD_USERS_NICE. Python 3 standard library and Debian's wrk. Every server
+FLOOD_STREAMS, FLOOD_IDLE_HOLD (seconds, 15), FLOOD_WRK (wrk's path), FLOOD_USERS_NICE. Python 3 standard library and Debian's wrk. Every server
 it starts is stopped. Exits 1 when an assertion fails; figures go to standard output, and as JSON
 to tests/flood/out/latest.json.
 """
