@@ -18,7 +18,10 @@ import Glibc
 /// limit), so blocking a username needs several clients at once; and even then the username is
 /// only blocked for clients that have not logged in as that user recently (the last
 /// `knownClientsPerUser` clients that succeeded, for `knownClientSeconds`): the real user's
-/// usual networks keep working while someone else guesses. A success clears the session's and
+/// usual networks keep working while someone else guesses — and their own attempts do not count
+/// against the username: a client that logged in, logging in again many times at once (each
+/// attempt counts until its check is done), would otherwise block every other client of that
+/// user (issue 31, finding 3). A success clears the session's and
 /// the pair's failures, never the client's or the username's (else one valid account would
 /// reset the count between guesses at others). Memory is bounded: each limiter tracks at most
 /// `maxTrackedKeys` keys, and clients are remembered only for usernames that logged in.
@@ -50,6 +53,9 @@ public final class LoginThrottle: Sendable {
         let pair: String
         let client: String
         let username: String
+        /// Whether the attempt counts against its username: set by `admit`, false for a client
+        /// that logged in as that user recently.
+        public internal(set) var countsForUsername = true
 
         /// An attempt by `sessionKey` (any string naming the session) from `clientAddress`
         /// (IPv4 or IPv6 text) to log in as `username`.
@@ -110,8 +116,9 @@ public final class LoginThrottle: Sendable {
     /// at the same time (many sessions of one client, each on its own thread) count against each
     /// other, so a burst of them cannot pass the limits together. Report its outcome with
     /// `recordOutcome`, or `withdraw` it when its password will never be checked.
-    public func admit(_ attempt: Attempt) -> Int64 {
-        admission.withLock { _ in
+    public func admit(_ attempt: inout Attempt) -> Int64 {
+        attempt.countsForUsername = !isKnown(attempt)
+        return admission.withLock { [attempt] _ in
             let wait = secondsUntilAllowed(attempt)
             if wait == 0 { recordFailure(attempt) }
             return wait
@@ -132,7 +139,7 @@ public final class LoginThrottle: Sendable {
         sessions.withdrawFailure(keys: [attempt.session])
         pairs.withdrawFailure(keys: [attempt.pair])
         clients.withdrawFailure(keys: [attempt.client])
-        usernames.withdrawFailure(keys: [attempt.username])
+        if attempt.countsForUsername { usernames.withdrawFailure(keys: [attempt.username]) }
     }
 
     /// Counts a wrong password (or unknown username) against every key of `attempt`.
@@ -140,7 +147,7 @@ public final class LoginThrottle: Sendable {
         sessions.recordFailure(keys: [attempt.session])
         pairs.recordFailure(keys: [attempt.pair])
         clients.recordFailure(keys: [attempt.client])
-        usernames.recordFailure(keys: [attempt.username])
+        if attempt.countsForUsername { usernames.recordFailure(keys: [attempt.username]) }
     }
 
     /// Records a successful login: the session's and the pair's failures are forgotten, and the

@@ -59,11 +59,12 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         // Where the form says the user is going: kept when this attempt fails, so the next one
         // (and the page's URL) still goes there.
         if let next = action.string("next"), Shell.isSameSitePath(next) { self.next = next }
-        let attempt = LoginThrottle.Attempt(
+        var admitted = LoginThrottle.Attempt(
             sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
         // Admitted attempts count at once (as failures until their check says otherwise), so
         // that checks running at the same time count against each other.
-        let wait = environment.throttle.admit(attempt)
+        let wait = environment.throttle.admit(&admitted)
+        let attempt = admitted
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }

@@ -26,6 +26,32 @@ import Testing
         #expect(throttle.secondsUntilAllowed(Self.attempt("new", "alice", "203.0.113.9")) == 0)
     }
 
+    /// A user's own clients logging in many times at once do not lock the username for a client
+    /// that is new to it (issue 31, finding 3). Fails on the code before: the twenty attempts in
+    /// flight counted against the username, and the new client waited a minute.
+    @Test func attemptsInFlightFromTheUsersOwnClientsDoNotLockTheUsername() {
+        let throttle = makeThrottle()
+        let own = (1...4).map { "203.0.113.\($0)" }
+        for client in own { throttle.recordSuccess(Self.attempt("s-\(client)", "demo", client)) }
+        for client in own {
+            for index in 1...5 {
+                var attempt = Self.attempt("flight-\(client)-\(index)", "demo", client)
+                #expect(throttle.admit(&attempt) == 0)
+                #expect(!attempt.countsForUsername)
+            }
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "198.51.100.1")) == 0)
+        // Clients new to the username still count against it while their checks run.
+        for client in (1...4).map({ "192.0.2.\($0)" }) {
+            for index in 1...5 {
+                var attempt = Self.attempt("guess-\(client)-\(index)", "demo", client)
+                #expect(throttle.admit(&attempt) == 0)
+                #expect(attempt.countsForUsername)
+            }
+        }
+        #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "198.51.100.1")) > 0)
+    }
+
     @Test func twoAddressesInOneIPv6Slash64ShareAKey() {
         #expect(LoginThrottle.clientKey(for: "2001:db8:1:2::a") == "2001:db8:1:2::/64")
         #expect(LoginThrottle.clientKey(for: "2001:db8:1:2:ffff:1:2:3") == "2001:db8:1:2::/64")
