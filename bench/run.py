@@ -14,6 +14,8 @@ server and wrk pinned to different cores:
   (g) 15 000 open event streams: RSS per stream, action-to-stream delivery, (a) beside them
       (bench/streams.py)
   (h) (a) and (e) through nginx in front of two instances on Redis, against one (bench/scaleout.py)
+  (i) memory per visitor's session: GET / without a cookie, then GET /login?next=/ + 7 000 bytes
+      with its cookie, VISITOR_SESSIONS times after a warm-up (and with a short next, the baseline)
 
 with the memory store and the SQLite store, and the C reference on (a) and (b) and on (e) without
 a store and with one SQLite commit per action (answers padded to AppShell's), interleaved round by
@@ -25,7 +27,8 @@ Environment: BENCH_DURATION (seconds per measurement, default 10), BENCH_ROUNDS 
 BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-request run),
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
 the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
-to the action path), BENCH_ONLY=h (only scenario (h)), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
+to the action path), BENCH_ONLY=h (only scenario (h)), BENCH_ONLY=i (only scenario (i);
+BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
 BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
 BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
 and passwordCheckSliceMicroseconds, also in the full run; or BENCH_PASSWORD_CHECK_SETTINGS, a
@@ -75,6 +78,13 @@ C_SNAPSHOT_BYTES = 2500
 # the server's password-check settings that BENCH_<name> passes on as APPSHELL_<name>
 PASSWORD_CHECK_SETTINGS = ("PASSWORD_CHECK_PRIORITY", "PASSWORD_CHECK_SHARE", "PASSWORD_CHECK_SLICE_MICROSECONDS")
 LOGIN_CLIENTS = 4  # scenario (f): clients logging in one after another beside the reads
+# scenario (i): visitors' sessions measured per round (BENCH_VISITOR_SESSIONS), after a warm-up of
+# VISITOR_WARMUP; each opens / without a cookie, then /login?next=… with the cookie it got
+VISITOR_SESSIONS = 5000
+VISITOR_WARMUP = 200
+# the nexts of (i): issue 31's long one (7 000 bytes after the slash: the server keeps at most 512,
+# RequestChecks.maxPathBytes) and a short one, the baseline
+VISITOR_NEXTS = (("long", "/" + "a" * 7000), ("short", "/main/list"))
 
 TARGETS = {
     "a": {"rps_ratio": 0.90, "p99_ratio": 1.3},
@@ -86,6 +96,8 @@ TARGETS = {
     "e": {"memory_vs_c": 0.30, "sqlite_vs_c_sqlite": 1.5, "sqlite_vs_memory": 0.80},
     # (f): reads of one session while LOGIN_CLIENTS log in, over (a) alone; p99 at most
     "f": {"rps_ratio": 0.45, "p99_ms": 5.0},
+    # (i): RSS per visitor's session with the long next (issue 31, finding 2), bytes at most
+    "visitor_session_bytes": 4096,
 }
 
 
@@ -1000,6 +1012,80 @@ class Bench:
             server.stop()
         return figures
 
+    # (i) memory per visitor's session
+
+    def visitors(self, port, count, next_path):
+        """`count` visitors one after another on one keep-alive connection, each as a browser opens
+        the site: GET / without a cookie (its Set-Cookie taken), then GET /login?next=`next_path`
+        with that cookie. The statuses of the /login answers, {status: count}."""
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        statuses = {}
+        try:
+            for _ in range(count):
+                connection.request("GET", "/", headers={"Accept": "text/html"})
+                response = connection.getresponse()
+                response.read()
+                cookie = set_cookie(response.getheaders())
+                if response.status >= 400 or not cookie:
+                    raise BenchError(f"(i) GET / without a cookie answered {response.status}"
+                                     f" {'without' if not cookie else 'with'} a cookie")
+                connection.request("GET", visitor_login_path(next_path),
+                                   headers={"Accept": "text/html", "Cookie": f"{COOKIE}={cookie}"})
+                response = connection.getresponse()
+                response.read()
+                statuses[response.status] = statuses.get(response.status, 0) + 1
+        finally:
+            connection.close()
+        return statuses
+
+    def visitor_round(self, kind, next_path, count, round_number):
+        """(i), one measurement on a fresh server (memory store): VISITOR_WARMUP visitors, VmRSS,
+        `count` visitors, VmRSS after a second's settle; the bytes per session created."""
+        server = self.appshell_server("memory", f"AppShell (memory, visitors, {kind} next)").start().wait_ready()
+        try:
+            self.visitors(server.port, VISITOR_WARMUP, next_path)
+            time.sleep(1)
+            created_before, _ = self.created(server.port)
+            before = server.rss_kib()
+            statuses = self.visitors(server.port, count, next_path)
+            time.sleep(1)
+            after = server.rss_kib()
+            created_after, in_memory = self.created(server.port)
+        finally:
+            server.stop()
+        created = created_after - created_before
+        result = {
+            "scenario": "i", "next": kind, "next_bytes": len(next_path), "round": round_number,
+            "sessions": count, "sessions_created": created, "sessions_in_memory": in_memory,
+            "rss_before_kib": before, "rss_after_kib": after,
+            "bytes_per_session": bytes_per_session(before, after, count),
+            "login_statuses": {str(k): v for k, v in sorted(statuses.items())},
+        }
+        if created != count:
+            self.notes.append(f"(i) {kind} next round {round_number}: {created} sessions created for {count} visitors")
+        log(f"  round {round_number} (i) {kind} next ({len(next_path)} B): RSS {before} -> {after} KiB over"
+            f" {count} sessions ({created} created, {in_memory} in memory): {result['bytes_per_session']} B per session;"
+            f" /login answered {result['login_statuses']}")
+        return result
+
+    def session_memory(self):
+        """(i), `self.rounds` rounds, the long and the short next interleaved in each: every round's
+        figures and, per next, the median and spread of the bytes per session."""
+        count = int(env_number("BENCH_VISITOR_SESSIONS", VISITOR_SESSIONS, int))
+        runs = []
+        for round_number in range(1, self.rounds + 1):
+            for kind, next_path in VISITOR_NEXTS:
+                runs.append(self.visitor_round(kind, next_path, count, round_number))
+        figures = {"sessions": count, "warmup_sessions": VISITOR_WARMUP, "rounds": self.rounds,
+                   "target_bytes": TARGETS["visitor_session_bytes"], "runs": runs}
+        for kind, next_path in VISITOR_NEXTS:
+            figures[kind] = spread([r["bytes_per_session"] for r in runs if r["next"] == kind])
+            figures[kind]["next_bytes"] = len(next_path)
+            figures[kind]["login_statuses"] = add_counts(r["login_statuses"] for r in runs if r["next"] == kind)
+        figures["short"]["next"] = dict(VISITOR_NEXTS)["short"]
+        figures["met"] = figures["long"]["median"] <= TARGETS["visitor_session_bytes"]
+        return figures
+
     def first_200(self, port, started, process, timeout=30):
         probe = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
         deadline = started + timeout
@@ -1210,6 +1296,49 @@ def render_e_f(rows):
     return lines
 
 
+def visitor_login_path(next_path):
+    """The login page a visitor opens with `next_path` as its next (sent as it is: a path)."""
+    return "/login?next=" + next_path
+
+
+def bytes_per_session(before_kib, after_kib, sessions):
+    """(VmRSS after - before) / sessions, in bytes (KiB in, as /proc gives them)."""
+    return round((after_kib - before_kib) * 1024 / sessions)
+
+
+def add_counts(tallies):
+    """{status: count} tallies added up."""
+    total = {}
+    for tally in tallies:
+        for key, count in tally.items():
+            total[key] = total.get(key, 0) + count
+    return dict(sorted(total.items()))
+
+
+def spread(values):
+    """A figure over rounds: its median, lowest, highest and every round's value."""
+    return {"median": round(median(values)), "min": min(values), "max": max(values), "rounds": list(values)}
+
+
+def render_session_memory(i):
+    """The (i) lines of the report."""
+    long, short = i["long"], i["short"]
+    target = i["target_bytes"]
+
+    def figure(f):
+        answers = ", ".join(f"{count} x {status}" for status, count in f["login_statuses"].items())
+        return (f"{f['median']} B per session (rounds {', '.join(map(str, f['rounds']))};"
+                f" {f['min']}-{f['max']}; /login answered {answers})")
+
+    return "\n".join([
+        f"(i) memory per visitor's session: GET / without a cookie, then GET /login?next=… with its cookie"
+        f" (memory store, {i['sessions']} sessions after {i['warmup_sessions']}, medians of {i['rounds']} round(s)):",
+        f"  next of {long['next_bytes']} B: {figure(long)}; target <= {target} B:"
+        f" {'met' if long['median'] <= target else 'NOT MET'}",
+        f"  next {short['next']} (baseline): {figure(short)}; long - short {long['median'] - short['median']} B",
+    ])
+
+
 def git_commit():
     try:
         return subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -1235,6 +1364,13 @@ def actions_only(bench):
               f" CPU {median(r.get('cpu_us_per_request') or 0 for r in runs):.1f} us/action")
     print(f"(e) memory / C reference without a store: "
           f"{rps[('appshell', 'memory')] / rps[('c-reference', None)]:.3f}")
+
+
+def session_memory_only(bench):
+    """BENCH_ONLY=i: scenario (i) alone, its rounds; prints its lines (and any note). Writes no report."""
+    print(render_session_memory(bench.session_memory()))
+    for note in bench.notes:
+        print("Note: " + note)
 
 
 def password_check_settings(text):
@@ -1299,6 +1435,9 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "h":
             print(scaleout.render(scaleout.measure(bench)))
             return
+        if os.environ.get("BENCH_ONLY", "") == "i":
+            session_memory_only(bench)
+            return
         bench.throughput()
         log("(g) live event streams (bench/streams.py)")
         live = streams.measure(bench)
@@ -1306,12 +1445,16 @@ def main():
         scale = scaleout.measure(bench)
         log("memory per session and under 1M cookieless requests")
         memory = bench.memory()
+        log("(i) memory per visitor's session, a long next and a short one")
+        visitors = bench.session_memory()
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
         report["streams"] = live
         report["scaleout"] = scale
-        text = bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
+        report["session_memory"] = visitors
+        text = (bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
+                + "\n\n" + render_session_memory(visitors))
         with open(os.path.join(OUT, "latest.json"), "w") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
@@ -1358,6 +1501,23 @@ def self_test():
             {"scenario": "f", "label": "p99 (ms)", "value": 6.0, "target": 5.0, "met": False, "logins_per_s": 3.0}]
     lines = render_e_f(rows)
     assert "0.31 (target >= 0.30: met)" in lines[0] and "NOT MET); 3.0 logins/s" in lines[1], lines
+    # (i): the figure per session, its spread over rounds, the lines and the goal
+    assert visitor_login_path("/main/list") == "/login?next=/main/list"
+    assert len(visitor_login_path(dict(VISITOR_NEXTS)["long"])) == len("/login?next=/") + 7000
+    assert bytes_per_session(20_000, 40_000, 5000) == 4096 and bytes_per_session(100, 99, 1024) == -1
+    assert spread([5000, 4000, 4500]) == {"median": 4500, "min": 4000, "max": 5000, "rounds": [5000, 4000, 4500]}
+    assert add_counts([{"200": 3}, {"200": 2, "303": 1}]) == {"200": 5, "303": 1}
+    figures = {"sessions": 5000, "warmup_sessions": 200, "rounds": 3, "target_bytes": 4096,
+               "long": {**spread([4100, 4096, 4000]), "next_bytes": 7001, "login_statuses": {"200": 15000}},
+               "short": {**spread([3000, 3100, 2900]), "next_bytes": 10, "next": "/main/list",
+                         "login_statuses": {"200": 15000}}}
+    lines = render_session_memory(figures).splitlines()
+    assert lines[1] == ("  next of 7001 B: 4096 B per session (rounds 4100, 4096, 4000; 4000-4100;"
+                        " /login answered 15000 x 200); target <= 4096 B: met"), lines
+    assert lines[2].startswith("  next /main/list (baseline): 3000 B per session") and lines[2].endswith(
+        "long - short 1096 B"), lines
+    figures["long"] = {**spread([4200, 4097]), "next_bytes": 7001, "login_statuses": {"200": 10000}}
+    assert render_session_memory(figures).splitlines()[1].endswith("target <= 4096 B: NOT MET")
     folder = tempfile.mkdtemp(prefix="c-reference-build-")
     try:
         binary = os.path.join(folder, "c-reference")
@@ -1367,7 +1527,7 @@ def self_test():
         shutil.rmtree(folder, ignore_errors=True)
     assert cpu_per_request(1.0, 1.5, 10_000) == 50.0 and cpu_per_request(None, 1.0, 5) is None
     assert proc_cpu_seconds(os.getpid()) is not None
-    print("bench self-test: 7 passed, 0 failed (the C reference compiled without warnings and answered)")
+    print("bench self-test: 8 passed, 0 failed (the C reference compiled without warnings and answered)")
 
 
 if __name__ == "__main__":

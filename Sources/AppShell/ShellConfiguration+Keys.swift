@@ -59,6 +59,9 @@ extension ShellConfiguration {
             $1.storeURL = $0.stringValue!
         },
         ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
+        ConfigurationKey(
+            "metricsToken", .string, "bearer token for GET /metrics from anywhere (unset: loopback clients only)"
+        ) { $1.metricsToken = $0.stringValue!.isEmpty ? nil : $0.stringValue! },
         ConfigurationKey("secureCookies", .boolean, "__Host- prefix and Secure attribute (HTTPS only)") {
             $1.secureCookies = $0.boolValue!
         },

@@ -22,6 +22,9 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var cookieName = "appshell_session"
     /// Whether the cookie is `Secure` with the `__Host-` prefix (serve over HTTPS).
     public var secureCookies = false
+    /// The bearer token `GET /metrics` asks for (`Authorization: Bearer <token>`); `nil`: the
+    /// metrics are served to loopback clients only (see `MetricsAccess`).
+    public var metricsToken: String?
     /// Session timeouts and the in-memory cap.
     public var sessions = SessionConfiguration()
     /// Requests' writes that may wait for the SQLite store's writer (group commit); one more gets

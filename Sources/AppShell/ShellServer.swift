@@ -130,7 +130,11 @@ public final class ShellServer: Sendable {
             sources: [statistics, SessionMetrics(sessions: sessions)] + metricsSources + [
                 StoreMetrics(sessions: sessions)
             ])
-        router.get("/metrics") { _ in metrics.response() }
+        let access = MetricsAccess(token: configuration.metricsToken)
+        router.get("/metrics") { request in
+            try access.check(request)
+            return metrics.response()
+        }
         return router
     }
 

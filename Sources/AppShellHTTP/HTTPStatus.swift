@@ -21,6 +21,8 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let notModified = HTTPStatus(rawValue: 304)
     /// 400 Bad Request.
     public static let badRequest = HTTPStatus(rawValue: 400)
+    /// 401 Unauthorized: credentials are needed (sent with `WWW-Authenticate`).
+    public static let unauthorized = HTTPStatus(rawValue: 401)
     /// 403 Forbidden.
     public static let forbidden = HTTPStatus(rawValue: 403)
     /// 404 Not Found.

@@ -70,6 +70,9 @@ struct IPAddress: Sendable, Hashable {
     /// inside its /64 (as the login throttle counts them).
     var client: IPAddress { isIPv4 ? self : masked(to: 64) }
 
+    /// Whether the address is a loopback one: IPv4 127.0.0.0/8 (also mapped) or IPv6 `::1`.
+    var isLoopback: Bool { isIPv4 ? (low >> 24) & 0xFF == 127 : high == 0 && low == 1 }
+
     /// The `in_addr` of an IPv4 address.
     var ipv4: in_addr { in_addr(s_addr: UInt32(truncatingIfNeeded: low).bigEndian) }
 

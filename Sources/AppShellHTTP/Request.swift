@@ -26,6 +26,8 @@ public struct Request: Sendable {
     /// `X-Forwarded-For` gives (see `TrustedProxies`). Never taken from an untrusted peer's header.
     public var clientAddress: String { client.text }
     private let client: ClientAddress
+    /// Whether the client (`clientAddress`) is on this machine: a loopback address.
+    public var clientIsLoopback: Bool { client.ipAddress?.isLoopback ?? false }
     /// Values a router captured from `:name` segments of the matched route.
     public internal(set) var parameters: [String: String] = [:]
     /// The request's id (see `RequestID`): the client's `X-Request-ID` when it is a short token,

@@ -35,9 +35,11 @@ Four scenarios, each against a server of its own (SQLite store in a temporary fo
               counted), the users' p99 with the flood within twice the figure without it, and once
               the flood falls silent the server closes each of its connections within the
               keep-alive timeout + 2 s; /metrics counted waiting connections closed both for the
-              keep-alive timeout and reclaimed. The p99s are compared as the medians of five rounds'
-              p99s (a fifth of the hold each) rather than over the whole phases: on this shared 2-core
-              machine a neighbour's build can take one round's cores. Reports the probes'
+              keep-alive timeout and reclaimed. Against the noise of a shared 2-core machine (a
+              neighbour's build takes the cores of one phase and not the other's), the server runs
+              with the users and the probes at nice FLOOD_USERS_NICE (-10 as root), above the flood's
+              process and the neighbours, and the p99s are compared as the medians of five rounds'
+              p99s (a fifth of the hold each) rather than over the whole phases. Reports the probes'
               p50/p99/max, the users' figures of both phases (as they saw them, and in the server's
               own time from the access log), the flood's tally and the server's CPU.
 
@@ -215,10 +217,10 @@ class User:
         self.connection = None
         self.cookie = None
         self.connects, self.reused = 0, False  # connections made; whether this one answered before
-        # None: a request whose connection fails fails. A number (the idle scenario): a request that
-        # finds its reused connection closed before any answer is sent again once on a new one, as
-        # browsers do (the server may close a kept-alive connection at any time), and counted here.
-        self.retries = None
+        # A request that finds its reused connection closed before any answer is sent again once on
+        # a new one, as browsers do (the server closes a kept-alive connection that waits past its
+        # keep-alive timeout, or near the connection limit), and counted here.
+        self.retries = 0
         self.state("/api/state")
         status, state = self.act("login", username="demo", password="appshell")
         if status != 200:
@@ -238,6 +240,7 @@ class User:
             headers["X-Request-ID"] = self.request_id
         if body is not None:
             headers["Content-Type"] = "application/json"
+        response = None
         try:
             self.connection.request(method, path, body=body, headers=headers)
             response = self.connection.getresponse()
@@ -245,7 +248,7 @@ class User:
         except (OSError, http.client.HTTPException) as error:
             self.connection.close()
             self.connection = None
-            if self.retries is not None and self.reused and isinstance(error, (ConnectionResetError, BrokenPipeError)):
+            if self.reused and response is None and isinstance(error, (ConnectionResetError, BrokenPipeError)):
                 self.retries += 1
                 return self.send(method, path, body)
             raise
@@ -752,8 +755,6 @@ def idle(binary, figures):
     flood = None
     try:
         users = [User(server.port, tag=f"{LOGGED}{n}-") for n in range(4)]
-        for user in users:
-            user.retries = 0
 
         def measure(seconds):
             """The users act and read, and a new client asks for /healthz every 0.5 s (a new
