@@ -100,4 +100,11 @@ static inline int appshell_mhd_connection_fd(struct MHD_Connection *connection) 
   return info ? info->connect_fd : -1;
 }
 
+/** The request's header section in bytes, request line and empty line included, or 0 (too early). */
+static inline size_t appshell_mhd_header_size(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info ? info->header_size : 0;
+}
+
 #endif
