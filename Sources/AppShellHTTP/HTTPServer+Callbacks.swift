@@ -201,11 +201,12 @@ extension HTTPServer {
         var body: [UInt8] = []
         swap(&body, &pending.body)
         let peer = ClientAddress(appshell_mhd_client_address(connection))
+        let client = configuration.trustedProxies.client(of: peer, headers: pending.headers)
+        pending.client = client.ipAddress
         return answer(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
-                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers),
-                requestID: pending.requestID), pending)
+                address: peer, client: client, requestID: pending.requestID), pending)
     }
 
     /// The responder's answer to `request`, or the error it threw as a response; the route it went
