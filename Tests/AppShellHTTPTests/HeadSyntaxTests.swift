@@ -71,6 +71,21 @@ import Testing
         #expect(raw.components(separatedBy: "HTTP/1.1 ").count == 2, "a second answer: \(raw)")
     }
 
+    /// The first field line, right after the request line, folded or holding a NUL, and a request
+    /// with no field at all but a folded one.
+    @Test(arguments: [
+        ("X-A: a\r\n b\r\nHost: localhost\r\n", "obs-fold"), ("X-A: a\u{0}b\r\nHost: localhost\r\n", "NUL byte"),
+    ])
+    func theFirstLineIsCheckedToo(fields: String, message: String) throws {
+        let live = try Self.serve()
+        let raw = try live.client().raw(Array("GET /ok HTTP/1.1\r\n\(fields)\r\n".utf8))
+        let answer = ConformanceTests.split(raw)
+        #expect(answer.status == 400, "answered: \(raw.prefix(120))")
+        #expect(answer.body.contains(message), "answered: \(answer.body)")
+        let lone = try live.client().raw(Array("GET /ok HTTP/1.0\r\nX-A: a\r\n b\r\n\r\n".utf8))
+        #expect(ConformanceTests.split(lone).body.contains("obs-fold"), "answered: \(lone)")
+    }
+
     /// A length libmicrohttpd reads as "unknown" (UInt64.max) or one past what a body can be is 413.
     @Test(arguments: ["18446744073709551615", "9223372036854775808"])
     func aHugeContentLengthIs413(length: String) throws {
