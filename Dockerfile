@@ -48,7 +48,9 @@ COPY --from=builder /out/appshell /usr/local/bin/appshell
 # Listen on every interface of the container; the store and the form-token key (csrf.key, beside
 # it) in the /data volume; SQLite's temporary files there too, so the root file system can be
 # read-only without a tmpfs. In-flight requests get 8 s after SIGTERM: within the 10 s that
-# `docker stop` and `podman stop` wait before SIGKILL.
+# `docker stop` and `podman stop` wait before SIGKILL. No APPSHELL_ALLOW_DEMO_ACCOUNT: on 0.0.0.0 the
+# server refuses config.json's demo account (demo / appshell, which anyone can read) and exits 2;
+# give the container its users (APPSHELL_USERS), or set the allowance to try the demo.
 ENV APPSHELL_HOST=0.0.0.0 \
     APPSHELL_PORT=8080 \
     APPSHELL_STORE_PATH=/data/appshell.sqlite \

@@ -24,6 +24,9 @@ public protocol AppConfiguration: Sendable {
     var shell: ShellConfiguration { get set }
     /// Every key the configuration accepts, in the order its documentation lists them.
     static var keys: [ConfigurationKey<Self>] { get }
+    /// Checks what no single key can: values that are valid alone but not together. Called once
+    /// the file and the environment are applied; the default accepts everything.
+    func validate() throws(ConfigurationError)
 }
 
 extension AppConfiguration {
@@ -39,8 +42,12 @@ extension AppConfiguration {
             throw ConfigurationError("\(path): cannot be read (missing or not permitted)")
         }
         try configuration.apply(environment: environment)
+        try configuration.validate()
         return configuration
     }
+
+    /// Accepts every combination of valid values.
+    public func validate() throws(ConfigurationError) {}
 
     /// Applies the members of a JSON object read from `file`.
     public mutating func apply(file: String, contents: [UInt8]) throws(ConfigurationError) {

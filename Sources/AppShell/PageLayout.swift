@@ -36,11 +36,7 @@ struct PageLayout: Sendable {
 
     /// The headers every HTML page carries: no inline script or style, no framing, no sniffing.
     static func addSecurityHeaders(_ response: inout Response) {
-        response.headers.replaceOrAdd(
-            name: "Content-Security-Policy",
-            value: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                + "connect-src 'self'; worker-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; "
-                + "frame-ancestors 'none'")
+        response.headers.replaceOrAdd(name: "Content-Security-Policy", value: SecurityHeaders.contentSecurityPolicy)
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
         response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")

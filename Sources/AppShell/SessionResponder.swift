@@ -32,7 +32,8 @@ public struct SessionResponder: HTTPResponder {
     public func respond(to request: Request) throws -> Response {
         // The id is read from the cookie's bytes: no string is made of it (only of a seal).
         var parsed = Presented(id: nil, seal: nil)
-        request.withCookie(named: cookie.name) { parsed = Presented(cookie: $0) }
+        let count = request.withFirstCookie(named: cookie.name) { parsed = Presented(cookie: $0) }
+        if count > 1 { throw SessionResponder.ambiguousCookie(named: cookie.name) }
         let presented = parsed
         switch try attempt(request, presented) {
         case .answered(let response):
@@ -161,6 +162,19 @@ public struct SessionResponder: HTTPResponder {
             AccessLog.error("\(request.method) \(request.path) failed: \(error)")
             pending.fulfil(.error(HTTPError(.internalServerError, "internal server error"), for: request))
         }
+    }
+
+    /// The error a request with several session cookies answers: which one is the client's cannot
+    /// be told (a sibling subdomain, or another port while cookies are not `Secure`, can set one of
+    /// the same name: cookie tossing, a login CSRF). Taking none would let the tossed cookie win
+    /// once the browser drops the server's own, and the server can only expire its own, not one
+    /// set for a parent domain or another path: so 400, and `Clear-Site-Data` asks the browser to
+    /// drop this site's cookies (browsers that do not support it leave that to the user).
+    static func ambiguousCookie(named name: String) -> HTTPError {
+        HTTPError(
+            .badRequest,
+            "the request carries more than one \(name) cookie, so its session cannot be told: clear this site's cookies and reload",
+            headers: ["Clear-Site-Data": "\"cookies\""])
     }
 
     /// The error a store failure answers: 503, with `Retry-After` when the store is only busy. A

@@ -52,7 +52,10 @@ public final class LoginThrottle: Sendable {
         let session: String
         let pair: String
         let client: String
-        let username: String
+        /// The username the attempt logs in as.
+        public let username: String
+        /// The client's address as given (the limits count an IPv6 client by its /64).
+        public let clientAddress: String
         /// Whether the attempt counts against its username: set by `admit`, false for a client
         /// that logged in as that user recently.
         public internal(set) var countsForUsername = true
@@ -66,6 +69,7 @@ public final class LoginThrottle: Sendable {
             // The username is length-prefixed so that no username can forge another pair's key.
             pair = "\(username.utf8.count):\(username)@\(client)"
             self.username = username
+            self.clientAddress = clientAddress
         }
     }
 
@@ -108,6 +112,17 @@ public final class LoginThrottle: Sendable {
             wait = max(wait, usernames.secondsUntilUnblocked(keys: [attempt.username]))
         }
         return wait
+    }
+
+    /// The limits `attempt` has reached (`session`, `username and client`, `client`, `username`),
+    /// the ones that refuse it now; empty when it may be tried. For logging a lockout.
+    public func reachedLimits(_ attempt: Attempt) -> [String] {
+        var reached: [String] = []
+        if sessions.isBlocked(keys: [attempt.session]) { reached.append("session") }
+        if pairs.isBlocked(keys: [attempt.pair]) { reached.append("username and client") }
+        if clients.isBlocked(keys: [attempt.client]) { reached.append("client") }
+        if !isKnown(attempt) && usernames.isBlocked(keys: [attempt.username]) { reached.append("username") }
+        return reached
     }
 
     /// Admits `attempt` to have its password checked when none of its keys is at its limit, and

@@ -16,6 +16,8 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
     public var reminderDelayMilliseconds = 5000
     /// Who can log in: username → Argon2id hash (none by default; config.json ships `demo`).
     public var users: [String: String] = [:]
+    /// Whether the shipped demo account may be served on a `host` that is not loopback.
+    public var allowDemoAccount = false
     /// The threads that check passwords (64 MiB and ~65 ms of a core each): as many checks run at
     /// once, off the server's threads.
     public var passwordCheckThreads = DemoEnvironment.defaultPasswordCheckThreads
@@ -64,6 +66,11 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
             ) {
                 $1.users = DemoConfiguration.parseUsers($0.arrayValue!)!
             },
+            ConfigurationKey(
+                "allowDemoAccount", .boolean, "serve the shipped demo account (demo / appshell) on a non-loopback host"
+            ) {
+                $1.allowDemoAccount = $0.boolValue!
+            },
             ConfigurationKey("passwordCheckThreads", .integer(1...256), "threads that check passwords") {
                 $1.passwordCheckThreads = $0.integerValue!
             },
@@ -88,6 +95,20 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
                 "how long a password check keeps a busy core at most (passwordCheckPriority \"share\")"
             ) { $1.passwordCheckSliceMicroseconds = $0.integerValue! },
         ]
+
+    /// The hash of the demo account's password (`appshell`) that config.json ships: anyone can log
+    /// in with it.
+    public static let demoPasswordHash =
+        "$argon2id$v=19$m=65536,t=2,p=1$0/qOVdgtO+/T0r14ZF5SWQ$Db8VdRj7CqoQmDVTI1dQA3q6G5oRL3DarWL9lrOa1YE"
+
+    /// Refuses the demo account on a host other clients can reach, unless `allowDemoAccount`.
+    public func validate() throws(ConfigurationError) {
+        guard !shell.bindsLoopback, !allowDemoAccount, users.values.contains(Self.demoPasswordHash) else { return }
+        throw ConfigurationError(
+            "the demo account (password appshell, shipped in config.json) is not served on \(shell.server.host), "
+                + "which is not loopback: give \"users\" (APPSHELL_USERS) your own accounts (appshell hash-password), "
+                + "or set \"allowDemoAccount\" (APPSHELL_ALLOW_DEMO_ACCOUNT) to true")
+    }
 
     /// The `passwordCheckSliceMicroseconds` key's type: 0, or 100 µs to 100 ms.
     static let sliceKind = ConfigurationKind.json(

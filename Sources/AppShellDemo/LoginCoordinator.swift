@@ -1,5 +1,6 @@
 import AppShell
 import AppShellAuth
+import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
@@ -88,6 +89,7 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         } settle: { [environment] valid in
             // At normal priority, off the pool's thread: other logins take the throttle's lock.
             environment.throttle.recordOutcome(attempt, succeeded: valid)
+            if !valid { LoginCoordinator.logFailure(attempt, environment.throttle) }
         } then: { root, valid throws(ActionError) in
             // Other requests of the session ran meanwhile: it must still be at the login screen.
             guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
@@ -114,6 +116,21 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         defaults.set(username, forKey: "username")
         root.rotateSessionID()
         (parent as? AppCoordinator)?.showMain()
+    }
+
+    /// Logs a failed login, and the lockout it caused when it made the attempt's keys reach a
+    /// limit (later attempts are refused before any check, and not logged one by one): the
+    /// username and the client, never the password.
+    private static func logFailure(_ attempt: LoginThrottle.Attempt, _ throttle: LoginThrottle) {
+        AccessLog.security("login failed", ["username": attempt.username, "client": attempt.clientAddress])
+        let reached = throttle.reachedLimits(attempt)
+        guard !reached.isEmpty else { return }
+        AccessLog.security(
+            "login lockout",
+            [
+                "username": attempt.username, "client": attempt.clientAddress,
+                "limits": reached.joined(separator: ", "),
+            ])
     }
 
     /// A refused attempt: the screen shows the same words the JSON answer's `error` carries, so

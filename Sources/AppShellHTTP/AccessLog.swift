@@ -13,16 +13,20 @@ public struct AccessLog: Sendable {
     /// A log that writes request lines when `enabled`.
     public init(enabled: Bool) { self.enabled = enabled }
 
-    /// `{"time","requestID","method","path","status","bytes","micros"}` for one finished request
-    /// (`requestID` as in its `X-Request-ID` answer).
-    func request(method: String, path: String, status: Int, bytes: Int, micros: Int, requestID: String) {
+    /// `{"time","requestID","client","method","path","status","bytes","micros"}` for one finished
+    /// request (`requestID` as in its `X-Request-ID` answer, `client` as `trustedProxies` resolve it).
+    func request(
+        method: String, path: String, status: Int, bytes: Int, micros: Int, requestID: String, client: String
+    ) {
         guard enabled else { return }
         var line: [UInt8] = []
-        line.reserveCapacity(160)
+        line.reserveCapacity(192)
         line.append(contentsOf: "{\"time\":\"".utf8)
         line.append(contentsOf: Clock.wallTimestamp().utf8)
         line.append(contentsOf: "\",\"requestID\":".utf8)
         JSON.writeString(requestID, into: &line)
+        line.append(contentsOf: ",\"client\":".utf8)
+        JSON.writeString(client, into: &line)
         line.append(contentsOf: ",\"method\":".utf8)
         JSON.writeString(method, into: &line)
         line.append(contentsOf: ",\"path\":".utf8)
@@ -51,6 +55,26 @@ public struct AccessLog: Sendable {
     public static func error(_ message: String, requestID: String) {
         write(Array("appshell: [request \(requestID)] \(message)\n".utf8), to: 2)
     }
+
+    /// A security event, such as a failed login or a lockout, as one line on standard error:
+    /// `appshell: security: <event> name="value" …`. Each value is written as a JSON string of at
+    /// most `securityValueLength` characters, so no value (a username is the client's to choose)
+    /// can end the line, forge a field or flood the log.
+    public static func security(_ event: String, _ fields: KeyValuePairs<String, String>) {
+        var line = Array("appshell: security: \(event)".utf8)
+        for (name, value) in fields {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: name.utf8)
+            line.append(UInt8(ascii: "="))
+            let shown = value.count > securityValueLength ? value.prefix(securityValueLength) + "…" : value
+            JSON.writeString(String(shown), into: &line)
+        }
+        line.append(0x0A)
+        write(line, to: 2)
+    }
+
+    /// The characters of a security event's value that are written.
+    public static let securityValueLength = 128
 
     private static func write(_ bytes: [UInt8], to descriptor: Int32) {
         bytes.withUnsafeBytes { StandardError.writeAll($0, to: descriptor) }

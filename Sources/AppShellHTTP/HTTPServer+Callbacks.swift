@@ -69,12 +69,13 @@ let requestStartedCallback: appshell_mhd_uri_log_callback = { cls, uri, connecti
 
 /// Called once more for every chunk of the body and once at the end.
 let accessHandlerCallback: MHD_AccessHandlerCallback = {
-    cls, connection, _, method, _, uploadData, uploadSize, requestContext in
+    cls, connection, url, method, version, uploadData, uploadSize, requestContext in
     guard let cls, let connection, let uploadSize, let requestContext, let raw = requestContext.pointee
     else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
-    return server.handle(connection, pending, method: method, upload: uploadData, uploadSize: uploadSize)
+    return server.handle(
+        connection, pending, line: (method, url, version), upload: uploadData, uploadSize: uploadSize)
 }
 
 /// Called when a request is done (sent, failed or timed out).
@@ -123,15 +124,21 @@ extension HTTPServer {
     }
 
     fileprivate func handle(
-        _ connection: OpaquePointer, _ pending: PendingRequest, method: UnsafePointer<CChar>?,
+        _ connection: OpaquePointer, _ pending: PendingRequest,
+        line: (method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?),
         upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>
     ) -> MHD_Result {
         if !pending.headersSeen {
             // First call: headers only. Answering now would be an "early response" that closes
             // the connection, so only a request whose body must not be read is answered.
             pending.headersSeen = true
-            pending.method = method.map { String(cString: $0) } ?? ""
+            pending.method = line.method.map { String(cString: $0) } ?? ""
             pending.requestID = HTTPServer.requestID(of: connection)
+            if let method = line.method, let url = line.url, let version = line.version,
+                let refusal = refuseHead(connection, pending, method: method, url: url, version: version)
+            {
+                return send(refusal, on: connection, pending)
+            }
             let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
             if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil {
                 if let refusal = refuseFraming(connection, withContentLength: length != nil) {
@@ -204,11 +211,12 @@ extension HTTPServer {
         var body: [UInt8] = []
         swap(&body, &pending.body)
         let peer = ClientAddress(appshell_mhd_client_address(connection))
+        let client = configuration.trustedProxies.client(of: peer, headers: pending.headers)
+        pending.client = client.ipAddress
         return answer(
             Request(
                 method: method, target: pending.target, parts: parts, headers: pending.headers, body: body,
-                address: peer, client: configuration.trustedProxies.client(of: peer, headers: pending.headers),
-                requestID: pending.requestID), pending)
+                address: peer, client: client, requestID: pending.requestID), pending)
     }
 
     /// The responder's answer to `request`, or the error it threw as a response; the route it went

@@ -84,7 +84,7 @@ extension HTTPServer {
 
     /// `response` as a client would read it: its body in memory, with the fields the server adds.
     private func finished(_ response: Response, method: HTTPMethod, _ pending: PendingRequest) -> Response {
-        var answer = Response(status: response.status, headers: response.headers)
+        var answer = Response(status: response.status, headers: SecurityHeaders.adding(to: response.headers))
         var bytes: [UInt8] = []
         switch response.body {
         case .bytes(let body):

@@ -25,8 +25,9 @@ extension HTTPServer {
             route: pending.route, status: status, micros: pending.answeredMicros - pending.startMicros)
         if status >= 500 { statistics.count(pending.errorCause ?? .handler) }
         guard log.enabled else { return }
+        let client = (pending.client ?? pending.peer).map { ClientAddress($0).text } ?? ""
         log.request(
             method: pending.method, path: pending.logPath, status: status, bytes: pending.bytes,
-            micros: Clock.monotonicMicros() - pending.startMicros, requestID: pending.requestID.text)
+            micros: Clock.monotonicMicros() - pending.startMicros, requestID: pending.requestID.text, client: client)
     }
 }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 
 // What the server does with a request's header fields and body before the responder sees them: how
 // the fields are collected, whether the body is read at all, whether its framing can be trusted,
@@ -40,10 +41,10 @@ extension HTTPServer {
     }
 
     /// The answer to a body framed by `Transfer-Encoding` that cannot be read safely (RFC 9112
-    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape) or without `chunked`
-    /// as its final coding, 400; with other codings before `chunked`, 501. `nil` for plain
-    /// `chunked`. libmicrohttpd 0.9.75 would read the first as chunked and the others to the end
-    /// of the connection. The connection closes after the answer.
+    /// §6.1, §6.3): with `Content-Length` as well (a request-smuggling shape), without `chunked`
+    /// as its final coding, with `chunked` twice, or other than a field that is exactly `chunked`,
+    /// 400; with other codings before `chunked`, 501. `nil` for plain `chunked`. libmicrohttpd
+    /// 0.9.75 would read the first as chunked and the others to the end of the connection. The connection closes after the answer.
     func refuseFraming(_ connection: OpaquePointer, withContentLength: Bool) -> Response? {
         var values = HTTPHeaders()
         _ = withUnsafeMutablePointer(to: &values) {
@@ -56,9 +57,17 @@ extension HTTPServer {
             error = .badRequest("a request must not carry both Transfer-Encoding and Content-Length")
         } else if codings.last != "chunked" {
             error = .badRequest("the body's length cannot be determined: chunked must be the final transfer coding")
+        } else if codings.dropLast().contains("chunked") {
+            error = .badRequest("chunked must not be applied more than once (RFC 9112 §6.1)")
         } else if codings.count > 1 {
             let others = codings.dropLast().joined(separator: ", ")
             error = HTTPError(.notImplemented, "the transfer coding \(others) is not implemented by this server")
+        } else if let first = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding"),
+            strcasecmp(first, "chunked") != 0
+        {
+            // libmicrohttpd reads a chunked body only for the field `chunked` exactly, and any other
+            // body to the connection's end (a client that keeps it open waits for the idle timeout).
+            error = .badRequest("the Transfer-Encoding field must be exactly chunked, with no spaces around it")
         } else {
             error = nil
         }

@@ -112,7 +112,8 @@ extension HTTPServer {
         return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
     }
 
-    /// Adds `headers` to a libmicrohttpd response; `Content-Length` is libmicrohttpd's to set.
+    /// Adds `headers` to a libmicrohttpd response, and the `SecurityHeaders` they lack;
+    /// `Content-Length` is libmicrohttpd's to set.
     static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {
         for field in headers.storage where !HTTPHeaders.equalNames(field.name, "Content-Length") {
             // withCString lends the string's own bytes when it can (no copy to a C array).
@@ -120,5 +121,6 @@ extension HTTPServer {
                 field.value.withCString { value in _ = MHD_add_response_header(made, name, value) }
             }
         }
+        SecurityHeaders.forEachMissing(in: headers) { _ = MHD_add_response_header(made, $0, $1) }
     }
 }

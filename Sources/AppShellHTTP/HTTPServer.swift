@@ -104,7 +104,7 @@ public final class HTTPServer: Sendable {
                 accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
                 completed_handler: completedCallback,
                 uri_log_handler: requestStartedCallback, connection_handler: connectionCallback,
-                context: retained.toOpaque())
+                message_handler: libraryMessageCallback, context: retained.toOpaque())
             guard let daemon = appshell_mhd_start(&settings) else {
                 HTTPServer.stop(loops, listener)
                 retained.release()

@@ -47,6 +47,9 @@ final class PendingRequest: @unchecked Sendable {
     }
     /// The client's address as the per-address connection limit counts it.
     @exclusivity(unchecked) var peer: IPAddress?
+    /// The request's client as `trustedProxies` resolve it, once its header fields were read
+    /// (`nil` before: the access log then names the peer).
+    @exclusivity(unchecked) var client: IPAddress?
     /// The request's id (see `RequestID`), set when its header fields have arrived.
     @exclusivity(unchecked) var requestID = RequestID.Value.generated(0)
     /// The index of the label the request is counted under in `RequestMetrics`.
@@ -104,6 +107,7 @@ final class PendingRequest: @unchecked Sendable {
         status = 0
         bytes = 0
         deferred = nil
+        client = nil
         inRequest = true
     }
 

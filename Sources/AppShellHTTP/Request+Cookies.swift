@@ -14,6 +14,27 @@ extension Request {
     /// of them: for a value that is parsed at once, such as a session id. (Not generic, so that a
     /// caller in another module pays nothing for it at run time.)
     public func withCookie(named name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        forEachCookie(named: name) { value in
+            body(value)
+            return false
+        }
+    }
+
+    /// Calls `body` with the bytes of the first cookie `name`, as `withCookie(named:_:)` does, and
+    /// returns how many cookies of that name the request carries: more than one is ambiguous (a
+    /// sibling subdomain or another port can set a cookie of the same name).
+    public func withFirstCookie(named name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Int {
+        var count = 0
+        forEachCookie(named: name) { value in
+            count += 1
+            if count == 1 { body(value) }
+            return true
+        }
+        return count
+    }
+
+    /// Calls `body` with the bytes of each cookie `name`, in order, until it returns false.
+    private func forEachCookie(named name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
         var wanted = name
         wanted.withUTF8 { wanted in
             forEachCookie { cookieName, value in
@@ -22,8 +43,7 @@ extension Request {
                     let want = wanted.baseAddress,
                     memcmp(name, want, wanted.count) == 0
                 else { return true }
-                body(value)
-                return false
+                return body(value)
             }
         }
     }

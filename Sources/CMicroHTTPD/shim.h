@@ -9,7 +9,10 @@
 #ifndef APPSHELL_CMICROHTTPD_SHIM_H
 #define APPSHELL_CMICROHTTPD_SHIM_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
@@ -23,6 +26,24 @@ static const uint64_t appshell_mhd_size_unknown = MHD_SIZE_UNKNOWN;
 /** Called with the raw request target; the returned pointer becomes the request's `*con_cls`. */
 typedef void *(*appshell_mhd_uri_log_callback)(void *cls, const char *uri,
                                                  struct MHD_Connection *connection);
+
+/** Called with each of libmicrohttpd's own messages, formatted, without its line break. */
+typedef void (*appshell_mhd_message_callback)(const char *message);
+
+/**
+ * libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER, called with a format and a va_list, which
+ * Swift cannot take): formats the message into a buffer (a longer one is cut at 1023 bytes) and
+ * hands it as a plain string to the `appshell_mhd_message_callback` that `cls` is.
+ */
+static void appshell_mhd_log(void *cls, const char *format, va_list arguments) {
+  char message[1024];
+  vsnprintf(message, sizeof message, format, arguments);
+  size_t length = strlen(message);
+  while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
+    message[--length] = '\0';
+  }
+  ((appshell_mhd_message_callback)cls)(message);
+}
 
 /** Everything AppShell passes to MHD_start_daemon, with typed fields. */
 struct appshell_mhd_settings {
@@ -38,6 +59,8 @@ struct appshell_mhd_settings {
   MHD_RequestCompletedCallback completed_handler;
   appshell_mhd_uri_log_callback uri_log_handler;
   MHD_NotifyConnectionCallback connection_handler;
+  /** Receives libmicrohttpd's messages (else they go to standard error as they are). */
+  appshell_mhd_message_callback message_handler;
   void *context;
 };
 
@@ -45,6 +68,11 @@ struct appshell_mhd_settings {
 static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_settings *settings) {
   struct MHD_OptionItem options[16];
   int n = 0;
+  /* First: libmicrohttpd warns on standard error when another option comes before it. */
+  if (settings->message_handler) {
+    options[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)appshell_mhd_log,
+                                           (void *)settings->message_handler};
+  }
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, settings->listen_socket, NULL};
   options[n++] =
       (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit, NULL};
@@ -98,6 +126,13 @@ static inline int appshell_mhd_connection_fd(struct MHD_Connection *connection) 
   const union MHD_ConnectionInfo *info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   return info ? info->connect_fd : -1;
+}
+
+/** The request's header section in bytes, request line and empty line included, or 0 (too early). */
+static inline size_t appshell_mhd_header_size(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info ? info->header_size : 0;
 }
 
 #endif

@@ -31,4 +31,23 @@ import Testing
         #expect(id(of: "/api/state") == generatedID)
         #expect(id(of: "/no/such/file") == replacedID)
     }
+
+    /// Every line names the client: the peer, or behind a trusted proxy the address it forwarded.
+    @Test func everyLineNamesTheClient() throws {
+        let running = try CommandTests.run(environment: [
+            "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "true", "APPSHELL_TRUSTED_PROXIES": "127.0.0.1",
+        ])
+        let port = try running.port()
+        let client = TestClient(port: port)
+        _ = try client.get("/healthz")
+        _ = try client.get("/api/state", headers: [("X-Forwarded-For", "203.0.113.7")])
+        running.terminate()
+        #expect(running.waitForExit() == 0)
+        let lines = running.outputText.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
+        func logged(_ path: String) -> String? {
+            lines.first { $0["path"]?.stringValue == path }?["client"]?.stringValue
+        }
+        #expect(logged("/healthz") == "127.0.0.1")
+        #expect(logged("/api/state") == "203.0.113.7")
+    }
 }

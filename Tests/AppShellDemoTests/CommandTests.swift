@@ -188,7 +188,9 @@ extension CommandTests {
     }
 
     @Test func onAllInterfacesWithoutAllowedHostsOnlyLoopbackNamesAndAddressesAreServed() throws {
-        let running = try Self.run(environment: ["APPSHELL_HOST": "0.0.0.0", "APPSHELL_PORT": "0"])
+        let running = try Self.run(environment: [
+            "APPSHELL_HOST": "0.0.0.0", "APPSHELL_PORT": "0", "APPSHELL_ALLOW_DEMO_ACCOUNT": "true",
+        ])
         let port = try running.port()
         let client = TestClient(port: port)
         #expect(try client.get("/healthz", headers: [("Host", "localhost:\(port)")]).status == 200)
@@ -204,6 +206,7 @@ extension CommandTests {
     @Test func configuredAllowedHostsAreServed() throws {
         let running = try Self.run(environment: [
             "APPSHELL_HOST": "0.0.0.0", "APPSHELL_PORT": "0", "APPSHELL_ALLOWED_HOSTS": "app.example.com",
+            "APPSHELL_ALLOW_DEMO_ACCOUNT": "true",
         ])
         let port = try running.port()
         let client = TestClient(port: port)

@@ -115,6 +115,33 @@ import Testing
         #expect(attacker.cookies["appshell_session"] == before)
     }
 
+    /// Two cookies with the session's name (one tossed in by a sibling subdomain or another port),
+    /// in one field or two: neither is taken, the answer says to clear the site's cookies (JSON or
+    /// HTML as the request prefers) and asks the browser to, and nothing is changed or issued.
+    @Test(arguments: [("application/json", false), ("text/html", false), ("text/html", true)])
+    func twoSessionCookiesAreRefused(accept: String, twoFields: Bool) throws {
+        let fixture = try Self.start()
+        let victim = fixture.live.client()
+        _ = try victim.send("POST", "/visit")
+        let own = try #require(victim.cookies["appshell_session"])
+        let tossed = fixture.live.client()
+        _ = try tossed.send("POST", "/visit")
+        let attacker = try #require(tossed.cookies["appshell_session"])
+        let cookies =
+            twoFields
+            ? [("Cookie", "appshell_session=\(attacker)"), ("Cookie", "appshell_session=\(own)")]
+            : [("Cookie", "theme=dark; appshell_session=\(attacker); appshell_session=\(own)")]
+        let response = try fixture.live.client().send("POST", "/visit", headers: [("Accept", accept)] + cookies)
+        #expect(response.status == 400)
+        #expect(response.text.contains("more than one appshell_session cookie"), "\(response.text)")
+        #expect(response.text.contains("clear this site"))
+        #expect(response.text.hasPrefix("<!doctype html>") == (accept == "text/html"))
+        #expect(response.headers["Clear-Site-Data"] == "\"cookies\"")
+        #expect(response.headers["Set-Cookie"] == nil)
+        #expect(try victim.get("/visits").text == "1")
+        #expect(try tossed.get("/visits").text == "1")
+    }
+
     @Test func aFloodOfCookielessRequestsWritesNothingAndStaysUnderTheCap() throws {
         let fixture = try Self.start(maxSessions: 200)
         for _ in 0..<1000 {

@@ -291,6 +291,26 @@ run_image --rm --read-only --entrypoint /bin/sh "$IMAGE" -c '
         if [ -e "$leftover" ]; then echo "left over from the build: $leftover"; exit 1; fi
     done' || fail "the image's binary or contents are not what they should be"
 
+step "the demo account on 0.0.0.0 (the image as it is): exit 2 and one line; a user of its own instead"
+# config.json ships demo/appshell, which anyone can read; the server refuses to serve it on a
+# non-loopback host unless APPSHELL_ALLOW_DEMO_ACCOUNT=true. The image sets no such allowance: the
+# containers below get a user of their own (README, Deploying in a container: Users).
+demo="$RUN_ID-demo"
+CONTAINERS+=("$demo")
+run_image --detach --name "$demo" --read-only "$IMAGE" >/dev/null
+demo_exit=$(podman wait "$demo")
+podman logs "$demo" >"$WORK/demo.out" 2>"$WORK/demo.err"
+cat "$WORK/demo.err"
+[ "$demo_exit" = 2 ] || fail "exit status $demo_exit with the demo account on 0.0.0.0, not 2"
+[ "$(wc -l <"$WORK/demo.err")" = 1 ] || fail "not exactly one line on standard error"
+grep -q '^appshell: configuration error: the demo account.*APPSHELL_ALLOW_DEMO_ACCOUNT' "$WORK/demo.err" \
+    || fail "the error line does not name the demo account and APPSHELL_ALLOW_DEMO_ACCOUNT"
+readonly USER_NAME=ctest USER_PASSWORD="container test passphrase"
+user_hash=$(printf '%s' "$USER_PASSWORD" | run_image --rm -i --read-only --network none "$IMAGE" hash-password)
+case "$user_hash" in '$argon2id$'*) ;; *) fail "hash-password printed: $user_hash" ;; esac
+readonly USERS_JSON="[{\"username\":\"$USER_NAME\",\"passwordHash\":\"$user_hash\"}]"
+login_action="{\"action\":\"login\",\"username\":\"$USER_NAME\",\"password\":\"$USER_PASSWORD\"}"
+
 volume="$RUN_ID-data"
 podman volume create "$volume" >/dev/null
 VOLUMES+=("$volume")
@@ -306,7 +326,7 @@ start_container() {
     run_image --detach --name "$name" \
         --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
         --publish "127.0.0.1:$port:8080" --volume "$volume:/data" \
-        --env APPSHELL_ALLOWED_HOSTS=app.example.test \
+        --env APPSHELL_ALLOWED_HOSTS=app.example.test --env APPSHELL_USERS="$USERS_JSON" \
         "$IMAGE" >/dev/null
 }
 
@@ -384,13 +404,12 @@ echo "GET / -> $page_status"
 echo "Host app.example.test -> 200, Host rebound.example -> 421"
 wait_for 30 "the splash did not route to login" screen_is login
 echo "splash -> login"
-act '{"action":"login","username":"demo","password":"appshell"}' | json 'j["screen"]' | grep -qx main \
-    || fail "login did not lead to main"
+act "$login_action" | json 'j["screen"]' | grep -qx main || fail "login did not lead to main"
 act '{"action":"showList"}' | json 'j["stack"]' | grep -qx '\["main", "list"\]' \
     || fail "showList did not push list"
 before=$(session_summary)
 echo "session before the restart: $before"
-case "$before" in *'"isLogin": true'*'"username": "demo"'*) ;; *) fail "login stored no defaults" ;; esac
+case "$before" in *'"isLogin": true'*"\"username\": \"$USER_NAME\""*) ;; *) fail "login stored no defaults" ;; esac
 
 step "SIGTERM (podman stop, ${STOP_GRACE_SECONDS}s grace) with an event stream open: exit 0 in time"
 curl --silent --no-buffer --max-time 60 -b "$jar" "$base/api/events" >"$WORK/events" 2>&1 &
@@ -450,7 +469,7 @@ checksum=$(sha256sum <"$store")
 newer="$RUN_ID-newer"
 CONTAINERS+=("$newer")
 run_image --detach --name "$newer" --read-only --read-only-tmpfs=false --volume "$volume:/data" \
-    "$IMAGE" >/dev/null
+    --env APPSHELL_USERS="$USERS_JSON" "$IMAGE" >/dev/null
 newer_exit=$(podman wait "$newer")
 podman logs "$newer" 2>&1 >/dev/null | tee "$WORK/newer.err"
 [ "$newer_exit" = 1 ] || fail "exit status $newer_exit, not 1"
@@ -470,7 +489,8 @@ for number in 1 2; do
     redis_ports+=("$(free_port)")
     name="$RUN_ID-redis-$number"
     CONTAINERS+=("$name")
-    # The host's network: Redis listens on the host's loopback only.
+    # The host's network: Redis listens on the host's loopback only. On loopback the demo account
+    # is served without an allowance (the login below uses it).
     run_image --detach --name "$name" --network host \
         --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
         --env APPSHELL_HOST=127.0.0.1 --env APPSHELL_PORT="${redis_ports[-1]}" \
