@@ -26,10 +26,11 @@ extension Shell {
                 }
                 return try state(request, session)
             })
-        router.post(
-            "/api/actions", respond { [self] context in try performJSON(ActionRequestContext(checking: context)) })
-        router.post(
-            "/actions",
+        router.add(
+            .post, "/api/actions", maxBodyBytes: maxActionBodyBytes,
+            respond { [self] context in try performJSON(ActionRequestContext(checking: context)) })
+        router.add(
+            .post, "/actions", maxBodyBytes: maxActionBodyBytes,
             SessionResponder(registry: registry, cookie: cookie) { [self] request, session in
                 // The form is checked before any app is made: a post with no valid token or from
                 // another site costs nothing but the refusal.

@@ -31,6 +31,8 @@ public final class Shell: Sendable {
     public let events: ShellEvents
     /// The forms' tokens.
     let tokens: CSRFTokens
+    /// The longest body an action (`POST /api/actions`, `POST /actions`) may have.
+    let maxActionBodyBytes: Int
     /// The state every new session shows at its first request (see `freshState`).
     private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
@@ -57,15 +59,18 @@ public final class Shell: Sendable {
     /// event streams open; `webApp` makes the site installable and able to open offline; the
     /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`;
     /// `relay` carries the session events to and from the other instances sharing the store, and
-    /// `ledger` counts the streams a session has open at all of them.
+    /// `ledger` counts the streams a session has open at all of them; an action's body is at most
+    /// `maxActionBodyBytes`.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil,
-        relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil
+        relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil,
+        maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes
     ) {
+        self.maxActionBodyBytes = maxActionBodyBytes
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay, ledger: ledger)
         self.application = application
         knownActions = application.knownActions

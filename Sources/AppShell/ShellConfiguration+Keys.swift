@@ -24,6 +24,13 @@ extension ShellConfiguration {
             $1.server.maxBodyBytes = $0.integerValue!
         },
         ConfigurationKey(
+            "maxActionBodyBytes", .integer(256...1_073_741_824), "largest action body (POST /api/actions, /actions)"
+        ) { $1.maxActionBodyBytes = $0.integerValue! },
+        ConfigurationKey(
+            "maxBufferedBodyBytes", .integer(65_536...68_719_476_736),
+            "bytes all request bodies being received may hold; 503 beyond"
+        ) { $1.server.maxBufferedBodyBytes = $0.integerValue! },
+        ConfigurationKey(
             "connectionMemoryBytes", .integer(4096...16_777_216),
             "per-connection memory; request line and headers must fit"
         ) { $1.server.connectionMemoryBytes = $0.integerValue! },

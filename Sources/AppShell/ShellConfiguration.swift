@@ -32,6 +32,12 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var storeWriteQueue = ShellConfiguration.defaultStoreWriteQueue
     /// The default of `storeWriteQueue`.
     public static let defaultStoreWriteQueue = 1024
+    /// The longest body an action may have (`POST /api/actions` and `/actions`; within the server's
+    /// `maxBodyBytes`): an action is a name and a few fields, and a longer body is an attempt to
+    /// hold the server's memory (500 unfinished 1 MiB uploads held 780 MiB, issue 31).
+    public var maxActionBodyBytes = ShellConfiguration.defaultMaxActionBodyBytes
+    /// The default of `maxActionBodyBytes`: 16 KiB.
+    public static let defaultMaxActionBodyBytes = 16_384
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -95,7 +95,8 @@ public final class ShellServer: Sendable {
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
-            webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger)
+            webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
+            maxActionBodyBytes: configuration.maxActionBodyBytes)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

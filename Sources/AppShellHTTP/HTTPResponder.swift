@@ -12,11 +12,18 @@ public protocol HTTPResponder: Sendable {
     /// discards the body as it arrives instead of collecting it, never answers 413 for it, and
     /// calls `respond(to:)` with the request without it. The default is true.
     func acceptsBody(_ request: Request) -> Bool
+
+    /// The longest body answering `request` reads, when it reads one (`acceptsBody`); a longer one
+    /// gets 413. `nil`, the default: the server's `maxBodyBytes`, which also bounds a larger value.
+    func maxBodyBytes(for request: Request) -> Int?
 }
 
 extension HTTPResponder {
     /// True: a responder that does not say reads every body (up to the configured limit).
     public func acceptsBody(_ request: Request) -> Bool { true }
+
+    /// `nil`: the server's `maxBodyBytes`.
+    public func maxBodyBytes(for request: Request) -> Int? { nil }
 }
 
 /// A responder made from a closure.

@@ -93,6 +93,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
         server.deferredResponses.remove(deferred.pending)
         pending.deferred = nil
     }
+    server.releaseBody(pending)
     server.statistics.completedCounter.add(1, ordering: .relaxed)
     server.statistics.inFlightCounter.subtract(1, ordering: .releasing)
     if pending.complete() {
@@ -150,7 +151,7 @@ extension HTTPServer {
             let declared = length.flatMap { Int(String(cString: $0)) }
             pending.bodyBytesToCome = declared ?? -1
             // A body is coming: collected only for a responder that reads it.
-            if !readsBody(connection, pending) {
+            guard let limit = bodyLimit(connection, pending) else {
                 // A client waiting for 100 Continue gets the answer instead and never sends the
                 // body (RFC 9110 §10.1.1); the connection then closes.
                 if let expect = MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect"),
@@ -161,8 +162,8 @@ extension HTTPServer {
                 pending.discardsBody = true
                 return .YES
             }
-            if let declared, declared > configuration.maxBodyBytes {
-                return send(tooLarge(), on: connection, pending)
+            if let refusal = beginBody(declared: declared, limit: limit, pending) {
+                return send(refusal, on: connection, pending)
             }
             return .YES
         }
@@ -172,22 +173,13 @@ extension HTTPServer {
             // loop turns again at once even while it has parked requests (see `EventLoop`).
             if pending.bodyBytesToCome >= 0 { pending.bodyBytesToCome -= count }
             if pending.bodyBytesToCome != 0 { EventLoop.current?.turnAgain = true }
-            if !pending.tooLarge && !pending.discardsBody {
-                if pending.body.count + count > configuration.maxBodyBytes {
-                    pending.tooLarge = true
-                    pending.body = []
-                } else if let upload {
-                    upload.withMemoryRebound(to: UInt8.self, capacity: count) {
-                        pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
-                    }
-                }
-            }
+            if !pending.discardsBody { receiveBody(upload, count: count, pending) }
             uploadSize.pointee = 0
             return .YES
         }
         if pending.isWaitingForAnswer { return .YES }
         if let deferred = pending.deferred { return answerAgain(deferred, on: connection, pending) }
-        if pending.tooLarge { return send(tooLarge(), on: connection, pending) }
+        if let refusal = bodyRefusal(pending) { return send(refusal, on: connection, pending) }
         return send(respond(connection, pending), on: connection, pending)
     }
 

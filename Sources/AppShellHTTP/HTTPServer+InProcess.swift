@@ -73,10 +73,12 @@ extension HTTPServer {
         }
         var kept = body
         if !body.isEmpty {
-            if !responder.acceptsBody(request(body: [])) {
+            let headersOnly = request(body: [])
+            if !responder.acceptsBody(headersOnly) {
                 kept = []
-            } else if body.count > configuration.maxBodyBytes {
-                return tooLarge()
+            } else {
+                let limit = min(configuration.maxBodyBytes, responder.maxBodyBytes(for: headersOnly) ?? .max)
+                if body.count > limit { return tooLarge(limit) }
             }
         }
         return answer(request(body: kept), pending)

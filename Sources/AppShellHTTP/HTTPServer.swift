@@ -40,6 +40,8 @@ public final class HTTPServer: Sendable {
 
     /// The open connections of each client address (the per-address limit).
     let connectionsPerAddress: ConnectionsPerAddress
+    /// The bytes the request bodies being received hold now (at most `maxBufferedBodyBytes`).
+    let bufferedBodyBytes = Atomic<Int>(0)
 
     /// The running event loops, the socket their daemons accept from, and the strong reference to
     /// the server the daemons' callbacks use as their `cls`.

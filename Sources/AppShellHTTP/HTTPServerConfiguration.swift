@@ -8,8 +8,13 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var port = 8080
     /// Worker threads in libmicrohttpd's pool; each runs its own epoll loop.
     public var threads = HTTPServerConfiguration.processorCount
-    /// The largest request body accepted; longer bodies get 413 and are never buffered.
+    /// The largest request body accepted; longer bodies get 413 and are never buffered. A route
+    /// may accept less (`HTTPResponder.maxBodyBytes(for:)`: the app shell's actions take 16 KiB).
     public var maxBodyBytes = 1_048_576
+    /// The bytes all request bodies being received may hold together; a body that does not fit
+    /// gets 503 with `Retry-After` and its connection closes. Each body holds its declared length
+    /// (`Content-Length`) from its first byte, or what arrived of a chunked one.
+    public var maxBufferedBodyBytes = 67_108_864
     /// libmicrohttpd's per-connection memory: the request line and headers must fit in it
     /// (a larger header block gets 431). 16 KiB holds a `Cookie` field of about 7 800 bytes
     /// (libmicrohttpd keeps the parsed cookies in the same memory) and other fields of about

@@ -26,6 +26,12 @@ final class PendingRequest: @unchecked Sendable {
     @exclusivity(unchecked) var body: [UInt8] = []
     /// Set when the body went past the limit: the rest is discarded and the answer is 413.
     @exclusivity(unchecked) var tooLarge = false
+    /// The most body bytes the request's responder reads (see `HTTPServer.bodyLimit`).
+    @exclusivity(unchecked) var bodyLimit = 0
+    /// The body bytes this request holds of the server's budget for buffered bodies.
+    @exclusivity(unchecked) var bodyHeld = 0
+    /// Set when the body did not fit in that budget: the rest is discarded and the answer is 503.
+    @exclusivity(unchecked) var overBudget = false
     /// Set when the responder reads no body for this request: it is discarded as it arrives.
     @exclusivity(unchecked) var discardsBody = false
     /// The body's bytes still to come by its `Content-Length` (-1: not declared, chunked).
@@ -102,6 +108,8 @@ final class PendingRequest: @unchecked Sendable {
         method = ""
         body = []
         tooLarge = false
+        bodyLimit = 0
+        overBudget = false
         discardsBody = false
         bodyBytesToCome = -1
         status = 0

@@ -14,6 +14,8 @@ public struct Router: HTTPResponder {
         let method: HTTPMethod
         let pattern: [Segment]
         let acceptsBody: Bool
+        /// The longest body the route reads (`nil`: the server's limit).
+        let maxBodyBytes: Int?
         let responder: any HTTPResponder
     }
 
@@ -31,8 +33,11 @@ public struct Router: HTTPResponder {
     /// Adds a route for `method` and `path` answered by `responder`. `acceptsBody` says whether
     /// it reads request bodies (`nil`: all methods but `GET`, `HEAD`, `DELETE` and `TRACE` do);
     /// when false, a body is discarded as it arrives and the responder gets the request without it.
+    /// `maxBodyBytes` is the longest body it reads (`nil`: the server's `maxBodyBytes`, which also
+    /// bounds a larger value); a longer one gets 413 before it is buffered.
     public mutating func add(
-        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil, _ responder: any HTTPResponder
+        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil, maxBodyBytes: Int? = nil,
+        _ responder: any HTTPResponder
     ) {
         let pattern = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
             $0.hasPrefix(":") ? Segment.capture(String($0.dropFirst())) : Segment.literal(String($0))
@@ -40,15 +45,15 @@ public struct Router: HTTPResponder {
         routes.append(
             Route(
                 method: method, pattern: Array(pattern), acceptsBody: acceptsBody ?? method.carriesContent,
-                responder: responder))
+                maxBodyBytes: maxBodyBytes, responder: responder))
     }
 
-    /// Adds a route answered by a closure (`acceptsBody` as for a responder).
+    /// Adds a route answered by a closure (`acceptsBody` and `maxBodyBytes` as for a responder).
     public mutating func add(
-        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil,
+        _ method: HTTPMethod, _ path: String, acceptsBody: Bool? = nil, maxBodyBytes: Int? = nil,
         _ handler: @escaping @Sendable (Request) throws -> Response
     ) {
-        add(method, path, acceptsBody: acceptsBody, ClosureResponder(handler))
+        add(method, path, acceptsBody: acceptsBody, maxBodyBytes: maxBodyBytes, ClosureResponder(handler))
     }
 
     /// Adds a `GET` (and so `HEAD`) route.
@@ -149,6 +154,15 @@ public struct Router: HTTPResponder {
         }
         guard !pathMatched, isImplemented(request.method), let fallback else { return false }
         return fallback.acceptsBody(request)
+    }
+
+    /// The longest body the route `request` goes to reads (`nil`: the server's limit); the
+    /// fallback's for a path no route matches.
+    public func maxBodyBytes(for request: Request) -> Int? {
+        for index in routes.indices where routes[index].method == request.method {
+            if match(routes[index].pattern, request.pathSegments) != nil { return routes[index].maxBodyBytes }
+        }
+        return fallback?.maxBodyBytes(for: request)
     }
 
     /// Whether the server implements `method`: RFC 9110 defines it or a route uses it.
