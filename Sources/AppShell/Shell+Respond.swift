@@ -50,6 +50,16 @@ extension Shell {
         _ request: Request, _ session: SessionContext, _ body: (LiveApp) throws -> Response
     ) throws -> Response {
         if session.isRetired { return try respondRetired(request, session, body) }
+        if session.attachment == nil, session.memo != nil {
+            // A visitor's session is about to be held in memory: one client may start only so many.
+            let wait = sessionStarts.admit(request.clientAddress, now: clock())
+            guard wait == 0 else {
+                throw HTTPError(
+                    .tooManyRequests,
+                    "too many new sessions from your address; try again in \(wait) seconds",
+                    headers: ["Retry-After": String(wait)])
+            }
+        }
         let made = session.isNew && session.attachment == nil ? clock() : nil
         let shell = live(session, now: made)
         return try withBound(shell, session) { () throws -> Response in

@@ -33,6 +33,8 @@ public final class Shell: Sendable {
     let tokens: CSRFTokens
     /// The longest body an action (`POST /api/actions`, `POST /actions`) may have.
     let maxActionBodyBytes: Int
+    /// How fast one client may start sessions held in memory.
+    let sessionStarts: SessionStartLimiter
     /// The state every new session shows at its first request (see `freshState`).
     private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
@@ -60,7 +62,8 @@ public final class Shell: Sendable {
     /// scheduler runs on `timers` (the server's shared queue), or on a queue of its own if `nil`;
     /// `relay` carries the session events to and from the other instances sharing the store, and
     /// `ledger` counts the streams a session has open at all of them; an action's body is at most
-    /// `maxActionBodyBytes`.
+    /// `maxActionBodyBytes`, and one client starts at most `newSessionsPerMinute` sessions held in
+    /// memory a minute (0: no limit).
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
@@ -68,9 +71,11 @@ public final class Shell: Sendable {
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession,
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil,
         relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil,
-        maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes
+        maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes,
+        newSessionsPerMinute: Int = ShellConfiguration.defaultNewSessionsPerMinute
     ) {
         self.maxActionBodyBytes = maxActionBodyBytes
+        sessionStarts = SessionStartLimiter(perMinute: newSessionsPerMinute)
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay, ledger: ledger)
         self.application = application
         knownActions = application.knownActions

@@ -65,6 +65,10 @@ extension ShellConfiguration {
         ) {
             $1.storeURL = $0.stringValue!
         },
+        ConfigurationKey(
+            "newSessionsPerMinute", .integer(0...1_000_000),
+            "sessions held in memory one client may start a minute; 429 beyond (0: no limit)"
+        ) { $1.newSessionsPerMinute = $0.integerValue! },
         ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
         ConfigurationKey(
             "metricsToken", .string, "bearer token for GET /metrics from anywhere (unset: loopback clients only)"

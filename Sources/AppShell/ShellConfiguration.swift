@@ -38,6 +38,12 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var maxActionBodyBytes = ShellConfiguration.defaultMaxActionBodyBytes
     /// The default of `maxActionBodyBytes`: 16 KiB.
     public static let defaultMaxActionBodyBytes = 16_384
+    /// Sessions one client (an IPv4 address, an IPv6 /64) may start a minute that the server holds
+    /// in memory (a visitor whose cookie comes back); one more gets 429 with `Retry-After`. 0: no
+    /// limit.
+    public var newSessionsPerMinute = ShellConfiguration.defaultNewSessionsPerMinute
+    /// The default of `newSessionsPerMinute`: 600 at once, then 10 a second.
+    public static let defaultNewSessionsPerMinute = 600
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -96,7 +96,8 @@ public final class ShellServer: Sendable {
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
             webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
-            maxActionBodyBytes: configuration.maxActionBodyBytes)
+            maxActionBodyBytes: configuration.maxActionBodyBytes,
+            newSessionsPerMinute: configuration.newSessionsPerMinute)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -1,0 +1,48 @@
+import AppShellDemo
+import AppShellHTTP
+import AppShellTesting
+import Foundation
+import Testing
+
+/// How fast one client may start sessions held in memory (issue 31, finding 2).
+@Suite struct SessionStartLimitTests {
+    /// The demo behind a trusted proxy (127.0.0.1), each client 3 sessions held in memory a minute.
+    static func start() throws -> LiveServer {
+        var configuration = try DemoConfiguration.load(
+            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
+            environment: [:])
+        configuration.store = .memory
+        configuration.splashDelayMilliseconds = 0
+        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
+        configuration.shell.newSessionsPerMinute = 3
+        let app = try DemoApp(configuration: configuration)
+        var server = LiveServer.testConfiguration
+        server.trustedProxies = try TrustedProxies(["127.0.0.1"])
+        return try LiveServer(configuration: server, responder: try app.makeResponder())
+    }
+
+    /// A visitor from `address`: its first request (no cookie), then the second, with the cookie
+    /// (where its session is held in memory); returns the second's answer.
+    static func visit(_ live: LiveServer, from address: String) throws -> TestResponse {
+        let client = live.client()
+        let from = [("X-Forwarded-For", address)]
+        #expect(try client.get("/api/state", headers: from).status == 200)
+        return try client.get("/api/state", headers: from)
+    }
+
+    /// Fails on the code before: the fourth visitor's session was held like the others (200).
+    @Test func oneClientStartsOnlySoManySessionsAMinute() throws {
+        let live = try Self.start()
+        for _ in 1...3 { #expect(try Self.visit(live, from: "203.0.113.7").status == 200) }
+        let fourth = try Self.visit(live, from: "203.0.113.7")
+        #expect(fourth.status == 429)
+        #expect(Int(fourth.headers["Retry-After"] ?? "") ?? 0 >= 1)
+        #expect(fourth.json["error"]?.stringValue?.hasPrefix("too many new sessions from your address") == true)
+        // An IPv6 client counts by its /64; other clients start theirs.
+        #expect(try Self.visit(live, from: "198.51.100.1").status == 200)
+        for index in 1...3 { #expect(try Self.visit(live, from: "2001:db8:1:2::\(index)").status == 200) }
+        #expect(try Self.visit(live, from: "2001:db8:1:2::99").status == 429)
+        // A first request without a cookie holds nothing and is never refused.
+        #expect(try live.client().get("/api/state", headers: [("X-Forwarded-For", "203.0.113.7")]).status == 200)
+    }
+}
