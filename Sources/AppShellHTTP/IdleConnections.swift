@@ -1,4 +1,4 @@
-import Glibc
+import CMicroHTTPD
 
 /// The connections of one event loop that wait for a request, oldest first, and what the loop
 /// does with them: a connection kept alive after an answer is closed once it has waited
@@ -149,7 +149,7 @@ final class IdleConnections {
         unlink(pending)
         pending.shutDown = true
         closing += 1
-        if pending.socket >= 0 { _ = shutdown(pending.socket, Int32(SHUT_RDWR)) }
+        if pending.socket >= 0 { _ = appshell_shutdown_socket(pending.socket) }
     }
 
     private func unlink(_ pending: PendingRequest) {

@@ -135,4 +135,8 @@ static inline size_t appshell_mhd_header_size(struct MHD_Connection *connection)
   return info ? info->header_size : 0;
 }
 
+/** Shuts both directions of a connection's socket down (libmicrohttpd then sees its end and
+ * closes the connection). In C: Glibc's module does not export SHUT_RDWR on every build. */
+static inline int appshell_shutdown_socket(int fd) { return shutdown(fd, SHUT_RDWR); }
+
 #endif
