@@ -41,7 +41,9 @@ extension Shell {
         hasher.combine(session.id)
         hasher.combine(target)
         let rendered = hasher.finalize()
-        guard shell.pageRendered == rendered, target.utf8.count <= Self.maxKeptPageTargetBytes else {
+        guard shell.pageRendered == rendered, target.utf8.count <= Self.maxKeptPageTargetBytes,
+            shell.mayKeep(response)
+        else {
             shell.pageRendered = rendered
             shell.pageCache = nil
             return .prepared(response)

@@ -35,6 +35,10 @@ public final class Shell: Sendable {
     let maxActionBodyBytes: Int
     /// How fast one client may start sessions held in memory.
     let sessionStarts: SessionStartLimiter
+    /// What the live apps' kept answers may hold in all.
+    let cachedAnswers: CachedAnswerBudget
+    /// The bytes the live apps' kept answers (their state, their page) hold now.
+    public var keptAnswerBytes: Int { cachedAnswers.heldBytes }
     /// The state every new session shows at its first request (see `freshState`).
     private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
@@ -63,7 +67,8 @@ public final class Shell: Sendable {
     /// `relay` carries the session events to and from the other instances sharing the store, and
     /// `ledger` counts the streams a session has open at all of them; an action's body is at most
     /// `maxActionBodyBytes`, and one client starts at most `newSessionsPerMinute` sessions held in
-    /// memory a minute (0: no limit).
+    /// memory a minute (0: no limit); the answers the live apps keep prepared hold at most
+    /// `maxCachedAnswerBytes` in all.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
@@ -72,8 +77,10 @@ public final class Shell: Sendable {
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock, timers: TimerQueue? = nil,
         relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil,
         maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes,
-        newSessionsPerMinute: Int = ShellConfiguration.defaultNewSessionsPerMinute
+        newSessionsPerMinute: Int = ShellConfiguration.defaultNewSessionsPerMinute,
+        maxCachedAnswerBytes: Int = ShellConfiguration.defaultMaxCachedAnswerBytes
     ) {
+        cachedAnswers = CachedAnswerBudget(limit: maxCachedAnswerBytes)
         self.maxActionBodyBytes = maxActionBodyBytes
         sessionStarts = SessionStartLimiter(perMinute: newSessionsPerMinute)
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay, ledger: ledger)
@@ -147,6 +154,7 @@ public final class Shell: Sendable {
         } else {
             shell = application.makeApp(defaults: session.defaults, now: now)
         }
+        shell.join(cachedAnswers)
         session.attachment = shell
         session.memo = nil
         return shell

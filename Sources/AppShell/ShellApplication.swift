@@ -186,12 +186,26 @@ public final class LiveApp {
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
     /// same and no action ran since (an action may change what a screen shows, e.g. a message).
     @exclusivity(unchecked) var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
+    {
+        didSet { recount(oldValue?.response, stateCache?.response) }
+    }
     /// The last page rendered, valid on the same terms, for the same session id (its forms carry
     /// a token made from the id) and the same URL.
     @exclusivity(unchecked) var pageCache:
         (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
+    {
+        didSet { recount(oldValue?.response, pageCache?.response) }
+    }
+    /// The budget the two caches' bytes count against (set when the app is a session's live app;
+    /// `nil` for a throwaway copy), and what they hold of it.
+    @exclusivity(unchecked) var cacheBudget: CachedAnswerBudget?
+    @exclusivity(unchecked) var cachedBytes = 0
     /// The URL of the page kept for the next request, if one is (what a session keeps in memory).
     public var keptPageTarget: String? { pageCache?.target }
+    /// Whether the state's answer is kept for the next read.
+    public var keepsState: Bool { stateCache != nil }
+    /// The bytes its kept answers hold of the shell's budget (`Shell.keptAnswerBytes`).
+    public var keptAnswerBytes: Int { cachedBytes }
     /// A hash of the last page rendered and not kept (its version, session id and URL): a page is
     /// kept once it is asked for a second time (see `Shell.renderPage`).
     @exclusivity(unchecked) var pageRendered: Int?
@@ -213,6 +227,8 @@ public final class LiveApp {
         self.coordinator = coordinator
         root.app = self
     }
+
+    deinit { cacheBudget?.add(-cachedBytes) }
 
     /// The routes the app's coordinators declare (`Route`), derived once per app type.
     lazy var routes: [RouteEntry] = RestorationRegistry.of(type(of: coordinator)).routes

@@ -69,6 +69,10 @@ extension ShellConfiguration {
             "newSessionsPerMinute", .integer(0...1_000_000),
             "sessions held in memory one client may start a minute; 429 beyond (0: no limit)"
         ) { $1.newSessionsPerMinute = $0.integerValue! },
+        ConfigurationKey(
+            "maxCachedAnswerBytes", .integer(0...68_719_476_736),
+            "bytes the live apps' prepared answers may hold in all; beyond, answers are not kept"
+        ) { $1.maxCachedAnswerBytes = $0.integerValue! },
         ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
         ConfigurationKey(
             "metricsToken", .string, "bearer token for GET /metrics from anywhere (unset: loopback clients only)"

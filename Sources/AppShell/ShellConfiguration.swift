@@ -44,6 +44,11 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var newSessionsPerMinute = ShellConfiguration.defaultNewSessionsPerMinute
     /// The default of `newSessionsPerMinute`: 600 at once, then 10 a second.
     public static let defaultNewSessionsPerMinute = 600
+    /// The bytes the answers the live apps keep prepared (their state, their page) may hold in
+    /// all; past it answers are made for each request and not kept (see `CachedAnswerBudget`).
+    public var maxCachedAnswerBytes = ShellConfiguration.defaultMaxCachedAnswerBytes
+    /// The default of `maxCachedAnswerBytes`: 256 MiB (about 60 000 sessions' state and page).
+    public static let defaultMaxCachedAnswerBytes = 268_435_456
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -97,7 +97,8 @@ public final class ShellServer: Sendable {
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
             webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
             maxActionBodyBytes: configuration.maxActionBodyBytes,
-            newSessionsPerMinute: configuration.newSessionsPerMinute)
+            newSessionsPerMinute: configuration.newSessionsPerMinute,
+            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -122,7 +122,8 @@ extension LiveApp {
             return cache.response
         }
         let response = PreparedResponse(.json(bytes: stateBytes(defaults: session.defaults)))
-        stateCache = (root.version, values, response)
+        // Kept while the budget for kept answers has room (else made again for the next read).
+        stateCache = mayKeep(response) ? (root.version, values, response) : nil
         return response
     }
 }

@@ -15,6 +15,9 @@ public final class PreparedResponse: @unchecked Sendable {
 
     /// The response as a handler sees it.
     public let response: Response
+    /// About the memory the prepared response holds: its body twice (the response's, and the copy
+    /// libmicrohttpd sends from) and about 1 KiB for its header fields and objects.
+    public var heldBytes: Int { 2 * storage.count + 1024 }
     /// The body's bytes for libmicrohttpd to read (empty when the body is not bytes). They belong
     /// to `handle`, destroyed with this object; each libmicrohttpd response that sends them keeps
     /// this object until libmicrohttpd is done with it, which can be long after its last other

@@ -67,4 +67,40 @@ import Testing
         _ = try PageTests.html(client, "/login")
         #expect(try Self.liveApp(app, client)?.keptPageTarget == "/login")
     }
+
+    /// The answers the live apps keep hold no more than `maxCachedAnswerBytes` in all, and give it
+    /// back when their session leaves memory (issue 31, finding 2). Fails on the code before: the
+    /// state was kept whatever the bytes already kept.
+    @Test func keptAnswersStayWithinTheirBudget() throws {
+        let (app, live) = try ShellAPITests.start()
+        let client = live.client()
+        _ = try client.get("/api/state")
+        _ = try client.get("/api/state")
+        #expect(try Self.liveApp(app, client)?.keepsState == true)
+        #expect(app.shell.keptAnswerBytes > 0)
+        let none = try ShellAPITests.makeApp(splashDelay: 0, maxSessionsInMemory: 1) {
+            $0.shell.maxCachedAnswerBytes = 0
+        }
+        let server = try LiveServer(responder: try none.makeResponder())
+        let reader = server.client()
+        _ = try reader.get("/api/state")
+        #expect(try reader.get("/api/state").status == 200)
+        #expect(try reader.get("/api/state").status == 200)
+        #expect(try Self.liveApp(none, reader)?.keepsState == false)
+        #expect(none.shell.keptAnswerBytes == 0)
+        // With room, a session's kept state is given back when it leaves memory.
+        let one = try ShellAPITests.makeApp(splashDelay: 0, maxSessionsInMemory: 1)
+        let oneServer = try LiveServer(responder: try one.makeResponder())
+        let first = oneServer.client()
+        _ = try first.get("/api/state")
+        #expect(try ShellAPITests.login(first).status == 200)
+        _ = try first.get("/api/state")
+        #expect(one.shell.keptAnswerBytes > 0)
+        let firstID = try #require(SessionID(first.cookies[one.cookie.name] ?? ""))
+        let second = oneServer.client()
+        _ = try second.get("/api/state")
+        #expect(try ShellAPITests.login(second).status == 200)
+        #expect(!one.sessions.holdsInMemory(firstID))
+        #expect(one.shell.keptAnswerBytes == (try Self.liveApp(one, second)?.keptAnswerBytes ?? -1))
+    }
 }

@@ -23,7 +23,9 @@ import Testing
         return (app, try TestServer(mode, responder: try app.makeResponder()))
     }
 
-    static func makeApp(splashDelay: Int, maxSessionsInMemory: Int?) throws -> DemoApp {
+    static func makeApp(
+        splashDelay: Int, maxSessionsInMemory: Int?, _ edit: (inout DemoConfiguration) -> Void = { _ in }
+    ) throws -> DemoApp {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -31,6 +33,7 @@ import Testing
         configuration.splashDelayMilliseconds = splashDelay
         if let maxSessionsInMemory { configuration.sessions.maxSessionsInMemory = maxSessionsInMemory }
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
+        edit(&configuration)
         return try DemoApp(configuration: configuration)
     }
 
