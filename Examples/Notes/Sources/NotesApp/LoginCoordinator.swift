@@ -48,15 +48,25 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         let username = request.string("username") ?? ""
         let password = request.string("password") ?? ""
         if let next = request.string("next"), Shell.isSameSitePath(next) { self.next = next }
-        let attempt = LoginThrottle.Attempt(
+        var admitted = LoginThrottle.Attempt(
             sessionKey: "session:" + (root.sessionID?.text ?? ""), username: username,
             clientAddress: request.clientAddress)
-        let wait = environment.throttle.admit(attempt)
+        let wait = environment.throttle.admit(&admitted)
+        let attempt = admitted
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
+        // A few checks at a time per client network; the check keeps its place until it has run.
+        guard let place = environment.checkQuota.take(for: request.clientAddress) else {
+            environment.throttle.withdraw(attempt)
+            throw refusal(
+                429, "Too many logins from your network are being checked. Wait for their answers.",
+                retryAfterSeconds: 1)
+        }
         let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            let valid = environment.authenticate(username: username, password: password)
+            let valid = withExtendedLifetime(place) {
+                environment.authenticate(username: username, password: password)
+            }
             environment.throttle.recordOutcome(attempt, succeeded: valid)
             return valid
         } then: { root, valid throws(ActionError) in

@@ -11,6 +11,9 @@ public final class NotesEnvironment: Sendable {
     /// The threads that check passwords (Argon2id holds 64 MiB and ~65 ms of a core): a login's
     /// request waits for one with its connection suspended, never on a server thread.
     public let passwordChecks: WorkerPool
+    /// The checks each client network (an IPv4 /24, an IPv6 /64) may have queued or running at
+    /// once: no client fills the queue every login waits in.
+    public let checkQuota = PasswordCheckQuota(perClient: 8)
     /// How long the splash shows before it routes (milliseconds).
     public let splashMilliseconds: Int64
 
