@@ -3,8 +3,9 @@ import Glibc
 
 /// The login rate-limiting policy: which failures block which attempts.
 ///
-/// Failures are counted, over a sliding window, per key of four kinds; an attempt is refused
-/// (before its password is checked) while any of its keys has reached its limit:
+/// Failures are counted, over a sliding window, per key of four kinds, and every admitted attempt
+/// per client network; an attempt is refused (before its password is checked) while any of its
+/// keys has reached its limit:
 ///
 /// | key | default | stops |
 /// | --- | --- | --- |
@@ -12,6 +13,7 @@ import Glibc
 /// | the username and the client | 5 a minute | one client guessing one account |
 /// | the client | 20 a minute | one client trying many accounts (password spraying) |
 /// | the username, from any client | 20 a minute | many clients guessing one account |
+/// | the client's network (/24, /64): every attempt admitted | 60 a minute | one network keeping the checks busy |
 ///
 /// The client is its IP address, an IPv6 address by its /64 (a host picks addresses freely
 /// inside its /64). A client adds at most 5 failures a minute to a username (its own pair
@@ -36,6 +38,10 @@ public final class LoginThrottle: Sendable {
         public var perClient = 20
         /// Failures per username from all clients that have not logged in as that user recently.
         public var perUsername = 20
+        /// Attempts admitted per client network (an IPv4 /24, an IPv6 /64) whatever their outcome
+        /// — successes and attempts refused later included (0: no limit): a valid password must not
+        /// let a client keep the password checks busy for free.
+        public var attemptsPerNetwork = 60
         /// The sliding window, in seconds.
         public var windowSeconds: Int64 = 60
         /// How many recent clients are remembered per username after a success.
@@ -56,6 +62,8 @@ public final class LoginThrottle: Sendable {
         public let username: String
         /// The client's address as given (the limits count an IPv6 client by its /64).
         public let clientAddress: String
+        /// The client's network, which `attemptsPerNetwork` counts.
+        let network: String
         /// Whether the attempt counts against its username: set by `admit`, false for a client
         /// that logged in as that user recently.
         public internal(set) var countsForUsername = true
@@ -70,6 +78,7 @@ public final class LoginThrottle: Sendable {
             pair = "\(username.utf8.count):\(username)@\(client)"
             self.username = username
             self.clientAddress = clientAddress
+            network = PasswordCheckQuota.network(of: clientAddress)
         }
     }
 
@@ -78,6 +87,8 @@ public final class LoginThrottle: Sendable {
     private let pairs: LoginRateLimiter
     private let clients: LoginRateLimiter
     private let usernames: LoginRateLimiter
+    /// Admitted attempts per client network (never taken back); `nil` without that limit.
+    private let networks: LoginRateLimiter?
     private let clock: @Sendable () -> Int64
     /// Makes `admit`'s check and count one step across the four limiters.
     private let admission = Locked(())
@@ -99,6 +110,7 @@ public final class LoginThrottle: Sendable {
         pairs = limiter(policy.perUsernameAndClient)
         clients = limiter(policy.perClient)
         usernames = limiter(policy.perUsername)
+        networks = policy.attemptsPerNetwork > 0 ? limiter(policy.attemptsPerNetwork) : nil
     }
 
     /// Seconds until `attempt` may be tried; 0 when it may be tried now. Ask before checking the
@@ -107,7 +119,8 @@ public final class LoginThrottle: Sendable {
         var wait = max(
             sessions.secondsUntilUnblocked(keys: [attempt.session]),
             pairs.secondsUntilUnblocked(keys: [attempt.pair]),
-            clients.secondsUntilUnblocked(keys: [attempt.client]))
+            clients.secondsUntilUnblocked(keys: [attempt.client]),
+            networks?.secondsUntilUnblocked(keys: [attempt.network]) ?? 0)
         if !isKnown(attempt) {
             wait = max(wait, usernames.secondsUntilUnblocked(keys: [attempt.username]))
         }
@@ -121,6 +134,7 @@ public final class LoginThrottle: Sendable {
         if sessions.isBlocked(keys: [attempt.session]) { reached.append("session") }
         if pairs.isBlocked(keys: [attempt.pair]) { reached.append("username and client") }
         if clients.isBlocked(keys: [attempt.client]) { reached.append("client") }
+        if networks?.isBlocked(keys: [attempt.network]) == true { reached.append("client network") }
         if !isKnown(attempt) && usernames.isBlocked(keys: [attempt.username]) { reached.append("username") }
         return reached
     }
@@ -135,7 +149,11 @@ public final class LoginThrottle: Sendable {
         attempt.countsForUsername = !isKnown(attempt)
         return admission.withLock { [attempt] _ in
             let wait = secondsUntilAllowed(attempt)
-            if wait == 0 { recordFailure(attempt) }
+            if wait == 0 {
+                recordFailure(attempt)
+                // Counted whatever the outcome: never taken back.
+                networks?.recordFailure(keys: [attempt.network])
+            }
             return wait
         }
     }

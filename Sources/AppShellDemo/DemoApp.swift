@@ -43,6 +43,7 @@ public final class DemoApp: Sendable {
         let environment = DemoEnvironment(
             users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
             reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
+            throttle: LoginThrottle(policy: configuration.throttlePolicy),
             passwordChecks: WorkerPool(
                 threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
                 name: "appshell-password-checks", priority: configuration.passwordCheckPriority,

@@ -26,6 +26,16 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
     /// Password checks one client network (an IPv4 /24, an IPv6 /64) may have queued or running at
     /// once; one more gets 429 with `Retry-After` (see `PasswordCheckQuota`).
     public var passwordChecksPerClient = DemoEnvironment.defaultPasswordChecksPerClient
+    /// Login attempts one client network (an IPv4 /24, an IPv6 /64) may make a minute, whatever
+    /// their outcome; one more gets 429 with `Retry-After` (0: no limit).
+    public var loginAttemptsPerNetwork = LoginThrottle.Policy().attemptsPerNetwork
+
+    /// The login throttle's policy: its defaults, with `loginAttemptsPerNetwork`.
+    var throttlePolicy: LoginThrottle.Policy {
+        var policy = LoginThrottle.Policy()
+        policy.attemptsPerNetwork = loginAttemptsPerNetwork
+        return policy
+    }
     /// How the password-check threads share a core with the server's: `share` by default (a
     /// bounded share of a busy core in short slices, so logins get through while reads keep their
     /// latency).
@@ -82,6 +92,10 @@ public struct DemoConfiguration: AppConfiguration, Equatable {
                 "passwordChecksPerClient", .integer(1...65_536),
                 "password checks one client network (IPv4 /24, IPv6 /64) may have waiting or running"
             ) { $1.passwordChecksPerClient = $0.integerValue! },
+            ConfigurationKey(
+                "loginAttemptsPerNetwork", .integer(0...1_000_000),
+                "login attempts one client network may make a minute, whatever their outcome (0: no limit)"
+            ) { $1.loginAttemptsPerNetwork = $0.integerValue! },
             ConfigurationKey(
                 "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
                 "how password checks share a core with the server's threads"

@@ -52,6 +52,34 @@ import Testing
         #expect(throttle.secondsUntilAllowed(Self.attempt("new", "demo", "198.51.100.1")) > 0)
     }
 
+    /// A client network's admitted attempts count whatever their outcome (issue 31, finding 3).
+    /// Fails on the code before: successes were taken back, so the 61st attempt was admitted.
+    @Test func aNetworkMakesSoManyAttemptsAMinuteWhateverTheirOutcome() {
+        let throttle = makeThrottle()
+        for index in 0..<60 {
+            // Successes from addresses of one /24, each on a session and username of its own.
+            var attempt = Self.attempt("s\(index)", "user\(index)", "203.0.113.\(index % 200)")
+            #expect(throttle.admit(&attempt) == 0)
+            throttle.recordOutcome(attempt, succeeded: true)
+        }
+        var next = Self.attempt("next", "someone", "203.0.113.250")
+        #expect(throttle.admit(&next) > 0)
+        #expect(throttle.reachedLimits(next) == ["client network"])
+        var elsewhere = Self.attempt("other", "someone", "198.51.100.1")
+        #expect(throttle.admit(&elsewhere) == 0)
+        clock.advance(by: 61)
+        #expect(throttle.admit(&next) == 0)
+        // 0 turns the limit off.
+        var policy = LoginThrottle.Policy()
+        policy.attemptsPerNetwork = 0
+        let unlimited = LoginThrottle(policy: policy)
+        for index in 0..<100 {
+            var attempt = Self.attempt("s\(index)", "user\(index)", "192.0.2.\(index % 200)")
+            #expect(unlimited.admit(&attempt) == 0)
+            unlimited.recordOutcome(attempt, succeeded: true)
+        }
+    }
+
     @Test func twoAddressesInOneIPv6Slash64ShareAKey() {
         #expect(LoginThrottle.clientKey(for: "2001:db8:1:2::a") == "2001:db8:1:2::/64")
         #expect(LoginThrottle.clientKey(for: "2001:db8:1:2:ffff:1:2:3") == "2001:db8:1:2::/64")
