@@ -154,7 +154,7 @@ FLOOD_REQUESTS ?= 1000000
 FLOOD_CAP ?= 100000
 flood: build-release
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(FLOOD_PACKAGES)"
-	FLOOD_REQUESTS=$(FLOOD_REQUESTS) FLOOD_CAP=$(FLOOD_CAP) \
+	FLOOD_REQUESTS=$(FLOOD_REQUESTS) FLOOD_CAP=$(FLOOD_CAP) FLOOD_STRICT_TIMES=1 \
 	  python3 tests/flood/run.py $$($(SWIFT) build -c release --show-bin-path)/appshell
 
 ## schemathesis, from PyPI into a git-ignored virtual environment

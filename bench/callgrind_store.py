@@ -84,6 +84,8 @@ def count(binary: str, store: str, actions: int, clients: int, directory: str) -
         APPSHELL_THREADS="1", APPSHELL_STORE=store, APPSHELL_PORT=str(port),
         APPSHELL_STORE_PATH=os.path.join(directory, f"store-{actions}.sqlite"),
         APPSHELL_ACCESS_LOG="false", APPSHELL_SPLASH_DELAY_MILLISECONDS="0",
+        # One client logs every session in: no per-client limit on logins or new sessions.
+        APPSHELL_LOGIN_ATTEMPTS_PER_NETWORK="0", APPSHELL_NEW_SESSIONS_PER_MINUTE="0",
         APPSHELL_PASSWORD_CHECK_THREADS="1", APPSHELL_CONFIG=os.path.join(ROOT, "config.json"),
         APPSHELL_PUBLIC_DIRECTORY=os.path.join(ROOT, "Public"))
     # Under Valgrind the server does not start itself again with its allocator setting

