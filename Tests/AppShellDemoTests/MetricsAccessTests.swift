@@ -10,13 +10,7 @@ import Testing
     /// The demo behind a trusted proxy (127.0.0.1), so that a test can be any client, with
     /// `token` as its `metricsToken`.
     static func start(token: String? = nil) throws -> LiveServer {
-        var configuration = try DemoConfiguration.load(
-            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
-            environment: [:])
-        configuration.store = .memory
-        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        configuration.shell.metricsToken = token
-        let app = try DemoApp(configuration: configuration)
+        let app = try ShellAPITests.makeApp(splashDelay: 0, maxSessionsInMemory: nil) { $0.shell.metricsToken = token }
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])
         return try LiveServer(configuration: server, responder: try app.makeResponder(), statistics: app.statistics)

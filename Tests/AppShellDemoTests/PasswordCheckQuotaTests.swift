@@ -14,15 +14,11 @@ import Testing
     /// A demo server behind a trusted proxy (127.0.0.1) whose checks wait for `verifier`: two per
     /// network, sixteen in the queue.
     static func start(_ verifier: PasswordCheckPoolTests.HeldVerifier) throws -> (DemoApp, LiveServer) {
-        var configuration = try DemoConfiguration.load(
-            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
-            environment: [:])
-        configuration.store = .memory
-        configuration.splashDelayMilliseconds = 0
-        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        configuration.passwordCheckThreads = 1
-        configuration.passwordCheckQueue = 16
-        configuration.passwordChecksPerClient = 2
+        let configuration = try ShellAPITests.configuration {
+            $0.passwordCheckThreads = 1
+            $0.passwordCheckQueue = 16
+            $0.passwordChecksPerClient = 2
+        }
         let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])

@@ -8,14 +8,9 @@ import Testing
 @Suite struct SessionStartLimitTests {
     /// The demo behind a trusted proxy (127.0.0.1), each client 3 sessions held in memory a minute.
     static func start() throws -> LiveServer {
-        var configuration = try DemoConfiguration.load(
-            path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
-            environment: [:])
-        configuration.store = .memory
-        configuration.splashDelayMilliseconds = 0
-        configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        configuration.shell.newSessionsPerMinute = 3
-        let app = try DemoApp(configuration: configuration)
+        let app = try ShellAPITests.makeApp(splashDelay: 0, maxSessionsInMemory: nil) {
+            $0.shell.newSessionsPerMinute = 3
+        }
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])
         return try LiveServer(configuration: server, responder: try app.makeResponder())

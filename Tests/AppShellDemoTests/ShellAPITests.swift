@@ -26,15 +26,25 @@ import Testing
     static func makeApp(
         splashDelay: Int, maxSessionsInMemory: Int?, _ edit: (inout DemoConfiguration) -> Void = { _ in }
     ) throws -> DemoApp {
+        try DemoApp(
+            configuration: configuration(splashDelay: splashDelay) {
+                if let maxSessionsInMemory { $0.sessions.maxSessionsInMemory = maxSessionsInMemory }
+                edit(&$0)
+            })
+    }
+
+    /// The repository's config.json on the memory store, with `splashDelay`, then `edit`.
+    static func configuration(
+        splashDelay: Int = 0, _ edit: (inout DemoConfiguration) -> Void = { _ in }
+    ) throws -> DemoConfiguration {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
         configuration.store = .memory
         configuration.splashDelayMilliseconds = splashDelay
-        if let maxSessionsInMemory { configuration.sessions.maxSessionsInMemory = maxSessionsInMemory }
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         edit(&configuration)
-        return try DemoApp(configuration: configuration)
+        return configuration
     }
 
     static func act(_ client: any HTTPTestClient, _ action: String, _ extra: String = "") throws -> TestResponse {
