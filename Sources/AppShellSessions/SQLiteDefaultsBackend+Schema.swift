@@ -118,6 +118,21 @@ extension SQLiteDefaultsBackend {
         connection.forgetStatements()
     }
 
+    /// Copies the log into the file and empties it. A checkpoint that finds a reader in the way
+    /// answers "busy" rather than failing, with the log (and the file's old pages, the raw ids of a
+    /// version-3 store among them) left as they were: it is asked again until it is done, for up to
+    /// two seconds, and said on standard error if it never is.
+    private static func emptyLog(_ connection: SQLiteConnection) {
+        for _ in 0..<200 {
+            let busy = (try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(at: 0) })?.first
+            if busy == 0 { return }
+            usleep(10_000)
+        }
+        StandardError.write(
+            "appshell: store \(connection.path): the log could not be emptied after the migration; "
+                + "it is copied into the file at the next checkpoint\n")
+    }
+
     /// Applies the migrations the file has not had, each with its version bump in one transaction.
     private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
         let path = connection.path
@@ -132,7 +147,7 @@ extension SQLiteDefaultsBackend {
             // A migration that copied the sessions (version 3) or changed every key (version 4)
             // wrote them all to the log: copy it into the file and empty it now, rather than
             // leaving a log as large as the store (or holding the ids the file no longer does).
-            if found > 0 && found < known { _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { _ in 0 } }
+            if found > 0 && found < known { emptyLog(connection) }
         }
         // Set for the migrations (a connection's setting, and not one a transaction may change):
         // what they replace is overwritten with zeros in the pages rather than left in free space.
