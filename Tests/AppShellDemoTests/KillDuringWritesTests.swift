@@ -69,6 +69,8 @@ import Testing
         let environment = [
             "APPSHELL_PORT": "0", "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
             "APPSHELL_STORE": "sqlite", "APPSHELL_STORE_PATH": store,
+            // A thousand logins from one client: the per-client limits would refuse most of them.
+            "APPSHELL_LOGIN_ATTEMPTS_PER_NETWORK": "0", "APPSHELL_NEW_SESSIONS_PER_MINUTE": "0",
         ]
         let clients = (0..<Self.clientCount).map { Client(number: $0) }
         let answered = Locked(0)
