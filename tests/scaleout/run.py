@@ -36,6 +36,7 @@ import http.client
 import json
 import os
 import subprocess
+import socket
 import sys
 import tempfile
 import threading
@@ -249,6 +250,10 @@ class EventReader:
         # Direct to an instance too (not only through nginx): which one holds it then is known.
         self.connection.request("GET", "/api/events", headers={
             "Cookie": f"{COOKIE}={cookie}", "Accept": "text/event-stream"})
+        # A stream's answer says `Connection: close`, so http.client hands the socket to the
+        # response and `connection.close()` alone would leave it open: `close` shuts it down, as a
+        # browser closing its EventSource does.
+        self.socket = self.connection.sock
         self.response = self.connection.getresponse()
         self.events = []
         self.ended = False
@@ -309,6 +314,10 @@ class EventReader:
         return condition()
 
     def close(self):
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.connection.close()
 
 
