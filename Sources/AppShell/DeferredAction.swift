@@ -37,14 +37,18 @@ extension RootController {
     /// with no lock held, whatever became of the session (to count a login's outcome: a lock that
     /// other logins take is not taken on the pool's low-priority thread).
     ///
+    /// `work` waits in `pool`'s queue in `lane`, and the pool serves its lanes in turns: give the
+    /// work of one client the same lane (a password check: its network, `PasswordCheckQuota.Place`)
+    /// so that no client's queued work makes another's wait behind all of it.
+    ///
     /// Returns false, queueing nothing, when `pool`'s queue is full (refuse the action then: 503
     /// with `Retry-After`), outside a request, or when this action already handed work off.
     public func finishLater<Result: Sendable>(
-        on pool: WorkerPool, running work: @escaping @Sendable () -> Result,
+        on pool: WorkerPool, lane: String = "", running work: @escaping @Sendable () -> Result,
         settle: @escaping @Sendable (Result) -> Void = { _ in },
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
     ) -> Bool {
-        guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve() else { return false }
+        guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve(lane: lane) else { return false }
         deferredAction = DeferredAction(reservation: reservation) {
             let result = work()
             return DeferredAction.Done(settle: { settle(result) }) { root throws(ActionError) in

@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import Glibc
+import Synchronization
 
 /// How many password checks each client network may have queued or running at once, so that no
 /// client fills the queue of checks that every user's login waits in.
@@ -10,9 +11,9 @@ import Glibc
 /// its own per client. A client is its network — an IPv4 address's /24, an IPv6 address's /64 —
 /// since addresses next to each other are one attacker's as easily as one. With a few checks per
 /// network the queue takes at least `queueLimit / perClient` networks to fill, and a check waits
-/// behind at most that many others' few, so the queue's order (first come, first served) is about
-/// as fair as turns would be. Behind a reverse proxy the client is the address the trusted proxy
-/// reports (`Request.clientAddress`).
+/// behind at most that many others' few; queued in its network's lane (`Place.network`, see
+/// `WorkerPool.reserve(lane:)`), it waits behind at most one of each. Behind a reverse proxy the
+/// client is the address the trusted proxy reports (`Request.clientAddress`).
 public final class PasswordCheckQuota: Sendable {
     /// Checks queued or running at most per client network.
     public let perClient: Int
@@ -21,19 +22,31 @@ public final class PasswordCheckQuota: Sendable {
     /// A quota of `perClient` checks (at least 1) per client network.
     public init(perClient: Int) { self.perClient = max(1, perClient) }
 
-    /// A place a check holds in its network's quota, given back when it is let go of: whatever
-    /// becomes of the check (run, refused, dropped with the request that would have queued it),
-    /// the place cannot be kept by mistake.
+    /// A place a check holds in its network's quota: given back by `giveBack` as soon as the
+    /// check ran, or when it is let go of — whatever becomes of the check (run, refused, dropped
+    /// with the request that would have queued it), the place cannot be kept by mistake.
     public final class Place: Sendable {
         private let quota: PasswordCheckQuota
-        private let network: String
+        /// The client network the place counts against (`PasswordCheckQuota.network(of:)`): the
+        /// lane its check waits in.
+        public let network: String
+
+        private let given = Atomic<Bool>(false)
 
         fileprivate init(_ quota: PasswordCheckQuota, _ network: String) {
             self.quota = quota
             self.network = network
         }
 
-        deinit { quota.release(network) }
+        /// Gives the place back (once; later calls do nothing). Call it when the check ran,
+        /// before its answer is sent: the closure that holds the place may outlive the answer, and
+        /// a client that logs in again at once must find its place free.
+        public func giveBack() {
+            guard !given.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            quota.release(network)
+        }
+
+        deinit { giveBack() }
     }
 
     /// A place for a check of `clientAddress`'s network; `nil` when it has `perClient` checks

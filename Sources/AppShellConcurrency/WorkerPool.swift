@@ -8,6 +8,10 @@ import Glibc
 /// that a caller can refuse at once while it still can change its answer, and submit only once
 /// what must come before the job is done; a reservation dropped unused gives its place back.
 ///
+/// A place belongs to a lane (`reserve(lane:)`: a client's network, for password checks), and the
+/// threads take the waiting jobs lane by lane in turns (`RoundRobinQueue`): a client with many
+/// jobs queued delays another's by at most one of its own each. Jobs of one lane run in order.
+///
 /// A pool below the normal priority has a foreman: one thread at the priority of the thread that
 /// made the pool (normal, at start-up), started with the pool, that hands the queued jobs to the
 /// pool's threads and runs what follows each job as it finds it ended
@@ -36,7 +40,7 @@ public final class WorkerPool: Sendable {
     /// The queue and counts, guarded by `condition`: taken by normal-priority threads only (the
     /// callers, the foreman, and the threads of a pool at normal priority, which wait on it).
     final class State: @unchecked Sendable {
-        var jobs = FIFOQueue<Job>()
+        var jobs = RoundRobinQueue<Job>()
         var reserved = 0
         var running = 0
         var started = false
@@ -97,20 +101,21 @@ public final class WorkerPool: Sendable {
         return body(state)
     }
 
-    /// A place in the queue for one job; `nil` when the queue is full or the pool stopped.
-    public func reserve() -> Reservation? {
+    /// A place in the queue for one job, in `lane` (every job in the same lane unless told);
+    /// `nil` when the queue is full or the pool stopped.
+    public func reserve(lane: String = "") -> Reservation? {
         let taken = locked { state -> Bool in
             guard !state.stopping, state.reserved + state.waiting < queueLimit else { return false }
             state.reserved += 1
             return true
         }
-        return taken ? Reservation(pool: self) : nil
+        return taken ? Reservation(pool: self, lane: lane) : nil
     }
 
-    /// Queues `job` if there is room; false (and `job` dropped) when the queue is full.
+    /// Queues `job` in `lane` if there is room; false (and `job` dropped) when the queue is full.
     @discardableResult
-    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        guard let reservation = reserve() else { return false }
+    public func submit(lane: String = "", _ job: @escaping @Sendable () -> Void) -> Bool {
+        guard let reservation = reserve(lane: lane) else { return false }
         reservation.submit(job)
         return true
     }
@@ -134,12 +139,12 @@ public final class WorkerPool: Sendable {
         rescheduler?.stop()
     }
 
-    /// Fills a reserved place with `job`, or gives it back (`nil`).
-    fileprivate func fill(_ job: Job?) {
+    /// Fills a reserved place of `lane` with `job`, or gives it back (`nil`).
+    fileprivate func fill(_ job: Job?, lane: String) {
         let startThreads = locked { state -> Bool in
             state.reserved -= 1
             guard let job, !state.stopping else { return false }
-            state.jobs.append(job)
+            state.jobs.append(job, lane: lane)
             if foreman == nil { condition.signal() }
             guard !state.started else { return false }
             state.started = true
@@ -185,18 +190,24 @@ public final class WorkerPool: Sendable {
     /// One job's place in a pool's queue: `submit` fills it; dropped unused, it is given back.
     public final class Reservation: Sendable {
         private let pool: WorkerPool
+        /// The lane the job waits in.
+        public let lane: String
         private let used = Locked(false)
 
-        fileprivate init(pool: WorkerPool) { self.pool = pool }
+        fileprivate init(pool: WorkerPool, lane: String) {
+            self.pool = pool
+            self.lane = lane
+        }
 
         /// Queues `job` in the reserved place (once; later calls do nothing). A pool that stopped
         /// meanwhile drops it.
         public func submit(_ job: @escaping @Sendable () -> Void) {
             if take() {
-                pool.fill {
-                    job()
-                    return nil
-                }
+                pool.fill(
+                    {
+                        job()
+                        return nil
+                    }, lane: lane)
             }
         }
 
@@ -207,16 +218,17 @@ public final class WorkerPool: Sendable {
             _ job: @escaping @Sendable () -> Result, then finish: @escaping @Sendable (Result) -> Void
         ) {
             if take() {
-                pool.fill {
-                    let result = job()
-                    return { finish(result) }
-                }
+                pool.fill(
+                    {
+                        let result = job()
+                        return { finish(result) }
+                    }, lane: lane)
             }
         }
 
         /// Gives the place back without a job.
         public func cancel() {
-            if take() { pool.fill(nil) }
+            if take() { pool.fill(nil, lane: lane) }
         }
 
         private func take() -> Bool {

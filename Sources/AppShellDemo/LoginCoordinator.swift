@@ -83,9 +83,13 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         }
         // The check runs on the password-check pool, with no lock held; the request waits. Its
         // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
-        // The check keeps its place until it has run, or until it is dropped unrun.
-        let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            withExtendedLifetime(place) { environment.authenticate(username: username, password: password) }
+        // The check keeps its place until it has run, or until it is dropped unrun; it waits in
+        // its network's lane, served in turns with the others'.
+        let queued = root.finishLater(on: environment.passwordChecks, lane: place.network) { [environment] in
+            let valid = environment.authenticate(username: username, password: password)
+            // Free before the answer: the client may log in again as soon as it has it.
+            place.giveBack()
+            return valid
         } settle: { [environment] valid in
             // At normal priority, off the pool's thread: other logins take the throttle's lock.
             environment.throttle.recordOutcome(attempt, succeeded: valid)

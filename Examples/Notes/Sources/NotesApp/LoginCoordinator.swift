@@ -56,17 +56,17 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
-        // A few checks at a time per client network; the check keeps its place until it has run.
+        // A few checks at a time per client network; the check keeps its place until it has run,
+        // and waits in its network's lane (served in turns with the others').
         guard let place = environment.checkQuota.take(for: request.clientAddress) else {
             environment.throttle.withdraw(attempt)
             throw refusal(
                 429, "Too many logins from your network are being checked. Wait for their answers.",
                 retryAfterSeconds: 1)
         }
-        let queued = root.finishLater(on: environment.passwordChecks) { [environment] in
-            let valid = withExtendedLifetime(place) {
-                environment.authenticate(username: username, password: password)
-            }
+        let queued = root.finishLater(on: environment.passwordChecks, lane: place.network) { [environment] in
+            let valid = environment.authenticate(username: username, password: password)
+            place.giveBack()
             environment.throttle.recordOutcome(attempt, succeeded: valid)
             return valid
         } then: { root, valid throws(ActionError) in
