@@ -48,7 +48,9 @@ extension RootController {
         settle: @escaping @Sendable (Result) -> Void = { _ in },
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
     ) -> Bool {
-        guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve(lane: lane) else { return false }
+        guard session != nil, !isPreview, deferredAction == nil, let reservation = pool.reserve(lane: lane) else {
+            return false
+        }
         deferredAction = DeferredAction(reservation: reservation) {
             let result = work()
             return DeferredAction.Done(settle: { settle(result) }) { root throws(ActionError) in

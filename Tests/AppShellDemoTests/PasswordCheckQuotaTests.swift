@@ -1,11 +1,12 @@
 import AppShellAuth
-@testable import AppShellConcurrency
 import AppShellDemo
 import AppShellHTTP
 import AppShellJSON
 import AppShellTesting
 import Foundation
 import Testing
+
+@testable import AppShellConcurrency
 
 /// One client network cannot fill the queue of password checks every login waits in (issue 31,
 /// finding 3): it may have `passwordChecksPerClient` checks queued or running, other networks
