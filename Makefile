@@ -3,8 +3,8 @@
 
 SWIFT ?= swift
 # What building and serving needs; the tests add a Python venv module and Chromium.
-DEB_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libsodium-dev libhiredis-dev
-TEST_PACKAGES := $(DEB_PACKAGES) python3-venv chromium chromium-driver redis-server
+DEB_PACKAGES := pkg-config libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libsodium-dev libhiredis-dev
+TEST_PACKAGES := $(DEB_PACKAGES) python3-venv chromium chromium-driver redis-server openssl
 TOOLS := .build/tools
 VENV := $(TOOLS)/venv
 HADOLINT := $(VENV)/bin/hadolint

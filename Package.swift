@@ -71,7 +71,7 @@ let package = Package(
             name: "AppShell",
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
-        .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency"]),
+        .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency", "CMicroHTTPD"]),
         // The demo app: configuration, routes, and (later) its screens and coordinators.
         .target(
             name: "AppShellDemo",

@@ -42,6 +42,7 @@ extension AppConfiguration {
             throw ConfigurationError("\(path): cannot be read (missing or not permitted)")
         }
         try configuration.apply(environment: environment)
+        try configuration.shell.checkTLSFiles()
         try configuration.validate()
         return configuration
     }

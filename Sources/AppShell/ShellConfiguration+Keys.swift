@@ -80,6 +80,16 @@ extension ShellConfiguration {
         ConfigurationKey("secureCookies", .boolean, "__Host- prefix and Secure attribute (HTTPS only)") {
             $1.secureCookies = $0.boolValue!
         },
+        ConfigurationKey("tlsCertificatePath", .string, "HTTPS: PEM certificate chain (with tlsKeyPath)") {
+            $1.setTLSFiles(certificatePath: $0.stringValue!, keyPath: $1.server.tls?.keyPath ?? "")
+        },
+        ConfigurationKey("tlsKeyPath", .string, "HTTPS: PEM private key of tlsCertificatePath") {
+            $1.setTLSFiles(certificatePath: $1.server.tls?.certificatePath ?? "", keyPath: $0.stringValue!)
+        },
+        ConfigurationKey(
+            "strictTransportSecuritySeconds", .integer(0...315_360_000),
+            "HTTPS: Strict-Transport-Security max-age; 0: none"
+        ) { $1.server.strictTransportSecuritySeconds = $0.integerValue! },
         ConfigurationKey("sessionIdleTimeoutSeconds", .integer(1...31_536_000), "idle session timeout") {
             $1.sessions.idleTimeoutSeconds = Int64($0.integerValue!)
         },

@@ -69,6 +69,34 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
         set { self = newValue }
     }
 
+    /// Whether the server speaks HTTPS (`tlsCertificatePath` and `tlsKeyPath`).
+    public var servesHTTPS: Bool { server.tls != nil }
+
+    /// Sets the HTTPS files (an empty path: not set; neither set: plain HTTP).
+    mutating func setTLSFiles(certificatePath: String, keyPath: String) {
+        server.tls =
+            certificatePath.isEmpty && keyPath.isEmpty
+            ? nil : HTTPServerConfiguration.TLSFiles(certificatePath: certificatePath, keyPath: keyPath)
+    }
+
+    /// Checks the HTTPS files: both set or neither, and a pair the server can use now (readable,
+    /// PEM, the key the certificate's, the certificate valid). Run when the configuration is
+    /// loaded, so that a bad pair stops the start with one line naming the setting (exit 2).
+    public func checkTLSFiles() throws(ConfigurationError) {
+        guard let files = server.tls else { return }
+        if files.certificatePath.isEmpty {
+            throw ConfigurationError("\"tlsCertificatePath\" must be set with \"tlsKeyPath\" (HTTPS needs both)")
+        }
+        if files.keyPath.isEmpty {
+            throw ConfigurationError("\"tlsKeyPath\" must be set with \"tlsCertificatePath\" (HTTPS needs both)")
+        }
+        do {
+            _ = try TLSIdentity.load(certificatePath: files.certificatePath, keyPath: files.keyPath)
+        } catch {
+            throw ConfigurationError(error.description)
+        }
+    }
+
     /// Whether the server is bound to a loopback address (reachable only from this machine).
     public var bindsLoopback: Bool {
         let host = server.host

@@ -91,7 +91,9 @@ public final class ShellServer: Sendable {
             // The instances share the form-token key: it seals the cookies of sessions that hold
             // nothing too (another message than a form token's, under another label).
             sealKey: key)
-        cookie = SessionCookie(baseName: configuration.cookieName, secure: configuration.secureCookies)
+        // Served over HTTPS, the cookie is `Secure` with the `__Host-` prefix whatever `secureCookies` says.
+        cookie = SessionCookie(
+            baseName: configuration.cookieName, secure: configuration.secureCookies || configuration.servesHTTPS)
         shell = Shell(
             application: application, registry: sessions, cookie: cookie, chrome: chrome, csrfKey: key,
             assets: assets ?? AssetVersions(directory: configuration.publicDirectory, names: chrome.files),
@@ -141,6 +143,22 @@ public final class ShellServer: Sendable {
         return router
     }
 
+    /// SIGHUP: loads the HTTPS certificate and key again (new connections get them; open ones and
+    /// their event streams keep theirs), and says what came of it: a `certificate` event, or one
+    /// line on standard error when the new pair cannot be used and the old one stays.
+    static func reloadCertificate(of server: HTTPServer) {
+        switch server.reloadCertificate() {
+        case nil:
+            AccessLog.error("SIGHUP: nothing to reload (the server speaks plain HTTP)")
+        case .loaded(let serial):
+            AccessLog.event("certificate", ["reloaded": .bool(true), "certificateSerialNumber": .string(serial)])
+        case .unchanged:
+            AccessLog.event("certificate", ["reloaded": .bool(false), "reason": .string("the files are unchanged")])
+        case .failed(let reason):
+            AccessLog.error("SIGHUP: the certificate in use stays: \(reason)")
+        }
+    }
+
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully: the HTTP server stops (in-flight
     /// requests finish within `shutdownTimeoutSeconds`, event streams end and their heartbeats
     /// stop), then the app's `stopping` work, then the store's writer commits what is left, the
@@ -175,15 +193,21 @@ public final class ShellServer: Sendable {
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         var listening: [String: JSON] = [
-            "url": .string("http://\(host):\(server.port)"), "port": .integer(server.port),
+            "url": .string("\(configuration.servesHTTPS ? "https" : "http")://\(host):\(server.port)"),
+            "port": .integer(server.port),
             "threads": .integer(configuration.server.threads), "store": .string(configuration.store.rawValue),
         ]
         // Which server, without its password.
         if let redis = sessions.backend as? RedisDefaultsBackend {
             listening["storeURL"] = .string(redis.url.description)
         }
+        if let serial = server.certificateSerialNumber { listening["certificateSerialNumber"] = .string(serial) }
         AccessLog.event("listening", listening)
-        let signal = TerminationSignal.wait()
+        var signal = TerminationSignal.wait()
+        while signal == TerminationSignal.reload {
+            Self.reloadCertificate(of: server)
+            signal = TerminationSignal.wait()
+        }
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         let finished = server.shutdown()
         // Work the app queued for requests that the shutdown answered (503) is skipped.

@@ -27,6 +27,12 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     switch event {
     case .CONNECTION_NOTIFY_STARTED:
+        // HTTPS: the certificate loaded last, before the handshake begins.
+        if server.configuration.tls != nil, let connection,
+            let credentials = server.certificates.withLock({ $0?.current.credentials })
+        {
+            _ = appshell_mhd_use_tls_credentials(connection, credentials)
+        }
         let pending = PendingRequest()
         pending.peer = ClientAddress(connection.flatMap(appshell_mhd_client_address)).ipAddress?.client
         pending.socket = connection.map(appshell_mhd_connection_fd) ?? -1
@@ -202,7 +208,7 @@ extension HTTPServer {
         // connections: each connection keeps its own (see `reusableHandle`), and a changed one, or
         // one that must say `Connection: close`, is made anew (the prepared bytes are borrowed).
         if let prepared = response.prepared, !closes, prepared.isUnchanged(response),
-            let handle = pending.reusableHandle(for: prepared, response)
+            let handle = pending.reusableHandle(for: prepared, response, adding: addStrictTransportSecurity)
         {
             return queue(handle, response.status, on: connection)
         } else if let prepared = response.prepared, let handle = prepared.newHandle(for: response) {
@@ -247,6 +253,7 @@ extension HTTPServer {
         }
         defer { MHD_destroy_response(made) }
         if closes { MHD_add_response_header(made, "Connection", "close") }
+        addStrictTransportSecurity(to: made, unlessIn: response.headers)
         pending.requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
         return queue(made, response.status, on: connection)
     }

@@ -112,6 +112,12 @@ extension HTTPServer {
         return MHD_create_response_from_callback(length, 1, readNoBody, nil, nil)
     }
 
+    /// HTTPS: adds `Strict-Transport-Security` to `made` unless `headers` (the handler's) set it.
+    func addStrictTransportSecurity(to made: OpaquePointer, unlessIn headers: HTTPHeaders) {
+        guard let value = strictTransportSecurity, headers["Strict-Transport-Security"] == nil else { return }
+        value.withUnsafeBufferPointer { _ = MHD_add_response_header(made, "Strict-Transport-Security", $0.baseAddress) }
+    }
+
     /// Adds `headers` to a libmicrohttpd response, and the `SecurityHeaders` they lack;
     /// `Content-Length` is libmicrohttpd's to set.
     static func addHeaders(_ headers: HTTPHeaders, to made: OpaquePointer) {

@@ -42,6 +42,10 @@ public final class HTTPServer: Sendable {
     let connectionsPerAddress: ConnectionsPerAddress
     /// The bytes the request bodies being received hold now (at most `maxBufferedBodyBytes`).
     let bufferedBodyBytes = Atomic<Int>(0)
+    /// HTTPS: the certificate new connections get (loaded by `start()`).
+    let certificates = Locked<TLSCertificates?>(nil)
+    /// HTTPS: the `Strict-Transport-Security` value every answer carries, NUL-terminated.
+    let strictTransportSecurity: [CChar]?
 
     /// The running event loops, the socket their daemons accept from, and the strong reference to
     /// the server the daemons' callbacks use as their `cls`.
@@ -75,7 +79,35 @@ public final class HTTPServer: Sendable {
         router = (responder as? Router).map(RouterReference.init)
         requestMetrics = statistics.adopt(routes: router?.router.routeLabels ?? [])
         unroutedLabel = requestMetrics.routes.count - 1
+        strictTransportSecurity =
+            configuration.tls != nil && configuration.strictTransportSecuritySeconds > 0
+            ? Array("max-age=\(configuration.strictTransportSecuritySeconds)".utf8CString) : nil
     }
+
+    /// HTTPS: loads the certificate and key files again; new connections get the new pair, open
+    /// ones keep theirs. A pair that cannot be used leaves the one in use (the result says why).
+    /// `nil` for a plain-HTTP server or one not started.
+    public func reloadCertificate() -> TLSReload? {
+        guard let certificates = certificates.withLock({ $0 }) else { return nil }
+        switch certificates.reload() {
+        case .loaded(let serial): return .loaded(serialNumber: serial)
+        case .unchanged: return .unchanged
+        case .failed(let reason): return .failed(reason)
+        }
+    }
+
+    /// What `reloadCertificate()` did.
+    public enum TLSReload: Equatable, Sendable {
+        /// New connections get the new pair, whose certificate has this serial number (hex).
+        case loaded(serialNumber: String)
+        /// The files hold what they held.
+        case unchanged
+        /// The new files cannot be used, for this reason: the pair in use stays.
+        case failed(String)
+    }
+
+    /// HTTPS: the serial number (hex) of the certificate new connections get; `nil` for plain HTTP.
+    public var certificateSerialNumber: String? { certificates.withLock { $0?.current.serialNumber } }
 
     /// The number of requests waiting for a deferred answer now (their connections suspended).
     public var waitingDeferredResponses: Int { deferredResponses.count }
@@ -89,6 +121,16 @@ public final class HTTPServer: Sendable {
     /// Binds and starts the event loops; throws when the address is invalid or in use.
     public func start() throws(HTTPServerError) {
         let config = configuration
+        var identity: TLSIdentity?
+        if let files = config.tls {
+            do {
+                let loaded = try TLSCertificates(certificatePath: files.certificatePath, keyPath: files.keyPath)
+                certificates.withLock { $0 = loaded }
+                identity = loaded.current
+            } catch {
+                throw HTTPServerError(error.description)
+            }
+        }
         let listener = try ListeningSocket(host: config.host, port: config.port, backlog: 1024)
         // The daemons' reference, given back by `shutdown()` after `MHD_stop_daemon`.
         let retained = Unmanaged.passRetained(self)
@@ -106,8 +148,9 @@ public final class HTTPServer: Sendable {
                 accept_policy: acceptPolicyCallback, access_handler: accessHandlerCallback,
                 completed_handler: completedCallback,
                 uri_log_handler: requestStartedCallback, connection_handler: connectionCallback,
-                message_handler: libraryMessageCallback, context: retained.toOpaque())
-            guard let daemon = appshell_mhd_start(&settings) else {
+                message_handler: libraryMessageCallback, context: retained.toOpaque(), tls_certificate: nil,
+                tls_key: nil, tls_priorities: nil)
+            guard let daemon = HTTPServer.startDaemon(&settings, identity) else {
                 HTTPServer.stop(loops, listener)
                 retained.release()
                 throw HTTPServerError("could not start libmicrohttpd on \(config.host):\(config.port)")
@@ -125,6 +168,25 @@ public final class HTTPServer: Sendable {
         }
         for loop in loops { loop.start() }
         streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
+    }
+
+    /// Starts a daemon from `settings`, serving HTTPS with `identity` when there is one (TLS 1.2
+    /// and 1.3, `TLSCertificates.priorities`). libmicrohttpd reads the PEM text while it starts.
+    private static func startDaemon(_ settings: inout appshell_mhd_settings, _ identity: TLSIdentity?) -> OpaquePointer?
+    {
+        guard let identity else { return appshell_mhd_start(&settings) }
+        settings.flags |= MHD_USE_TLS.rawValue
+        return identity.certificatePEM.withUnsafeBufferPointer { certificate in
+            identity.keyPEM.withUnsafeBufferPointer { key in
+                TLSCertificates.priorities.withCString { priorities in
+                    settings.tls_certificate = certificate.baseAddress
+                    settings.tls_key = key.baseAddress
+                    settings.tls_priorities = priorities
+                    defer { (settings.tls_certificate, settings.tls_key, settings.tls_priorities) = (nil, nil, nil) }
+                    return appshell_mhd_start(&settings)
+                }
+            }
+        }
     }
 
     /// Stops the daemons of `loops` (whose threads have ended) and closes `listener`, which each

@@ -55,6 +55,27 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// with `Last-Event-ID` and gets the current state).
     public var eventStreamBacklogBytes = 65_536
 
+    /// HTTPS: the files of the certificate chain and the private key; `nil` (the default)
+    /// serves plain HTTP. With them the server speaks only HTTPS (TLS 1.2 and 1.3) on `port`.
+    public var tls: TLSFiles?
+    /// The `max-age` of the `Strict-Transport-Security` field every HTTPS answer carries, in
+    /// seconds (0: none). Two years, as Mozilla's guidelines say.
+    public var strictTransportSecuritySeconds = 63_072_000
+
+    /// The PEM files an HTTPS server loads (again on `HTTPServer.reloadCertificate()`).
+    public struct TLSFiles: Sendable, Equatable {
+        /// The certificate, then the chain up to (not including) the root.
+        public var certificatePath: String
+        /// The certificate's private key, unencrypted.
+        public var keyPath: String
+
+        /// The files at `certificatePath` and `keyPath`.
+        public init(certificatePath: String, keyPath: String) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+        }
+    }
+
     /// The defaults.
     public init() {}
 

@@ -139,8 +139,12 @@ final class PendingRequest: @unchecked Sendable {
     /// of a connection's response before it reads the next request, and no other connection is
     /// given this one, so changing its id changes nothing being sent. (A response shared between
     /// connections could not carry a per-request field; a new one per request costs a dozen
-    /// allocations.) `nil` when libmicrohttpd cannot make one.
-    func reusableHandle(for prepared: PreparedResponse, _ response: Response) -> OpaquePointer? {
+    /// allocations.) A new one gets the server's own fields (`addServerFields`: HTTPS's
+    /// `Strict-Transport-Security`) besides the response's. `nil` when libmicrohttpd cannot make one.
+    func reusableHandle(
+        for prepared: PreparedResponse, _ response: Response,
+        adding addServerFields: (_ made: OpaquePointer, _ unlessIn: HTTPHeaders) -> Void
+    ) -> OpaquePointer? {
         if let reusable, reusable.prepared === prepared {
             let name = RequestID.cHeaderName
             let id = requestID.withCString { id, length in
@@ -158,6 +162,7 @@ final class PendingRequest: @unchecked Sendable {
             return reusable.handle
         }
         guard let made = prepared.newHandle(for: response) else { return nil }
+        addServerFields(made, response.headers)
         requestID.withCString { id, _ in _ = MHD_add_response_header(made, RequestID.cHeaderName, id) }
         if let reusable { MHD_destroy_response(reusable.handle) }
         reusable = (prepared, made, MHD_get_response_header(made, RequestID.cHeaderName))

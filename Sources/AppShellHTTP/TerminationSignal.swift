@@ -1,23 +1,29 @@
 import Glibc
 
-/// SIGINT and SIGTERM, received synchronously with sigwait(2) rather than in a signal handler.
+/// SIGINT and SIGTERM (stop) and SIGHUP (reload), received synchronously with sigwait(2) rather
+/// than in a signal handler.
 public enum TerminationSignal {
     private static func signalSet() -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         return set
     }
 
-    /// Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts later.
-    /// Call it first in `main`, before any thread exists, so that `wait()` alone receives them.
+    /// The signal that asks a server to load its certificate again rather than stop.
+    public static let reload = SIGHUP
+
+    /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread and in every thread it starts
+    /// later. Call it first in `main`, before any thread exists, so that `wait()` alone receives
+    /// them.
     public static func block() {
         var set = signalSet()
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    /// Waits until SIGINT or SIGTERM arrives and returns its number.
+    /// Waits until SIGINT, SIGTERM or SIGHUP (`reload`) arrives and returns its number.
     public static func wait() -> Int32 {
         var set = signalSet()
         var received: Int32 = 0

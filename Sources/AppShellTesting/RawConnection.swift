@@ -6,11 +6,18 @@ public final class RawConnection: @unchecked Sendable {
     /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the receive buffer's size (for a
     /// client that reads slowly: the server cannot push more than that ahead of the reader);
     /// `source` is the loopback address to connect from (`127.0.0.2`…: another client to the
-    /// server's per-address limits); a read or write that waits `timeoutSeconds` throws.
-    public init(port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60) throws {
+    /// server's per-address limits); a read or write that waits `timeoutSeconds` throws. With
+    /// `tls`, it shakes hands first and the bytes go through TLS.
+    public init(
+        port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60, tls: TestTLS? = nil
+    ) throws {
         connection = try TestConnection(
-            port: port, receiveBufferBytes: receiveBufferBytes, source: source, timeoutSeconds: timeoutSeconds)
+            port: port, receiveBufferBytes: receiveBufferBytes, source: source, timeoutSeconds: timeoutSeconds, tls: tls
+        )
     }
+
+    /// HTTPS: the serial number (hex) of the certificate the server presented.
+    public var peerSerialNumber: String? { connection.tls?.peerSerialNumber }
 
     /// Sends `text` as it is.
     public func send(_ text: String) throws { try connection.write(Array(text.utf8)) }

@@ -13,9 +13,23 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
     private var connection: TestConnection?
     /// What must live as long as the client: the server a `TestServer` made it for.
     var keptAlive: AnyObject?
+    /// HTTPS: the certificate to trust and the name to check it for; `nil` speaks plain HTTP.
+    public var tls: TestTLS?
 
-    /// A client for 127.0.0.1:`port`.
-    public init(port: Int) { self.port = port }
+    /// A client for 127.0.0.1:`port`, over TLS with `tls`.
+    public init(port: Int, tls: TestTLS? = nil) {
+        self.port = port
+        self.tls = tls
+    }
+
+    /// The serial number (hex) of the certificate the server presented on the kept-alive
+    /// connection (HTTPS only).
+    public var peerSerialNumber: String? { connection?.tls?.peerSerialNumber }
+
+    /// The TLS protocol (`TLS1.3`) and ALPN protocol agreed on the kept-alive connection.
+    public var negotiated: (protocolName: String, applicationProtocol: String?)? {
+        connection?.tls.map { ($0.protocolName, $0.applicationProtocol) }
+    }
 
     /// Sends a request on the kept-alive connection (opening one when needed) and reads the
     /// response. `Host` (unless `headers` has one), `Content-Length` and the jar's cookies are added.
@@ -42,7 +56,7 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
 
     /// Sends `request` on `connection` (a new one when `nil`) and reads the response.
     private func send(_ request: [UInt8], method: String, on connection: TestConnection?) throws -> TestResponse {
-        let connection = try connection ?? TestConnection(port: port)
+        let connection = try connection ?? TestConnection(port: port, tls: tls)
         self.connection = connection
         do {
             try connection.write(request)
@@ -58,7 +72,7 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
 
     /// Writes `bytes` on a new connection and returns everything the server sends until it closes.
     public func raw(_ bytes: [UInt8]) throws -> String {
-        let connection = try TestConnection(port: port)
+        let connection = try TestConnection(port: port, tls: tls)
         try connection.write(bytes)
         return String(decoding: try connection.readToEnd(), as: UTF8.self)
     }

@@ -2,9 +2,12 @@ import AppShellHTTP
 import Glibc
 
 /// One TCP connection to 127.0.0.1 with a read buffer and a 60-second receive timeout: only an
-/// upper bound (a read returns as soon as its bytes arrive), generous for a loaded machine.
+/// upper bound (a read returns as soon as its bytes arrive), generous for a loaded machine. With
+/// `TestTLS`, the bytes go through a TLS session.
 final class TestConnection {
     private let descriptor: Int32
+    /// The TLS session the bytes go through, when the server speaks HTTPS.
+    private(set) var tls: TLSClientSession?
     private var buffer: [UInt8] = []
     /// The bytes received so far.
     private(set) var received = 0
@@ -13,7 +16,10 @@ final class TestConnection {
     /// before connecting, so the kernel does not grow it) for a client that reads slowly; `source`
     /// is the loopback address to connect from (a client of its own to the server's per-address
     /// limits: any of 127.0.0.0/8), `timeoutSeconds` bounds each read and write.
-    init(port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60) throws {
+    init(
+        port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60,
+        tls: TestTLS? = nil
+    ) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
         if let source {
@@ -49,6 +55,11 @@ final class TestConnection {
             // closes the socket (closing it twice could close another thread's new socket).
             throw TestClientError(description: "connect to port \(port) failed: errno \(errno)")
         }
+        if let tls {
+            self.tls = try TLSClientSession(
+                descriptor: descriptor, trustFile: tls.trustFile, serverName: tls.serverName, priorities: tls.priorities
+            )
+        }
     }
 
     deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
@@ -57,7 +68,8 @@ final class TestConnection {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                tls?.send($0.baseAddress! + offset, count: $0.count - offset)
+                    ?? Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
             }
             if sent < 0 {
                 if errno == EINTR { continue }
@@ -71,7 +83,11 @@ final class TestConnection {
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = recv(descriptor, &chunk, chunk.count, 0)
+            let count =
+                try tls.map { tls in
+                    try chunk.withUnsafeMutableBytes { try tls.receive(into: $0.baseAddress!, count: $0.count) }
+                }
+                ?? recv(descriptor, &chunk, chunk.count, 0)
             if count > 0 {
                 buffer.append(contentsOf: chunk[0..<count])
                 received += count

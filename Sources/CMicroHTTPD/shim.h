@@ -19,6 +19,8 @@
 #include <sys/epoll.h>   /* event streams watch their sockets (Glibc's module leaves these out) */
 #include <sys/eventfd.h>
 #include <microhttpd.h>
+#include <gnutls/gnutls.h> /* HTTPS: libmicrohttpd's TLS is GnuTLS; certificates are loaded here */
+#include <gnutls/x509.h>
 
 /** Content length for responses whose size is not known in advance (event streams). */
 static const uint64_t appshell_mhd_size_unknown = MHD_SIZE_UNKNOWN;
@@ -62,6 +64,12 @@ struct appshell_mhd_settings {
   /** Receives libmicrohttpd's messages (else they go to standard error as they are). */
   appshell_mhd_message_callback message_handler;
   void *context;
+  /** HTTPS: the certificate chain and key (PEM, NUL-terminated, kept by the caller while the
+   * daemon runs) and the GnuTLS priority string; all NULL for plain HTTP (then flags must not
+   * have MHD_USE_TLS). */
+  const char *tls_certificate;
+  const char *tls_key;
+  const char *tls_priorities;
 };
 
 /** Starts a daemon from `settings`; returns NULL when libmicrohttpd refuses (see stderr). */
@@ -88,6 +96,15 @@ static inline struct MHD_Daemon *appshell_mhd_start(const struct appshell_mhd_se
                                          (intptr_t)settings->uri_log_handler, settings->context};
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
                                          (intptr_t)settings->connection_handler, settings->context};
+  if (settings->tls_certificate && settings->tls_key) {
+    options[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                           (void *)settings->tls_certificate};
+    options[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)settings->tls_key};
+    if (settings->tls_priorities) {
+      options[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                             (void *)settings->tls_priorities};
+    }
+  }
   options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
   return MHD_start_daemon(settings->flags, 0, settings->accept_policy, settings->context,
                           settings->access_handler, settings->context, MHD_OPTION_ARRAY, options,
@@ -138,5 +155,25 @@ static inline size_t appshell_mhd_header_size(struct MHD_Connection *connection)
 /** Shuts both directions of a connection's socket down (libmicrohttpd then sees its end and
  * closes the connection). In C: Glibc's module does not export SHUT_RDWR on every build. */
 static inline int appshell_shutdown_socket(int fd) { return shutdown(fd, SHUT_RDWR); }
+
+/** Frees what GnuTLS allocated (gnutls_free is a variable holding a function: Swift cannot call it). */
+static inline void appshell_gnutls_free(void *pointer) { gnutls_free(pointer); }
+
+/**
+ * Makes a new TLS connection present `credentials` (a certificate reloaded since the daemon
+ * started) instead of the daemon's own: called when libmicrohttpd reports the connection started,
+ * before its handshake. The credentials must outlive the connection's TLS session. Returns 0, or
+ * -1 when the connection has no TLS session.
+ */
+static inline int appshell_mhd_use_tls_credentials(struct MHD_Connection *connection,
+                                                   gnutls_certificate_credentials_t credentials) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (!info || !info->tls_session) return -1;
+  return gnutls_credentials_set((gnutls_session_t)info->tls_session, GNUTLS_CRD_CERTIFICATE,
+                                credentials) == GNUTLS_E_SUCCESS
+             ? 0
+             : -1;
+}
 
 #endif
