@@ -15,9 +15,14 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var coordinators: JSON {
         didSet { writtenCoordinators = nil }
     }
-    /// The lifecycle log.
+    /// The lifecycle log (read back from its stored codes in a snapshot made from a log, which
+    /// keeps those only).
     public var lifecycle: [LifecycleRecord] {
-        didSet { storedLog = nil }
+        get { records ?? LifecycleLog.records(storedCodes: storedLog ?? []) }
+        set {
+            records = newValue
+            storedLog = nil
+        }
     }
     /// The version.
     public var version: Int
@@ -29,6 +34,8 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The last transition (`RootController.lastTransition`), which the state shows: restored
     /// with the version, so that one version names one state after a rebuild too.
     public var transition: LastTransition?
+    /// `lifecycle`'s records, when the snapshot was made from records (else `storedLog`).
+    private var records: [LifecycleRecord]?
     /// `lifecycle`'s stored codes joined by commas, shared with the log the snapshot was made
     /// from (`LifecycleLog.storedCodes`); `nil` when it was made from records.
     private var storedLog: [UInt8]?
@@ -44,21 +51,22 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.stack = stack
         self.presented = presented
         self.coordinators = coordinators
-        self.lifecycle = lifecycle
+        self.records = lifecycle
         self.version = version
         self.extra = extra
         self.channel = channel
         self.transition = transition
     }
 
-    /// A snapshot with the given parts, its lifecycle from `log` (sharing its records' array).
+    /// A snapshot with the given parts, its lifecycle from `log` (sharing its stored codes).
     public init(
         root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
         version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
     ) {
         self.init(
-            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
+            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: [],
             version: version, extra: extra, channel: channel, transition: transition)
+        records = nil
         storedLog = log.storedCodes
     }
 
@@ -119,8 +127,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var kept: SessionSnapshot {
         var parts = self
         let records = storedLog == nil ? lifecycle : []
-        parts.lifecycle = []
-        parts.storedLog = storedLog
+        parts.records = nil
         let kept = parts
         return SessionSnapshot { kept.write(records: records) }
     }
@@ -210,7 +217,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.stack = stack.compactMap(\.stringValue)
         self.presented = json["presented"]?.stringValue
         self.coordinators = coordinators
-        self.lifecycle = lifecycle
+        self.records = lifecycle
         self.version = version
         self.extra = json["extra"] ?? .null
         self.channel = json["channel"]?.stringValue
