@@ -11,9 +11,14 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var stack: [String]
     /// The modal screen, if any.
     public var presented: String?
-    /// The coordinator tree, `{"name", "children"}`.
+    /// The coordinator tree, `{"name", "children"}` (read back from its compact encoding in a
+    /// snapshot of a live app, which keeps that only).
     public var coordinators: JSON {
-        didSet { writtenCoordinators = nil }
+        get { coordinatorsValue ?? writtenCoordinators.flatMap { try? JSON(parsing: $0) } ?? .null }
+        set {
+            coordinatorsValue = newValue
+            writtenCoordinators = nil
+        }
     }
     /// The lifecycle log (read back from its stored codes in a snapshot made from a log, which
     /// keeps those only).
@@ -39,7 +44,10 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// `lifecycle`'s stored codes joined by commas, shared with the log the snapshot was made
     /// from (`LifecycleLog.storedCodes`); `nil` when it was made from records.
     private var storedLog: [UInt8]?
-    /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`).
+    /// `coordinators` as a value, when the snapshot was made with one (else `writtenCoordinators`).
+    private var coordinatorsValue: JSON?
+    /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`):
+    /// a live app's snapshot holds these bytes only, not the tree's dictionaries.
     private var writtenCoordinators: [UInt8]?
 
     /// A snapshot with the given parts.
@@ -50,7 +58,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.root = root
         self.stack = stack
         self.presented = presented
-        self.coordinators = coordinators
+        self.coordinatorsValue = coordinators
         self.records = lifecycle
         self.version = version
         self.extra = extra
@@ -70,14 +78,15 @@ public struct ShellSnapshot: Sendable, Equatable {
         storedLog = log.storedCodes
     }
 
-    /// A snapshot of a live app: its coordinator tree written already.
+    /// A snapshot of a live app: its coordinator tree written already (and kept as those bytes).
     init(
         root: String, stack: [String], presented: String?, coordinators: CoordinatorTree, log: LifecycleLog,
         version: Int, extra: JSON, channel: String?, transition: LastTransition?
     ) {
         self.init(
-            root: root, stack: stack, presented: presented, coordinators: coordinators.json, log: log,
+            root: root, stack: stack, presented: presented, coordinators: .null, log: log,
             version: version, extra: extra, channel: channel, transition: transition)
+        coordinatorsValue = nil
         writtenCoordinators = coordinators.bytes
     }
 
@@ -216,7 +225,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.root = root
         self.stack = stack.compactMap(\.stringValue)
         self.presented = json["presented"]?.stringValue
-        self.coordinators = coordinators
+        self.coordinatorsValue = coordinators
         self.records = lifecycle
         self.version = version
         self.extra = json["extra"] ?? .null
