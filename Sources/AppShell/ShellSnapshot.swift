@@ -49,6 +49,8 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`):
     /// a live app's snapshot holds these bytes only, not the tree's dictionaries.
     private var writtenCoordinators: [UInt8]?
+    /// `extra`'s compact encoding, in a kept snapshot (`kept`) whose extra holds something.
+    private var writtenExtra: [UInt8]?
 
     /// A snapshot with the given parts.
     public init(
@@ -133,10 +135,18 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// records at its next record, and the store writer free them; holding the log itself would
     /// make the live log copy its arrays at its next record (and this snapshot free them when it
     /// is replaced): 10 000 and 8 000 instructions per action (callgrind, README Performance).
+    /// Of `extra`, it holds the compact encoding: its dictionaries (three for a login screen's
+    /// `next`, 450 bytes) stayed with the session in memory until its next snapshot.
     public var kept: SessionSnapshot {
         var parts = self
         let records = storedLog == nil ? lifecycle : []
         parts.records = nil
+        if case .object(let members) = extra, !members.isEmpty {
+            var bytes: [UInt8] = []
+            extra.write(into: &bytes)
+            parts.writtenExtra = bytes
+            parts.extra = .null
+        }
         let kept = parts
         return SessionSnapshot { kept.write(records: records) }
     }
@@ -151,6 +161,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         // Room for all of it at once (growing the array copied it: a third of this function's
         // cost). The names and punctuation take 96 bytes.
         var room = 160 + (storedLog?.count ?? 8 * records.count) + (writtenCoordinators?.count ?? 256)
+        room += writtenExtra?.count ?? 0
         room += root.utf8.count + (presented?.utf8.count ?? 4) + (channel?.utf8.count ?? 0)
         for screen in stack { room += screen.utf8.count + 3 }
         output.reserveCapacity(room)
@@ -168,7 +179,7 @@ public struct ShellSnapshot: Sendable, Equatable {
             coordinators.write(into: &output)
         }
         JSON.append(",\"extra\":", to: &output)
-        extra.write(into: &output)
+        if let writtenExtra { output.append(contentsOf: writtenExtra) } else { extra.write(into: &output) }
         JSON.append(",\"format\":", to: &output)
         JSON.integer(ShellSnapshot.storedFormat).write(into: &output)
         JSON.append(",\"log\":[", to: &output)
