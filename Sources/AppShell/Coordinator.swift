@@ -17,8 +17,10 @@ open class Coordinator {
     /// Changes whenever a coordinator joins or leaves this one's subtree: what is made from the
     /// tree (`LiveApp.coordinatorTree`) is made again only then, not at every state and snapshot.
     private(set) var treeGeneration = 0
-    /// This coordinator's action handlers, by the `ScreenActions` type they take.
-    private var handlers: [ObjectIdentifier: AnyObject] = [:]
+    /// This coordinator's action handlers, each with the `ScreenActions` type it takes: a
+    /// coordinator has one or two, looked up in order (a dictionary of one held 104 bytes, with
+    /// every visitor's session at the login screen).
+    private var handlers: [(type: ObjectIdentifier, handler: AnyObject)] = []
 
     /// A coordinator named `name`.
     public init(name: String) { self.name = name }
@@ -86,13 +88,19 @@ open class Coordinator {
     public func handle<Action: ScreenActions>(
         _ type: Action.Type, _ body: @escaping (Action, ScreenAction) throws(ActionError) -> Void
     ) {
-        handlers[ObjectIdentifier(type)] = ActionHandler(body)
+        let handler = (type: ObjectIdentifier(type), handler: ActionHandler(body) as AnyObject)
+        if let index = handlers.firstIndex(where: { $0.type == handler.type }) {
+            handlers[index] = handler
+        } else {
+            handlers.append(handler)
+        }
     }
 
     /// The handler `handle(_:_:)` registered for `Action`, if any.
     func handler<Action: ScreenActions>(for type: Action.Type) -> ((Action, ScreenAction) throws(ActionError) -> Void)?
     {
-        (handlers[ObjectIdentifier(type)] as? ActionHandler<Action>)?.body
+        let type = ObjectIdentifier(type)
+        return (handlers.first { $0.type == type }?.handler as? ActionHandler<Action>)?.body
     }
 
     /// Makes this coordinator the owner of `screen` (its actions come here) and returns it, to

@@ -156,15 +156,22 @@ public enum LifecycleRecord: Sendable, Hashable {
 }
 
 /// The last `capacity` lifecycle records of a session, oldest first.
+///
+/// It keeps its records as bytes only — their JSON and their stored codes, each joined by commas,
+/// the two forms the state and the snapshot copy in one piece — and reads the records back from
+/// those bytes when asked for them (tests, a rebuilt state tree). Every session's app holds one:
+/// keeping the records, their JSON values and their lengths beside the bytes was 1 000 of the
+/// 5 400 bytes a visitor's session at the login screen held (massif, bench/RESULTS.md).
 public struct LifecycleLog: Sendable {
     /// How many records are kept.
     public static let capacity = 50
-    /// The kept records, oldest first.
-    public private(set) var records: [LifecycleRecord] = []
-    /// The kept records' JSON, in the same order: looked up once per record when it is appended,
-    /// not once per record for every state and snapshot written (an action writes both, with 50
-    /// records each, and each lookup hashes the record's strings).
-    public private(set) var json: [JSON] = []
+    /// The kept records, oldest first: read back from their stored codes (made at each call).
+    public var records: [LifecycleRecord] { LifecycleLog.records(storedCodes: storedCodes) }
+    /// The kept records' JSON, in the same order (made at each call: the state and the snapshot
+    /// copy the log's bytes instead).
+    public var json: [JSON] { records.map(\.json) }
+    /// How many records are kept.
+    private(set) var count = 0
     /// The kept records' compact encodings joined by commas — the array's bytes between its
     /// brackets — so that the state and the snapshot copy the whole log in one piece (copying its
     /// 50 records one by one was 17 000 of an action's instructions, callgrind, README Performance).
@@ -176,32 +183,20 @@ public struct LifecycleLog: Sendable {
     /// looking at a record (writing each record's code took half of the store writer's work
     /// per action, perf, README Performance).
     private(set) var storedCodes: [UInt8] = []
-    /// The length of each kept record's encoding in `joined` and of its code in `storedCodes`,
-    /// oldest first (32 bits each: 8 bytes a record, every session's app keeps 50).
-    private var lengths: [(json: UInt32, code: UInt32)] = []
 
     /// An empty log.
     public init() {}
 
     /// Appends a record, dropping the oldest beyond the capacity.
     public mutating func append(_ record: LifecycleRecord) {
-        let encoded = record.encoded
-        records.append(record)
-        json.append(encoded.json)
-        appendBytes(of: encoded)
-        if records.count > LifecycleLog.capacity {
-            let excess = records.count - LifecycleLog.capacity
-            records.removeFirst(excess)
-            json.removeFirst(excess)
-            // The dropped records and the comma after each.
-            var dropped = (json: excess, code: excess)
-            for length in lengths[..<excess] {
-                dropped.json += Int(length.json)
-                dropped.code += Int(length.code)
-            }
-            joined.removeFirst(dropped.json)
-            storedCodes.removeFirst(dropped.code)
-            lengths.removeFirst(excess)
+        appendBytes(of: record.encoded)
+        count += 1
+        if count > LifecycleLog.capacity {
+            // The dropped records and the comma after each, found in the bytes themselves.
+            let excess = count - LifecycleLog.capacity
+            joined.removeFirst(LifecycleLog.lengthOfFirst(excess, in: joined))
+            storedCodes.removeFirst(LifecycleLog.lengthOfFirst(excess, in: storedCodes))
+            count = LifecycleLog.capacity
         }
     }
 
@@ -213,15 +208,54 @@ public struct LifecycleLog: Sendable {
         }
         joined.append(contentsOf: encoded.bytes)
         storedCodes.append(contentsOf: encoded.code)
-        lengths.append((UInt32(encoded.bytes.count), UInt32(encoded.code.count)))
+    }
+
+    /// The length of the first `values` of `bytes` — compact JSON values joined by commas, as
+    /// `joined` and `storedCodes` hold them — with the comma after each (all of `bytes` when it
+    /// holds no more). A comma counts only outside strings and nested values.
+    private static func lengthOfFirst(_ values: Int, in bytes: [UInt8]) -> Int {
+        var found = 0
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            case UInt8(ascii: ",") where depth == 0:
+                found += 1
+                if found == values { return index + 1 }
+            default: break
+            }
+        }
+        return bytes.count
+    }
+
+    /// The records whose stored codes `storedCodes` holds, joined by commas (as a log keeps them).
+    static func records(storedCodes: [UInt8]) -> [LifecycleRecord] {
+        guard !storedCodes.isEmpty,
+            let codes = try? JSON(parsing: [UInt8(ascii: "[")] + storedCodes + [UInt8(ascii: "]")]).arrayValue
+        else { return [] }
+        return codes.compactMap { $0.stringValue.flatMap(LifecycleRecord.init(storedCode:)) }
     }
 
     /// A log holding `records` (the last `capacity` of them).
     public init(records: [LifecycleRecord]) {
-        self.records = Array(records.suffix(LifecycleLog.capacity))
-        let encoded = self.records.map(\.encoded)
-        self.json = encoded.map(\.json)
-        for record in encoded { appendBytes(of: record) }
+        let kept = records.suffix(LifecycleLog.capacity)
+        count = kept.count
+        for record in kept { appendBytes(of: record.encoded) }
     }
 
     /// The length of the log's compact encoding (what `write(into:)` appends).

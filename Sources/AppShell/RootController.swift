@@ -52,9 +52,12 @@ public final class RootController: ContainerController {
     /// What screens use to reach this root.
     public private(set) lazy var context = ScreenContext(root: self)
 
+    /// The transitions asked for while one runs (none allocated unless one was).
     private var queue: [() -> Void] = []
     private var isTransitioning = false
-    private var loaded = Set<ObjectIdentifier>()
+    /// The screens whose `viewDidLoad` ran and that are still in the hierarchy: a few, so an
+    /// array (a set of two was 96 bytes with every session's app).
+    private var loaded: [ObjectIdentifier] = []
 
     /// A root that starts with `initial` as its child, as `RootVC.init()` does with the splash:
     /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears.
@@ -83,11 +86,11 @@ public final class RootController: ContainerController {
         child.context = context
         presented?.context = context
         for screen in [child, presented].compactMap({ $0 }) {
-            loaded.insert(ObjectIdentifier(screen))
+            markLoaded(screen)
             if let navigation = screen as? NavigationController {
                 for inner in navigation.viewControllers {
                     inner.context = context
-                    loaded.insert(ObjectIdentifier(inner))
+                    markLoaded(inner)
                 }
             }
         }
@@ -220,12 +223,19 @@ public final class RootController: ContainerController {
     }
 
     /// Runs `work` now, or after the running transition (and those queued before) when one runs.
+    /// Only work asked for meanwhile is queued, and the queue's storage goes once it is drained:
+    /// it stayed with every session's app (48 bytes) after its first transition.
     private func schedule(_ work: @escaping () -> Void) {
-        queue.append(work)
-        guard !isTransitioning else { return }
+        guard !isTransitioning else {
+            queue.append(work)
+            return
+        }
         isTransitioning = true
         defer { isTransitioning = false }
+        work()
+        guard !queue.isEmpty else { return }
         while !queue.isEmpty { queue.removeFirst()() }
+        queue = []
     }
 
     // MARK: Lifecycle calls
@@ -253,18 +263,27 @@ public final class RootController: ContainerController {
     /// Calls `viewDidLoad` the first time a screen (or a navigation controller's top) is shown.
     func load(_ screen: any ScreenController) {
         let target = (screen as? NavigationController)?.topScreen ?? screen
-        guard loaded.insert(ObjectIdentifier(target)).inserted else { return }
-        if target !== screen { loaded.insert(ObjectIdentifier(screen)) }
+        guard markLoaded(target) else { return }
+        if target !== screen { markLoaded(screen) }
         record(target, .viewDidLoad)
         target.viewDidLoad()
     }
 
     /// Forgets a screen that left the hierarchy (its identifier may be reused).
     func forget(_ screen: any ScreenController) {
-        loaded.remove(ObjectIdentifier(screen))
+        loaded.removeAll { $0 == ObjectIdentifier(screen) }
         if let navigation = screen as? NavigationController {
-            for inner in navigation.viewControllers { loaded.remove(ObjectIdentifier(inner)) }
+            for inner in navigation.viewControllers { loaded.removeAll { $0 == ObjectIdentifier(inner) } }
         }
+    }
+
+    /// Notes that `screen` was loaded; says whether it was not already.
+    @discardableResult
+    private func markLoaded(_ screen: any ScreenController) -> Bool {
+        let identifier = ObjectIdentifier(screen)
+        guard !loaded.contains(identifier) else { return false }
+        loaded.append(identifier)
+        return true
     }
 
     func record(_ screen: any ScreenController, _ event: LifecycleEvent) {

@@ -190,10 +190,8 @@ public final class LiveApp {
         didSet { recount(oldValue?.response, stateCache?.response) }
     }
     /// The last page rendered, valid on the same terms, for the same session id (its forms carry
-    /// a token made from the id) and the same URL.
-    @exclusivity(unchecked) var pageCache:
-        (version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse)?
-    {
+    /// a token made from the id) and the same URL (`KeptPage`).
+    @exclusivity(unchecked) var pageCache: KeptPage? {
         didSet { recount(oldValue?.response, pageCache?.response) }
     }
     /// The budget the two caches' bytes count against (set when the app is a session's live app;

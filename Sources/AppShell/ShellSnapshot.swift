@@ -11,13 +11,23 @@ public struct ShellSnapshot: Sendable, Equatable {
     public var stack: [String]
     /// The modal screen, if any.
     public var presented: String?
-    /// The coordinator tree, `{"name", "children"}`.
+    /// The coordinator tree, `{"name", "children"}` (read back from its compact encoding in a
+    /// snapshot of a live app, which keeps that only).
     public var coordinators: JSON {
-        didSet { writtenCoordinators = nil }
+        get { coordinatorsValue ?? writtenCoordinators.flatMap { try? JSON(parsing: $0) } ?? .null }
+        set {
+            coordinatorsValue = newValue
+            writtenCoordinators = nil
+        }
     }
-    /// The lifecycle log.
+    /// The lifecycle log (read back from its stored codes in a snapshot made from a log, which
+    /// keeps those only).
     public var lifecycle: [LifecycleRecord] {
-        didSet { storedLog = nil }
+        get { records ?? LifecycleLog.records(storedCodes: storedLog ?? []) }
+        set {
+            records = newValue
+            storedLog = nil
+        }
     }
     /// The version.
     public var version: Int
@@ -29,11 +39,18 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// The last transition (`RootController.lastTransition`), which the state shows: restored
     /// with the version, so that one version names one state after a rebuild too.
     public var transition: LastTransition?
+    /// `lifecycle`'s records, when the snapshot was made from records (else `storedLog`).
+    private var records: [LifecycleRecord]?
     /// `lifecycle`'s stored codes joined by commas, shared with the log the snapshot was made
     /// from (`LifecycleLog.storedCodes`); `nil` when it was made from records.
     private var storedLog: [UInt8]?
-    /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`).
+    /// `coordinators` as a value, when the snapshot was made with one (else `writtenCoordinators`).
+    private var coordinatorsValue: JSON?
+    /// `coordinators`' compact encoding, when the snapshot was made with it (`LiveApp.snapshot`):
+    /// a live app's snapshot holds these bytes only, not the tree's dictionaries.
     private var writtenCoordinators: [UInt8]?
+    /// `extra`'s compact encoding, in a kept snapshot (`kept`) whose extra holds something.
+    private var writtenExtra: [UInt8]?
 
     /// A snapshot with the given parts.
     public init(
@@ -43,33 +60,35 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.root = root
         self.stack = stack
         self.presented = presented
-        self.coordinators = coordinators
-        self.lifecycle = lifecycle
+        self.coordinatorsValue = coordinators
+        self.records = lifecycle
         self.version = version
         self.extra = extra
         self.channel = channel
         self.transition = transition
     }
 
-    /// A snapshot with the given parts, its lifecycle from `log` (sharing its records' array).
+    /// A snapshot with the given parts, its lifecycle from `log` (sharing its stored codes).
     public init(
         root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
         version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
     ) {
         self.init(
-            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: log.records,
+            root: root, stack: stack, presented: presented, coordinators: coordinators, lifecycle: [],
             version: version, extra: extra, channel: channel, transition: transition)
+        records = nil
         storedLog = log.storedCodes
     }
 
-    /// A snapshot of a live app: its coordinator tree written already.
+    /// A snapshot of a live app: its coordinator tree written already (and kept as those bytes).
     init(
         root: String, stack: [String], presented: String?, coordinators: CoordinatorTree, log: LifecycleLog,
         version: Int, extra: JSON, channel: String?, transition: LastTransition?
     ) {
         self.init(
-            root: root, stack: stack, presented: presented, coordinators: coordinators.json, log: log,
+            root: root, stack: stack, presented: presented, coordinators: .null, log: log,
             version: version, extra: extra, channel: channel, transition: transition)
+        coordinatorsValue = nil
         writtenCoordinators = coordinators.bytes
     }
 
@@ -116,11 +135,18 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// records at its next record, and the store writer free them; holding the log itself would
     /// make the live log copy its arrays at its next record (and this snapshot free them when it
     /// is replaced): 10 000 and 8 000 instructions per action (callgrind, README Performance).
+    /// Of `extra`, it holds the compact encoding: its dictionaries (three for a login screen's
+    /// `next`, 450 bytes) stayed with the session in memory until its next snapshot.
     public var kept: SessionSnapshot {
         var parts = self
         let records = storedLog == nil ? lifecycle : []
-        parts.lifecycle = []
-        parts.storedLog = storedLog
+        parts.records = nil
+        if case .object(let members) = extra, !members.isEmpty {
+            var bytes: [UInt8] = []
+            extra.write(into: &bytes)
+            parts.writtenExtra = bytes
+            parts.extra = .null
+        }
         let kept = parts
         return SessionSnapshot { kept.write(records: records) }
     }
@@ -135,6 +161,7 @@ public struct ShellSnapshot: Sendable, Equatable {
         // Room for all of it at once (growing the array copied it: a third of this function's
         // cost). The names and punctuation take 96 bytes.
         var room = 160 + (storedLog?.count ?? 8 * records.count) + (writtenCoordinators?.count ?? 256)
+        room += writtenExtra?.count ?? 0
         room += root.utf8.count + (presented?.utf8.count ?? 4) + (channel?.utf8.count ?? 0)
         for screen in stack { room += screen.utf8.count + 3 }
         output.reserveCapacity(room)
@@ -152,7 +179,7 @@ public struct ShellSnapshot: Sendable, Equatable {
             coordinators.write(into: &output)
         }
         JSON.append(",\"extra\":", to: &output)
-        extra.write(into: &output)
+        if let writtenExtra { output.append(contentsOf: writtenExtra) } else { extra.write(into: &output) }
         JSON.append(",\"format\":", to: &output)
         JSON.integer(ShellSnapshot.storedFormat).write(into: &output)
         JSON.append(",\"log\":[", to: &output)
@@ -209,8 +236,8 @@ public struct ShellSnapshot: Sendable, Equatable {
         self.root = root
         self.stack = stack.compactMap(\.stringValue)
         self.presented = json["presented"]?.stringValue
-        self.coordinators = coordinators
-        self.lifecycle = lifecycle
+        self.coordinatorsValue = coordinators
+        self.records = lifecycle
         self.version = version
         self.extra = json["extra"] ?? .null
         self.channel = json["channel"]?.stringValue

@@ -18,7 +18,7 @@ extension LiveApp {
             "root": .string(root.child.name),
             "stack": .array((root.navigation?.viewControllers ?? []).map { .string($0.name) }),
             "presented": root.presented.map { .string($0.name) } ?? .null,
-            "coordinators": coordinatorTree.json,
+            "coordinators": coordinator.tree,
             "defaults": .object(defaults.storedValues.mapValues(\.plainJSON)),
             "lifecycle": .array(root.log.json),
             "version": .integer(root.version),
@@ -88,14 +88,16 @@ extension LiveApp {
         return output
     }
 
-    /// The coordinator tree (`Coordinator.tree`) and its compact encoding, made again only when
-    /// a coordinator joined or left it: every state and snapshot has the tree, and building its
+    /// The coordinator tree's compact encoding (`Coordinator.tree`'s), made again only when a
+    /// coordinator joined or left it: every state and snapshot has the tree, and building its
     /// dictionaries and writing them again cost every action (callgrind, README Performance).
+    /// The bytes are all it keeps: the tree's dictionaries, kept beside them, were 520 of the
+    /// 5 400 bytes a visitor's session held (massif, bench/RESULTS.md).
     var coordinatorTree: CoordinatorTree {
         if let cache = treeCache, cache.generation == coordinator.treeGeneration { return cache.tree }
         var bytes: [UInt8] = []
         LiveApp.writeTree(of: coordinator, into: &bytes)
-        let tree = CoordinatorTree(json: coordinator.tree, bytes: bytes)
+        let tree = CoordinatorTree(bytes: bytes)
         treeCache = (coordinator.treeGeneration, tree)
         return tree
     }
@@ -128,13 +130,13 @@ extension LiveApp {
     }
 }
 
-/// A coordinator tree as the state and the snapshot write it: `Coordinator.tree` and its compact
-/// encoding (`json.serialized`).
+/// A coordinator tree as the state and the snapshot write it: `Coordinator.tree`'s compact
+/// encoding (`tree.serialized`).
 struct CoordinatorTree {
-    /// `{"name": …, "children": […]}`, recursively.
-    let json: JSON
-    /// `json`'s compact encoding.
+    /// `{"children":[…],"name":…}`, recursively.
     let bytes: [UInt8]
+    /// The tree read back from `bytes` (made at each call).
+    var json: JSON { (try? JSON(parsing: bytes)) ?? .null }
 }
 
 extension DefaultsValue {

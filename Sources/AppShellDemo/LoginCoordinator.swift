@@ -14,8 +14,10 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
     private let root: RootController
     private let environment: DemoEnvironment
     private let screen: LoginScreen
-    /// Names this login flow to the throttle when no session is bound (never, for a request).
-    private let flowKey = "flow:" + SessionID.random().text
+    /// Names this login flow to the throttle when no session is bound (never, for a request):
+    /// made when first asked for, as most flows never need it (a visitor's session kept it,
+    /// 96 bytes, from its first page on).
+    private lazy var flowKey = "flow:" + SessionID.random().text
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }

@@ -31,6 +31,28 @@ import Testing
         #expect(restored.json == log.json)
     }
 
+    /// The log keeps its records as bytes only: records whose names hold commas, quotes,
+    /// brackets and escapes are dropped one by one past the capacity and read back as they were.
+    @Test func recordsWithPunctuationInTheirNamesAreDroppedAndReadBackWhole() {
+        let names = ["a,b", "quote\"d", "}{][", "back\\slash,", "ünï,cödé", "\\\","]
+        var log = LifecycleLog()
+        var appended: [LifecycleRecord] = []
+        for index in 0..<(3 * LifecycleLog.capacity) {
+            let record: LifecycleRecord =
+                index % 9 == 0
+                ? .completion(.present)
+                : .screen(names[index % names.count], LifecycleEvent.allCases[index % LifecycleEvent.allCases.count])
+            log.append(record)
+            appended.append(record)
+            #expect(log.records == Array(appended.suffix(LifecycleLog.capacity)))
+            #expect(log.json == log.records.map(\.json))
+            let fromLog = ShellSnapshot(
+                root: "main", stack: [], presented: nil, coordinators: [:], log: log, version: index, extra: .null)
+            #expect(fromLog.kept.bytes == fromLog.json.serialized)
+        }
+        #expect(LifecycleLog(records: appended).records == log.records)
+    }
+
     @Test func aSnapshotFromALogWritesWhatOneFromItsRecordsWrites() {
         let log = LifecycleLog(records: Self.events)
         let fromLog = ShellSnapshot(
