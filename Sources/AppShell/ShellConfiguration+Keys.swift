@@ -87,6 +87,9 @@ extension ShellConfiguration {
             $1.setTLSFiles(certificatePath: $1.server.tls?.certificatePath ?? "", keyPath: $0.stringValue!)
         },
         ConfigurationKey(
+            "httpRedirectPort", .integer(1...65535), "HTTPS: a plain-HTTP port that redirects to HTTPS (301)"
+        ) { $1.httpRedirectPort = $0.integerValue! },
+        ConfigurationKey(
             "strictTransportSecuritySeconds", .integer(0...315_360_000),
             "HTTPS: Strict-Transport-Security max-age; 0: none"
         ) { $1.server.strictTransportSecuritySeconds = $0.integerValue! },

@@ -69,6 +69,10 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
         set { self = newValue }
     }
 
+    /// HTTPS: a port that speaks plain HTTP and answers every request but `/healthz` with `301`
+    /// to the same URL over HTTPS (`HTTPSRedirect`); `nil`: none.
+    public var httpRedirectPort: Int?
+
     /// Whether the server speaks HTTPS (`tlsCertificatePath` and `tlsKeyPath`).
     public var servesHTTPS: Bool { server.tls != nil }
 
@@ -83,7 +87,16 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     /// PEM, the key the certificate's, the certificate valid). Run when the configuration is
     /// loaded, so that a bad pair stops the start with one line naming the setting (exit 2).
     public func checkTLSFiles() throws(ConfigurationError) {
-        guard let files = server.tls else { return }
+        guard let files = server.tls else {
+            if httpRedirectPort != nil {
+                throw ConfigurationError(
+                    "\"httpRedirectPort\" needs HTTPS (\"tlsCertificatePath\" and \"tlsKeyPath\"): it redirects there")
+            }
+            return
+        }
+        if let redirect = httpRedirectPort, redirect == server.port {
+            throw ConfigurationError("\"httpRedirectPort\" must differ from \"port\" (\(redirect))")
+        }
         if files.certificatePath.isEmpty {
             throw ConfigurationError("\"tlsCertificatePath\" must be set with \"tlsKeyPath\" (HTTPS needs both)")
         }

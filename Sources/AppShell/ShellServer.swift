@@ -203,12 +203,32 @@ public final class ShellServer: Sendable {
         }
         if let serial = server.certificateSerialNumber { listening["certificateSerialNumber"] = .string(serial) }
         AccessLog.event("listening", listening)
+        // HTTPS: a plain-HTTP port that sends every request there (80 → 443).
+        var redirect: HTTPServer?
+        if let port = configuration.httpRedirectPort {
+            var plain = configuration.server
+            plain.tls = nil
+            plain.port = port
+            plain.threads = 1
+            let started = HTTPServer(configuration: plain, responder: HTTPSRedirect(httpsPort: server.port))
+            do {
+                try started.start()
+            } catch {
+                AccessLog.error("cannot start the redirect to HTTPS: \(error)")
+                _ = server.shutdown(timeoutSeconds: 0)
+                return 1
+            }
+            redirect = started
+            AccessLog.event(
+                "listening", ["url": .string("http://\(host):\(started.port)"), "redirectsTo": .string("https")])
+        }
         var signal = TerminationSignal.wait()
         while signal == TerminationSignal.reload {
             Self.reloadCertificate(of: server)
             signal = TerminationSignal.wait()
         }
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
+        _ = redirect?.shutdown(timeoutSeconds: 1)
         let finished = server.shutdown()
         // Work the app queued for requests that the shutdown answered (503) is skipped.
         stopApplication()

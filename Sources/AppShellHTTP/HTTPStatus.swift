@@ -15,6 +15,8 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let created = HTTPStatus(rawValue: 201)
     /// 204 No Content.
     public static let noContent = HTTPStatus(rawValue: 204)
+    /// 301 Moved Permanently.
+    public static let movedPermanently = HTTPStatus(rawValue: 301)
     /// 303 See Other.
     public static let seeOther = HTTPStatus(rawValue: 303)
     /// 304 Not Modified.

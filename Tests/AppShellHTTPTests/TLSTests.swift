@@ -201,3 +201,28 @@ import Testing
                 == true)
     }
 }
+
+/// The plain-HTTP port beside an HTTPS server (`httpRedirectPort`): 301 to the same URL over HTTPS.
+@Suite struct HTTPSRedirectTests {
+    @Test func everyRequestButHealthIsSentToHTTPS() throws {
+        let live = try LiveServer(responder: HTTPSRedirect(httpsPort: 8443))
+        let client = live.client()
+        let page = try client.get("/main/list?tab=2", headers: [("Host", "localhost:8080")])
+        #expect(page.status == 301)
+        #expect(page.headers["Location"] == "https://localhost:8443/main/list?tab=2")
+        #expect(page.headers["Cache-Control"] == "no-store")
+        // An IPv6 literal keeps its brackets; a POST's body is not read.
+        let posted = try client.postJSON("/api/actions", #"{"action": "x"}"#, headers: [("Host", "[::1]:80")])
+        #expect(posted.status == 301)
+        #expect(posted.headers["Location"] == "https://[::1]:8443/api/actions")
+        #expect(try client.get("/healthz").status == 200)
+        // A host the server does not serve is refused before any redirect (421), never sent on.
+        #expect(try client.get("/", headers: [("Host", "evil.example")]).status == 421)
+    }
+
+    @Test func port443IsLeftOutOfTheURL() throws {
+        let live = try LiveServer(responder: HTTPSRedirect(httpsPort: 443))
+        let answer = try live.client().get("/", headers: [("Host", "127.0.0.1")])
+        #expect(answer.headers["Location"] == "https://127.0.0.1/")
+    }
+}
