@@ -87,6 +87,10 @@ extension ShellConfiguration {
             $1.setTLSFiles(certificatePath: $1.server.tls?.certificatePath ?? "", keyPath: $0.stringValue!)
         },
         ConfigurationKey(
+            "handshakeTimeoutSeconds", .integer(1...3600),
+            "HTTPS: how long a new connection may take to shake hands and begin its first request"
+        ) { $1.server.handshakeTimeoutSeconds = $0.integerValue! },
+        ConfigurationKey(
             "httpRedirectPort", .integer(1...65535), "HTTPS: a plain-HTTP port that redirects to HTTPS (301)"
         ) { $1.httpRedirectPort = $0.integerValue! },
         ConfigurationKey(

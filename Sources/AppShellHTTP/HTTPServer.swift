@@ -160,6 +160,7 @@ public final class HTTPServer: Sendable {
                     daemon: daemon, name: count == 1 ? "appshell-http" : "appshell-http-\(index)",
                     idle: IdleConnections(
                         share: max(1, share), keepAliveSeconds: config.keepAliveTimeoutSeconds,
+                        firstRequestSeconds: config.tls == nil ? nil : config.handshakeTimeoutSeconds,
                         statistics: statistics)))
         }
         state.withLock {

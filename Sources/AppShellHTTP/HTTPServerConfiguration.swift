@@ -62,6 +62,10 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// seconds (0: none). Two years, as Mozilla's guidelines say.
     public var strictTransportSecuritySeconds = 63_072_000
 
+    /// HTTPS: seconds a new connection may take to shake hands and begin its first request; past
+    /// them it is closed (a stalled handshake holds a connection slot no longer).
+    public var handshakeTimeoutSeconds = 10
+
     /// The PEM files an HTTPS server loads (again on `HTTPServer.reloadCertificate()`).
     public struct TLSFiles: Sendable, Equatable {
         /// The certificate, then the chain up to (not including) the root.

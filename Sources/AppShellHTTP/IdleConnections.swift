@@ -60,14 +60,19 @@ final class IdleConnections {
     /// How long a connection that has not sent a request yet is spared: a client sends its request
     /// line at once, and a reclaim must not close a connection just accepted before it could.
     static let unusedGraceMicros = 1_000_000
+    /// How long a new connection may take to begin its first request before it is closed (an
+    /// HTTPS server's: the handshake comes first); `nil`: libmicrohttpd's idle timeout alone.
+    private let firstRequestMicros: Int?
     private let statistics: ServerStatistics
 
     /// The lists of a loop whose daemon admits `share` connections; a connection kept alive is
-    /// closed after `keepAliveSeconds` without a request.
-    init(share: Int, keepAliveSeconds: Int, statistics: ServerStatistics) {
+    /// closed after `keepAliveSeconds` without a request, and a new one after
+    /// `firstRequestSeconds` without its first (when given).
+    init(share: Int, keepAliveSeconds: Int, firstRequestSeconds: Int? = nil, statistics: ServerStatistics) {
         // A share of one has no room to make: its one connection is the only one there is.
         pressure = share < 2 ? share : share - max(1, share / 8)
         keepAliveMicros = max(1, keepAliveSeconds) * 1_000_000
+        firstRequestMicros = firstRequestSeconds.map { max(1, $0) * 1_000_000 }
         self.statistics = statistics
     }
 
@@ -105,20 +110,28 @@ final class IdleConnections {
         if pending.shutDown { closing -= 1 }
     }
 
-    /// Closes the connections kept alive past their timeout and, beyond `pressure`, the oldest
-    /// waiting ones until the loop is back within it (reads the clock only when a connection is
-    /// kept alive or the loop is beyond it). Returns the milliseconds until the next connection
-    /// this would close (a kept-alive one's timeout, or beyond `pressure` an unused one's grace),
-    /// or -1 when there is none.
+    /// Closes the connections kept alive past their timeout, the new ones past their first
+    /// request's (when there is one) and, beyond `pressure`, the oldest waiting ones until the
+    /// loop is back within it (reads the clock only when a connection waits on a timeout or the
+    /// loop is beyond it). Returns the milliseconds until the next connection this would close (a
+    /// timeout, or beyond `pressure` an unused one's grace), or -1 when there is none.
     func tidy() -> Int32 {
         let beyond = open - closing > pressure
-        guard keptAlive.head != nil || beyond else { return -1 }
+        let firstRequest = firstRequestMicros.flatMap { unused.head == nil ? nil : $0 }
+        guard keptAlive.head != nil || beyond || firstRequest != nil else { return -1 }
         let now = Clock.monotonicMicros()
         while let oldest = keptAlive.head, now - oldest.waitingSince >= keepAliveMicros {
             statistics.keepAliveTimeouts.add(1, ordering: .relaxed)
             close(oldest)
         }
         var next = keptAlive.head.map { $0.waitingSince + keepAliveMicros } ?? Int.max
+        if let firstRequest {
+            while let oldest = unused.head, now - oldest.waitingSince >= firstRequest {
+                statistics.firstRequestTimeouts.add(1, ordering: .relaxed)
+                close(oldest)
+            }
+            if let newest = unused.head { next = min(next, newest.waitingSince + firstRequest) }
+        }
         if beyond {
             var excess = open - closing - pressure
             while excess > 0, let oldest = oldestWaiting(now: now) {

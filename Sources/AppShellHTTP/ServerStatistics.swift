@@ -15,6 +15,8 @@ public final class ServerStatistics: Sendable {
     let keepAliveTimeouts = Atomic<Int>(0)
     /// Waiting connections closed to make room near the connection limit.
     let reclaimedConnections = Atomic<Int>(0)
+    /// New connections closed before their first request (an HTTPS handshake that stalled).
+    let firstRequestTimeouts = Atomic<Int>(0)
     /// Server errors by cause (`ErrorCause`).
     let errorCounters = InlineArray<5, Atomic<Int>> { _ in Atomic(0) }
     /// The requests by route, status and latency of the server counting here (set when it is made).
@@ -88,7 +90,7 @@ extension ServerStatistics: MetricsSource {
         text.single("appshell_http_connections_open", .gauge, "Open client connections.", openConnections)
         text.family(
             "appshell_http_idle_connections_closed_total", .counter,
-            "Connections closed while waiting for a request: kept alive past the keep-alive timeout, or reclaimed near the connection limit."
+            "Connections closed while waiting for a request: kept alive past the keep-alive timeout, reclaimed near the connection limit, or new past the handshake timeout (HTTPS)."
         )
         text.sample(
             "appshell_http_idle_connections_closed_total", ["reason": "keep_alive_timeout"],
@@ -96,6 +98,9 @@ extension ServerStatistics: MetricsSource {
         text.sample(
             "appshell_http_idle_connections_closed_total", ["reason": "reclaimed"],
             reclaimedConnections.load(ordering: .relaxed))
+        text.sample(
+            "appshell_http_idle_connections_closed_total", ["reason": "handshake_timeout"],
+            firstRequestTimeouts.load(ordering: .relaxed))
         text.single("appshell_http_event_streams_open", .gauge, "Open event streams (/api/events).", openEventStreams)
         text.family(
             "appshell_http_errors_total", .counter,

@@ -100,6 +100,28 @@ import Testing
                 == 200)
     }
 
+    /// Fails on the code before (a stalled handshake was held for the 30 s idle timeout, and
+    /// these reads time out after 10): a client that starts a handshake and stops, or sends
+    /// nothing, is closed after `handshakeTimeoutSeconds`, and others are served meanwhile.
+    @Test func aStalledHandshakeIsClosedAfterTheHandshakeTimeout() throws {
+        let directory = try TemporaryDirectory("tls")
+        defer { directory.remove() }
+        let certificate = try TestCertificate.make(in: directory)
+        let (live, _) = try Self.start(certificate) { $0.handshakeTimeoutSeconds = 1 }
+        let silent = try RawConnection(port: live.port, timeoutSeconds: 10)
+        let stalled = try RawConnection(port: live.port, timeoutSeconds: 10)
+        // The first bytes of a ClientHello record, and no more.
+        try stalled.send("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}")
+        #expect(
+            try TestClient(port: live.port, tls: TestTLS(trustFile: certificate.certificatePath)).get("/ok").status
+                == 200)
+        #expect(try silent.readToEnd() == "")
+        _ = try stalled.readToEnd()
+        var metrics = PrometheusText()
+        live.server.statistics.writeMetrics(into: &metrics)
+        #expect(metrics.text.contains(#"appshell_http_idle_connections_closed_total{reason="handshake_timeout"} 2"#))
+    }
+
     /// Fails on the code before (no reload): new connections get the new certificate, and a
     /// connection open before — an event stream — keeps its own and goes on receiving.
     @Test func aReloadedCertificateIsGivenToNewConnectionsOnly() throws {
