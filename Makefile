@@ -19,19 +19,21 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test, the API contract (schemathesis),
+## test: install what is missing, lint, build, run every test, the suites that talk HTTP again over
+## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
 ## real-browser tests, then the scale-out test (two instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
+	$(MAKE) test-tls
 	$(MAKE) examples-test
 	$(MAKE) contract-test
 	$(MAKE) flood-test
@@ -40,6 +42,18 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) browser-test
 	$(MAKE) test-scaleout
+
+## test-tls: the suites that talk HTTP (the HTTP layer's, the shell's, the demo's) again over TLS:
+## with APPSHELL_TEST_TLS every LiveServer serves HTTPS with a self-signed pair made here by
+## openssl, and every test client of its port speaks TLS to it (see AppShellTesting's TestTLS)
+TEST_TLS := .build/test-tls
+test-tls: test-deps
+	$(SWIFT) build --build-tests
+	mkdir -p $(TEST_TLS)
+	openssl req -x509 -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2 -subj "/CN=AppShell test" \
+	  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout $(TEST_TLS)/server.key -out $(TEST_TLS)/server.pem 2>/dev/null
+	APPSHELL_TEST_TLS=$(abspath $(TEST_TLS)) $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build \
+	  --filter 'AppShellHTTPTests|AppShellTests|AppShellDemoTests'
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
 ## products by path, built in its own Examples/Notes/.build) and run its tests

@@ -52,7 +52,8 @@ extension Shell {
         if session.isRetired { return try respondRetired(request, session, body) }
         if session.attachment == nil, session.memo != nil {
             // A visitor's session is about to be held in memory: one client may start only so many.
-            let wait = sessionStarts.admit(request.clientAddress, now: clock())
+            // The shell's clock counts milliseconds; the limiter, seconds.
+            let wait = sessionStarts.admit(request.clientAddress, now: clock() / 1000)
             guard wait == 0 else {
                 throw HTTPError(
                     .tooManyRequests,

@@ -30,12 +30,14 @@ public final class DemoApp: Sendable {
 
     /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
     /// unreadable SQLite file is never replaced). `verifyPassword` checks a password against its
-    /// stored hash (tests pass one that takes as long as they say).
+    /// stored hash (tests pass one that takes as long as they say); `clock` is the shell's, in
+    /// milliseconds since 1970 (tests move it by hand).
     public init(
         configuration: DemoConfiguration,
         verifyPassword: @escaping @Sendable (String, String) -> Bool = {
             PasswordHash.verify(password: $0, against: $1)
-        }
+        },
+        clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) throws(StoreError) {
         self.configuration = configuration
         // Before the first check: the server's threads must not wait for a check's memory map.
@@ -59,7 +61,7 @@ public final class DemoApp: Sendable {
             webApp: DemoWebApp.make(directory: directory, assets: assets),
             metrics: [PasswordCheckMetrics(pool: environment.passwordChecks)],
             // Logins still queued were answered 503 by the shutdown: their checks are skipped.
-            stopping: { environment.passwordChecks.stop() })
+            stopping: { environment.passwordChecks.stop() }, clock: clock)
     }
 
     /// Says on standard output, as a `passwordChecks` event, what the password-check threads run

@@ -14,8 +14,16 @@ public final class LiveServer: Sendable {
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = 0
+        // The suites over TLS (`TestTLS.everywhere`): every live server serves the shared pair.
+        var shared: TestTLS?
+        if let directory = TestTLS.everywhere, configuration.tls == nil {
+            configuration.tls = HTTPServerConfiguration.TLSFiles(
+                certificatePath: directory + "/server.pem", keyPath: directory + "/server.key")
+            shared = TestTLS(trustFile: directory + "/server.pem")
+        }
         server = HTTPServer(configuration: configuration, responder: responder, statistics: statistics)
         try server.start()
+        if let shared { TestTLS.register(shared, port: server.port) }
     }
 
     /// Defaults for tests: two threads, no access log.
@@ -36,5 +44,8 @@ public final class LiveServer: Sendable {
     @discardableResult
     public func stop(timeoutSeconds: Int = 5) -> Bool { server.shutdown(timeoutSeconds: timeoutSeconds) }
 
-    deinit { server.shutdown(timeoutSeconds: 0) }
+    deinit {
+        server.shutdown(timeoutSeconds: 0)
+        TestTLS.register(nil, port: port)
+    }
 }

@@ -55,7 +55,7 @@ final class TestConnection {
             // closes the socket (closing it twice could close another thread's new socket).
             throw TestClientError(description: "connect to port \(port) failed: errno \(errno)")
         }
-        if let tls {
+        if let tls = tls ?? TestTLS.registered(port: port) {
             self.tls = try TLSClientSession(
                 descriptor: descriptor, trustFile: tls.trustFile, serverName: tls.serverName, priorities: tls.priorities
             )

@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellDemo
 import AppShellHTTP
 import AppShellTesting
@@ -23,6 +24,27 @@ import Testing
         let from = [("X-Forwarded-For", address)]
         #expect(try client.get("/api/state", headers: from).status == 200)
         return try client.get("/api/state", headers: from)
+    }
+
+    /// Fails on the code before (the limiter was given the shell's clock in milliseconds as if
+    /// seconds: 3 a minute were 3 every 60 ms, and the fourth, 500 ms later, was let in; found by
+    /// the suites over TLS, whose handshakes made the visits slower): the limit counts real time.
+    @Test func theLimitCountsSecondsOfTheShellsClock() throws {
+        let now = Locked<Int64>(1_800_000_000_000)
+        let app = try DemoApp(
+            configuration: ShellAPITests.configuration(splashDelay: 0) { $0.shell.newSessionsPerMinute = 3 },
+            clock: { now.withLock { $0 } })
+        var server = LiveServer.testConfiguration
+        server.trustedProxies = try TrustedProxies(["127.0.0.1"])
+        let live = try LiveServer(configuration: server, responder: try app.makeResponder())
+        for _ in 1...3 { #expect(try Self.visit(live, from: "203.0.113.7").status == 200) }
+        now.withLock { $0 += 500 }
+        let refused = try Self.visit(live, from: "203.0.113.7")
+        #expect(refused.status == 429)
+        #expect(refused.headers["Retry-After"] == "20")
+        // Twenty seconds later, one more.
+        now.withLock { $0 += 20_000 }
+        #expect(try Self.visit(live, from: "203.0.113.7").status == 200)
     }
 
     /// Fails on the code before: the fourth visitor's session was held like the others (200).
