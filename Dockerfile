@@ -60,9 +60,10 @@ USER 10001:10001
 VOLUME /data
 EXPOSE 8080
 STOPSIGNAL SIGTERM
-# HTTP/1.0 without a Host field: served whatever APPSHELL_ALLOWED_HOSTS says. Bash's /dev/tcp
-# needs no curl in the image.
+# `appshell health` reads the same settings (the file, the APPSHELL_* variables) and asks the
+# server on its port for /healthz, over TLS when it serves HTTPS, without a Host field: served
+# whatever APPSHELL_ALLOWED_HOSTS says. No curl in the image.
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${APPSHELL_PORT:-8080} && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"status\":\"ok\"' <&3"]
+    CMD ["/usr/local/bin/appshell", "health", "--config", "/app/config.json"]
 ENTRYPOINT ["/usr/local/bin/appshell"]
 CMD ["--config", "/app/config.json"]

@@ -69,7 +69,7 @@ examples-test: deps
 ## cannot be pulled are replaced by stand-ins built once (debootstrap; the Swift toolchain on PATH);
 ## BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
 ## uses the official ones. Needs root (sudo otherwise). See tests/container/run.sh.
-CONTAINER_PACKAGES := podman runc netavark aardvark-dns iptables debootstrap curl python3 ca-certificates redis-server
+CONTAINER_PACKAGES := podman runc netavark aardvark-dns iptables debootstrap curl python3 ca-certificates redis-server openssl
 test-container:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(CONTAINER_PACKAGES)"
 	$(SUDO) env SWIFT="$$(command -v $(SWIFT))" BUILDER_IMAGE="$(BUILDER_IMAGE)" RUNTIME_IMAGE="$(RUNTIME_IMAGE)" \

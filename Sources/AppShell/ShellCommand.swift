@@ -42,6 +42,7 @@ public enum ShellCommand {
         }
         return """
             usage: \(executable) [--config PATH]
+            \(indent)\(executable) health [--config PATH]   exit 0 when the server so configured answers GET /healthz
             \(lines.joined())  --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
               --help          show this help
             Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
@@ -51,7 +52,9 @@ public enum ShellCommand {
     /// Runs the command and returns the process's exit status: blocks SIGTERM and SIGINT (so call
     /// it before any thread starts), runs a subcommand if the first argument names one, else loads
     /// `Configuration` from `--config PATH` (default `$APPSHELL_CONFIG` or `./config.json`) and
-    /// the environment, builds the server with `makeServer` and runs it.
+    /// the environment, builds the server with `makeServer` and runs it. `health` instead asks
+    /// the server so configured, on this machine, for `/healthz` (over TLS when it speaks HTTPS):
+    /// exit 0 when it answers, 1 (and why, on standard error) when not: a container's health check.
     public static func run<Configuration: AppConfiguration>(
         _ configurationType: Configuration.Type, executable: String = "appshell", subcommands: [Subcommand] = [],
         arguments: [String] = CommandLine.arguments,
@@ -66,6 +69,8 @@ public enum ShellCommand {
         if let first = remaining.first, let command = subcommands.first(where: { $0.name == first }) {
             return command.run(Array(remaining.dropFirst()))
         }
+        let probesHealth = remaining.first == "health"
+        if probesHealth { remaining = remaining.dropFirst() }
         while let argument = remaining.popFirst() {
             switch argument {
             case "--config":
@@ -89,6 +94,12 @@ public enum ShellCommand {
         } catch {
             AccessLog.error("configuration error: \(error)")
             return configurationErrorStatus
+        }
+        if probesHealth {
+            let shell = configuration.shell
+            let (healthy, reason) = HealthProbe.check(port: shell.server.port, tls: shell.servesHTTPS)
+            if !healthy { AccessLog.error("unhealthy: \(reason)") }
+            return healthy ? 0 : 1
         }
         let server: ShellServer
         do {

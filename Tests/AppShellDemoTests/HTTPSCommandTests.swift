@@ -46,6 +46,23 @@ import Testing
         }
     }
 
+    /// `appshell health`: 0 when the configured server answers `/healthz`, 1 and one line when
+    /// nothing does (plain HTTP here; over TLS in the test below).
+    @Test func healthAsksTheConfiguredServer() throws {
+        let running = try CommandTests.run(environment: Self.base)
+        let port = try running.port()
+        let healthy = try CommandTests.run(
+            ["health"], environment: Self.base.merging(["APPSHELL_PORT": String(port)]) { $1 })
+        #expect(healthy.waitForExit() == 0)
+        let free = try Self.freePort()
+        let nobody = try CommandTests.run(
+            ["health"], environment: Self.base.merging(["APPSHELL_PORT": String(free)]) { $1 })
+        #expect(nobody.waitForExit() == 1)
+        #expect(nobody.errorText.hasPrefix("appshell: unhealthy: nothing answers on 127.0.0.1:\(free)"))
+        running.terminate()
+        #expect(running.waitForExit() == 0)
+    }
+
     /// A free loopback port: one a server was given and gave back.
     static func freePort() throws -> Int {
         let live = try LiveServer(responder: Router())
@@ -80,6 +97,14 @@ import Testing
         let cookie = try #require(state.headers["Set-Cookie"])
         #expect(cookie.hasPrefix("__Host-appshell_session=") && cookie.contains("; Secure"))
         #expect(client.peerSerialNumber == first.serialNumber)
+        // The image's health check: `appshell health` with the same settings asks over TLS.
+        let probe = try CommandTests.run(
+            ["health"],
+            environment: Self.base.merging([
+                "APPSHELL_TLS_CERTIFICATE_PATH": served.0, "APPSHELL_TLS_KEY_PATH": served.1,
+                "APPSHELL_PORT": String(port),
+            ]) { $1 })
+        #expect(probe.waitForExit() == 0)
 
         // Plain HTTP on the redirect port: 301 to the same URL over HTTPS.
         let plain = try TestClient(port: redirectPort).get(

@@ -523,6 +523,52 @@ kill "$REDIS_PID"
 wait "$REDIS_PID" || true
 REDIS_PID=""
 
+step "HTTPS without a proxy: a certificate on a volume, healthy over TLS, curl --cacert, SIGHUP reload"
+# A self-signed pair for 127.0.0.1 and localhost (its own CA), readable by the image's user.
+certs="$WORK/certs"
+mkdir -p "$certs"
+make_pair() {
+    openssl req -x509 -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2 -subj "/CN=AppShell container test" \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$certs/$1.key" -out "$certs/$1.pem" 2>/dev/null
+}
+make_pair first
+make_pair second
+cp "$certs/first.pem" "$certs/server.pem"
+cp "$certs/first.key" "$certs/server.key"
+chmod 0755 "$certs"
+chmod 0644 "$certs"/*
+tls="$RUN_ID-tls"
+tls_port=$(free_port)
+CONTAINERS+=("$tls")
+run_image --detach --name "$tls" \
+    --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
+    --publish "127.0.0.1:$tls_port:8443" --volume "$certs:/certs:ro" --tmpfs /data \
+    --env APPSHELL_PORT=8443 --env APPSHELL_ALLOWED_HOSTS=app.example.test --env APPSHELL_USERS="$USERS_JSON" \
+    --env APPSHELL_TLS_CERTIFICATE_PATH=/certs/server.pem --env APPSHELL_TLS_KEY_PATH=/certs/server.key \
+    "$IMAGE" >/dev/null
+# The image's own HEALTHCHECK (`appshell health`) asks over TLS.
+wait_healthy "$tls"
+tls_base="https://127.0.0.1:$tls_port"
+headers=$(curl --silent --show-error --max-time 10 --cacert "$certs/first.pem" -D - -o /dev/null "$tls_base/api/state")
+echo "$headers" | grep -qi '^strict-transport-security: max-age=63072000' || fail "no HSTS over HTTPS: $headers"
+echo "$headers" | grep -qi '^set-cookie: __Host-appshell_session=.*; Secure' || fail "the cookie is not __Host- and Secure: $headers"
+[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$tls_port/healthz")" != 200 ] \
+    || fail "plain HTTP was answered on the HTTPS port"
+serial() {
+    openssl s_client -connect "127.0.0.1:$tls_port" </dev/null 2>/dev/null | openssl x509 -noout -serial
+}
+[ "$(serial)" = "$(openssl x509 -in "$certs/first.pem" -noout -serial)" ] || fail "not the first certificate"
+# Renewed on the volume, then SIGHUP (podman kill --signal HUP, as the README's deploy hook does).
+cp "$certs/second.pem" "$certs/server.pem"
+cp "$certs/second.key" "$certs/server.key"
+podman kill --signal HUP "$tls" >/dev/null
+want=$(openssl x509 -in "$certs/second.pem" -noout -serial)
+wait_for 10 "after SIGHUP, the new certificate for new connections" \
+    bash -c "[ \"\$(openssl s_client -connect 127.0.0.1:$tls_port </dev/null 2>/dev/null | openssl x509 -noout -serial)\" = '$want' ]"
+podman logs "$tls" 2>/dev/null | grep -q '"event":"certificate"' || fail "no certificate event in the log"
+echo "$tls: HTTPS with HSTS and a __Host- cookie; reloaded on SIGHUP ($want)"
+podman stop --time "$STOP_GRACE_SECONDS" "$tls" >/dev/null
+
 step "hash-password in the image (how the README says to make a user)"
 hash=$(printf 'a long passphrase' | run_image --rm -i --read-only --network none "$IMAGE" hash-password)
 case "$hash" in '$argon2id$'*) echo "$hash" ;; *) fail "hash-password printed: $hash" ;; esac
