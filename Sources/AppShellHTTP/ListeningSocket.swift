@@ -1,3 +1,4 @@
+import CMicroHTTPD  // its shim includes <sys/socket.h> (with GnuTLS): the socket constants come with it
 import Glibc
 
 /// The server's listening socket, made before its daemons so that every event loop's daemon

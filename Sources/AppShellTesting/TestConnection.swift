@@ -1,4 +1,5 @@
 import AppShellHTTP
+import CMicroHTTPD  // the socket constants (see ListeningSocket)
 import Glibc
 
 /// One TCP connection to 127.0.0.1 with a read buffer and a 60-second receive timeout: only an
