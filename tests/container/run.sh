@@ -279,7 +279,7 @@ podman history --format '  {{.Size}}\t{{.CreatedBy}}' "$IMAGE" | grep -v '^  0 B
 [ "$(podman image inspect --format '{{.Config.StopSignal}}' "$IMAGE")" = SIGTERM ] \
     || fail "the image's stop signal is not SIGTERM"
 health_test=$(podman image inspect --format '{{.Config.Healthcheck}}' "$IMAGE")
-case "$health_test" in *healthz*) ;; *) fail "the image has no HEALTHCHECK on /healthz" ;; esac
+case "$health_test" in *"/usr/local/bin/appshell health"*) ;; *) fail "the image's HEALTHCHECK is not appshell health: $health_test" ;; esac
 run_image --rm --read-only --entrypoint /bin/sh "$IMAGE" -c '
     set -e
     echo "linked libraries:"; ldd /usr/local/bin/appshell | sed "s/^/  /"
@@ -542,7 +542,7 @@ tls_port=$(free_port)
 CONTAINERS+=("$tls")
 run_image --detach --name "$tls" \
     --read-only --read-only-tmpfs=false --cap-drop=all --security-opt=no-new-privileges \
-    --publish "127.0.0.1:$tls_port:8443" --volume "$certs:/certs:ro" --tmpfs /data \
+    --publish "127.0.0.1:$tls_port:8443" --volume "$certs:/certs:ro" --env APPSHELL_STORE=memory \
     --env APPSHELL_PORT=8443 --env APPSHELL_ALLOWED_HOSTS=app.example.test --env APPSHELL_USERS="$USERS_JSON" \
     --env APPSHELL_TLS_CERTIFICATE_PATH=/certs/server.pem --env APPSHELL_TLS_KEY_PATH=/certs/server.key \
     "$IMAGE" >/dev/null
