@@ -143,19 +143,28 @@ public final class ShellServer: Sendable {
         return router
     }
 
-    /// SIGHUP: loads the HTTPS certificate and key again (new connections get them; open ones and
-    /// their event streams keep theirs), and says what came of it: a `certificate` event, or one
-    /// line on standard error when the new pair cannot be used and the old one stays.
-    static func reloadCertificate(of server: HTTPServer) {
-        switch server.reloadCertificate() {
+    /// How often an HTTPS server looks at its certificate and key files' metadata, in milliseconds:
+    /// a renewed pair is served within two looks of being written, without a SIGHUP.
+    static let certificateCheckMilliseconds: Int64 = 5000
+
+    /// Says what a reload of the HTTPS certificate (`cause`: SIGHUP, or the files changed) came to:
+    /// a `certificate` event, or one line on standard error when the new pair cannot be used and
+    /// the old one stays (new connections get the new pair; open ones and their event streams keep
+    /// theirs).
+    static func report(_ reload: TLSReload?, cause: String) {
+        switch reload {
         case nil:
-            AccessLog.error("SIGHUP: nothing to reload (the server speaks plain HTTP)")
+            AccessLog.error("\(cause): nothing to reload (the server speaks plain HTTP)")
         case .loaded(let serial):
-            AccessLog.event("certificate", ["reloaded": .bool(true), "certificateSerialNumber": .string(serial)])
+            AccessLog.event(
+                "certificate",
+                ["reloaded": .bool(true), "cause": .string(cause), "certificateSerialNumber": .string(serial)])
         case .unchanged:
-            AccessLog.event("certificate", ["reloaded": .bool(false), "reason": .string("the files are unchanged")])
+            AccessLog.event(
+                "certificate",
+                ["reloaded": .bool(false), "cause": .string(cause), "reason": .string("the files are unchanged")])
         case .failed(let reason):
-            AccessLog.error("SIGHUP: the certificate in use stays: \(reason)")
+            AccessLog.error("\(cause): the certificate in use stays: \(reason)")
         }
     }
 
@@ -222,11 +231,19 @@ public final class ShellServer: Sendable {
             AccessLog.event(
                 "listening", ["url": .string("http://\(host):\(started.port)"), "redirectsTo": .string("https")])
         }
+        let certificateCheck =
+            configuration.servesHTTPS
+            ? timers.schedule(every: Self.certificateCheckMilliseconds) {
+                if let reload = server.reloadCertificateIfFilesChanged() {
+                    Self.report(reload, cause: "the files changed")
+                }
+            } : nil
         var signal = TerminationSignal.wait()
         while signal == TerminationSignal.reload {
-            Self.reloadCertificate(of: server)
+            Self.report(server.reloadCertificate(), cause: "SIGHUP")
             signal = TerminationSignal.wait()
         }
+        if let certificateCheck { timers.cancel(certificateCheck) }
         AccessLog.event("stopping", ["signal": .integer(Int(signal))])
         _ = redirect?.shutdown(timeoutSeconds: 1)
         let finished = server.shutdown()

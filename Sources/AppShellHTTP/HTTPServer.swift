@@ -88,22 +88,15 @@ public final class HTTPServer: Sendable {
     /// ones keep theirs. A pair that cannot be used leaves the one in use (the result says why).
     /// `nil` for a plain-HTTP server or one not started.
     public func reloadCertificate() -> TLSReload? {
-        guard let certificates = certificates.withLock({ $0 }) else { return nil }
-        switch certificates.reload() {
-        case .loaded(let serial): return .loaded(serialNumber: serial)
-        case .unchanged: return .unchanged
-        case .failed(let reason): return .failed(reason)
-        }
+        certificates.withLock { $0 }?.reload()
     }
 
-    /// What `reloadCertificate()` did.
-    public enum TLSReload: Equatable, Sendable {
-        /// New connections get the new pair, whose certificate has this serial number (hex).
-        case loaded(serialNumber: String)
-        /// The files hold what they held.
-        case unchanged
-        /// The new files cannot be used, for this reason: the pair in use stays.
-        case failed(String)
+    /// HTTPS: `reloadCertificate()` when the certificate or key file changed since it was last
+    /// loaded and has not changed since the previous call; `nil` when there was nothing to load
+    /// (or the server speaks plain HTTP). Called every few seconds, it reloads a renewed pair a
+    /// call or two after the renewal wrote it.
+    public func reloadCertificateIfFilesChanged() -> TLSReload? {
+        certificates.withLock { $0 }?.reloadIfFilesChanged()
     }
 
     /// HTTPS: the serial number (hex) of the certificate new connections get; `nil` for plain HTTP.

@@ -1,4 +1,15 @@
 import AppShellConcurrency
+import Glibc
+
+/// What a reload of an HTTPS server's certificate did.
+public enum TLSReload: Equatable, Sendable {
+    /// New files: new connections get the pair whose certificate has this serial number (hex).
+    case loaded(serialNumber: String)
+    /// The files hold what they held: nothing changed.
+    case unchanged
+    /// The new files cannot be used, for this reason: the pair in use stays.
+    case failed(String)
+}
 
 /// The certificate an HTTPS server presents, and the ones it presented before: a reload loads the
 /// configured files again and gives new connections the new pair; connections already open keep
@@ -12,16 +23,6 @@ import AppShellConcurrency
 /// until the server is gone: a few KiB per reload that changed something (a reload of unchanged
 /// files keeps nothing new), which a renewal every few weeks never makes much of.
 final class TLSCertificates: Sendable {
-    /// What a reload did.
-    enum Reload: Equatable, Sendable {
-        /// New files: new connections get the pair with this serial number.
-        case loaded(serialNumber: String)
-        /// The files hold what they held: nothing changed.
-        case unchanged
-        /// The new files cannot be used (the reason): the pair in use stays.
-        case failed(String)
-    }
-
     /// The GnuTLS priorities: TLS 1.3 and 1.2 only, with the ciphers of Mozilla's "intermediate"
     /// profile (ECDHE or DHE key exchange, AES-GCM or ChaCha20-Poly1305; no CBC, no RSA key
     /// exchange, no SHA-1 MACs).
@@ -32,11 +33,16 @@ final class TLSCertificates: Sendable {
     let certificatePath: String
     let keyPath: String
     private let state: Locked<(current: TLSIdentity, every: [TLSIdentity])>
+    /// The files' stamps when they were last loaded, and when last looked at by
+    /// `reloadIfFilesChanged()`.
+    private let stamps: Locked<(loaded: [FileStamp], seen: [FileStamp])>
 
     /// Loads the pair at `certificatePath` and `keyPath`; throws when it cannot be used.
     init(certificatePath: String, keyPath: String) throws(TLSIdentity.Failure) {
         self.certificatePath = certificatePath
         self.keyPath = keyPath
+        let stamped = [FileStamp(of: certificatePath), FileStamp(of: keyPath)]
+        stamps = Locked((stamped, stamped))
         let first = try TLSIdentity.load(certificatePath: certificatePath, keyPath: keyPath)
         state = Locked((first, [first]))
     }
@@ -45,7 +51,34 @@ final class TLSCertificates: Sendable {
     var current: TLSIdentity { state.withLock { $0.current } }
 
     /// Loads the files again: a usable new pair becomes the one new connections get.
-    func reload() -> Reload {
+    func reload() -> TLSReload {
+        let stamped = [FileStamp(of: certificatePath), FileStamp(of: keyPath)]
+        stamps.withLock { $0 = (stamped, stamped) }
+        return load()
+    }
+
+    /// Reloads when either file changed since it was last loaded and has stayed as it is since the
+    /// previous call (a renewal writes two files, or swaps a link, one after the other: the pair
+    /// is read once both have settled). `nil` when there is nothing to load; a pair that cannot be
+    /// used is not read again until a file changes again.
+    ///
+    /// DESIGN: a look at the files' metadata (device, inode, size, change and modification times,
+    /// through symbolic links, so that certbot's `live/` links and a Kubernetes secret's swapped
+    /// directory count) costs two `stat` calls, cheap enough to run every few seconds; watching with
+    /// inotify would need a watch on every directory a link passes through.
+    func reloadIfFilesChanged() -> TLSReload? {
+        let now = [FileStamp(of: certificatePath), FileStamp(of: keyPath)]
+        let settled = stamps.withLock { stamps -> Bool in
+            guard now != stamps.loaded else { return false }
+            defer { stamps.seen = now }
+            guard now == stamps.seen else { return false }
+            stamps.loaded = now
+            return true
+        }
+        return settled ? load() : nil
+    }
+
+    private func load() -> TLSReload {
         let loaded: TLSIdentity
         do {
             loaded = try TLSIdentity.load(certificatePath: certificatePath, keyPath: keyPath)
@@ -58,5 +91,31 @@ final class TLSCertificates: Sendable {
             state.every.append(loaded)
             return .loaded(serialNumber: loaded.serialNumber)
         }
+    }
+}
+
+/// What `stat` says of a file, through symbolic links: it differs when the file was written,
+/// replaced or renamed over (all zero when it cannot be looked at).
+private struct FileStamp: Equatable {
+    var device: UInt64 = 0
+    var inode: UInt64 = 0
+    var size: Int64 = 0
+    var modified = timespec()
+    var changed = timespec()
+
+    init(of path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+        changed = info.st_ctim
+    }
+
+    static func == (a: FileStamp, b: FileStamp) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size
+            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
     }
 }

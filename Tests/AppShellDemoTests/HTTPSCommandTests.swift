@@ -70,7 +70,7 @@ import Testing
         return live.port
     }
 
-    @Test func servesHTTPSReloadsOnSIGHUPAndRedirectsPlainHTTP() throws {
+    @Test func servesHTTPSReloadsOnSIGHUPOrChangedFilesAndRedirectsPlainHTTP() throws {
         let directory = try TemporaryDirectory("https-command")
         defer { directory.remove() }
         let first = try TestCertificate.make(in: directory, name: "first")
@@ -118,19 +118,32 @@ import Testing
         try FileManager.default.copyItem(atPath: second.certificatePath, toPath: served.0)
         try FileManager.default.copyItem(atPath: second.keyPath, toPath: served.1)
         kill(running.process.processIdentifier, SIGHUP)
-        var seen: String?
-        for _ in 0..<500 {
-            let fresh = TestClient(port: port, tls: TestTLS(trustFile: trust))
-            _ = try fresh.get("/healthz")
-            seen = fresh.peerSerialNumber
-            if seen == second.serialNumber { break }
-            usleep(10_000)
+        /// The serial number new connections see, once it is `serial` (or the last one seen after 60 s).
+        func serialServed(once serial: String) throws -> String? {
+            var seen: String?
+            for _ in 0..<600 {
+                let fresh = TestClient(port: port, tls: TestTLS(trustFile: trust))
+                _ = try fresh.get("/healthz")
+                seen = fresh.peerSerialNumber
+                if seen == serial { break }
+                usleep(100_000)
+            }
+            return seen
         }
-        #expect(seen == second.serialNumber)
+        #expect(try serialServed(once: second.serialNumber) == second.serialNumber)
         #expect(try client.get("/api/state").status == 200)
         #expect(client.peerSerialNumber == first.serialNumber)
+
+        // Renewed again, without a signal: the files' change is noticed within seconds.
+        for (from, to) in [(first.certificatePath, served.0), (first.keyPath, served.1)] {
+            try FileManager.default.removeItem(atPath: to)
+            try FileManager.default.copyItem(atPath: from, toPath: to)
+        }
+        #expect(try serialServed(once: first.serialNumber) == first.serialNumber)
         running.terminate()
         #expect(running.waitForExit() == 0)
-        #expect(running.outputText.contains(#""certificateSerialNumber":"\#(second.serialNumber)""#))
+        let output = running.outputText
+        #expect(output.contains(#""cause":"SIGHUP","certificateSerialNumber":"\#(second.serialNumber)""#))
+        #expect(output.contains(#""cause":"the files changed","certificateSerialNumber":"\#(first.serialNumber)""#))
     }
 }

@@ -14,6 +14,12 @@ import Testing
     static func start(
         _ certificate: TestCertificate, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws -> (LiveServer, Locked<[EventStream]>) {
+        try start(certificatePath: certificate.certificatePath, keyPath: certificate.keyPath, configure)
+    }
+
+    static func start(
+        certificatePath: String, keyPath: String, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> (LiveServer, Locked<[EventStream]>) {
         let opened = Locked<[EventStream]>([])
         var router = Router()
         router.get("/ok") { _ in .text("ok") }
@@ -23,8 +29,7 @@ import Testing
             return .events(stream)
         }
         var configuration = LiveServer.testConfiguration
-        configuration.tls = HTTPServerConfiguration.TLSFiles(
-            certificatePath: certificate.certificatePath, keyPath: certificate.keyPath)
+        configuration.tls = HTTPServerConfiguration.TLSFiles(certificatePath: certificatePath, keyPath: keyPath)
         configure(&configuration)
         return (try LiveServer(configuration: configuration, responder: router), opened)
     }
@@ -179,6 +184,52 @@ import Testing
         #expect(try stream.read(through: "after the reload\n\n").contains("data: after the reload"))
         #expect(stream.peerSerialNumber == first.serialNumber)
         event.close()
+    }
+
+    /// Fails on the code before (only SIGHUP reloaded): a renewal that swaps the links the server's
+    /// paths are (certbot's `live/` files) is loaded once both files have settled — not while only
+    /// the certificate is new — and a pair that cannot be used is reported once, not at every look.
+    @Test func renewedFilesAreLoadedOnceBothHaveSettled() throws {
+        let directory = try TemporaryDirectory("tls")
+        defer { directory.remove() }
+        let first = try TestCertificate.make(in: directory, name: "first")
+        let second = try TestCertificate.make(in: directory, name: "second")
+        let certificateLink = directory.path("cert.pem")
+        let keyLink = directory.path("key.pem")
+        /// Points `link` at `target` the way certbot does: a new link renamed over the old one.
+        func point(_ link: String, at target: String) throws {
+            try? FileManager.default.removeItem(atPath: link + ".new")
+            try FileManager.default.createSymbolicLink(atPath: link + ".new", withDestinationPath: target)
+            #expect(rename(link + ".new", link) == 0)
+        }
+        try point(certificateLink, at: first.certificatePath)
+        try point(keyLink, at: first.keyPath)
+        let (live, _) = try Self.start(certificatePath: certificateLink, keyPath: keyLink)
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+
+        // The certificate is renewed first, its key a moment later: nothing is read in between.
+        try point(certificateLink, at: second.certificatePath)
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+        try point(keyLink, at: second.keyPath)
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+        #expect(live.server.certificateSerialNumber == first.serialNumber)
+        // Settled: loaded, once.
+        #expect(live.server.reloadCertificateIfFilesChanged() == .loaded(serialNumber: second.serialNumber))
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+        let client = TestClient(port: live.port, tls: TestTLS(trustFile: second.certificatePath))
+        #expect(try client.get("/ok").status == 200)
+        #expect(client.peerSerialNumber == second.serialNumber)
+
+        // A certificate left without its key: said once, and the pair in use stays.
+        try point(certificateLink, at: first.certificatePath)
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+        guard case .failed(let reason) = live.server.reloadCertificateIfFilesChanged() else {
+            Issue.record("a certificate without its key was loaded")
+            return
+        }
+        #expect(reason.contains("is not the key of the certificate"))
+        #expect(live.server.reloadCertificateIfFilesChanged() == nil)
+        #expect(live.server.certificateSerialNumber == second.serialNumber)
     }
 
     /// Each file the server cannot use is named, with the reason.
