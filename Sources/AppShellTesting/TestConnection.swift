@@ -1,17 +1,17 @@
 import AppShellHTTP
-import CMicroHTTPD  // the socket constants (see ListeningSocket)
 import Glibc
 
-/// One TCP connection to 127.0.0.1 with a read buffer and a 60-second receive timeout: only an
-/// upper bound (a read returns as soon as its bytes arrive), generous for a loaded machine. With
-/// `TestTLS`, the bytes go through a TLS session.
+/// One TCP connection to 127.0.0.1 (`ClientConnection`) with a read buffer and a 60-second receive
+/// timeout: only an upper bound (a read returns as soon as its bytes arrive), generous for a
+/// loaded machine. With `TestTLS`, the bytes go through a TLS session.
 final class TestConnection {
-    private let descriptor: Int32
-    /// The TLS session the bytes go through, when the server speaks HTTPS.
-    private(set) var tls: TLSClientSession?
+    private let connection: ClientConnection
     private var buffer: [UInt8] = []
     /// The bytes received so far.
     private(set) var received = 0
+
+    /// The TLS session the bytes go through, when the server speaks HTTPS.
+    var tls: TLSClientSession? { connection.tls }
 
     /// Connects to 127.0.0.1:`port`; `receiveBufferBytes` fixes the socket's receive buffer (set
     /// before connecting, so the kernel does not grow it) for a client that reads slowly; `source`
@@ -21,85 +21,37 @@ final class TestConnection {
         port: Int, receiveBufferBytes: Int? = nil, source: String? = nil, timeoutSeconds: Int = 60,
         tls: TestTLS? = nil
     ) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
-        if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
-                throw TestClientError(description: "not an IPv4 address: \(source)")
-            }
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0 else { throw TestClientError(description: "bind to \(source) failed: errno \(errno)") }
+        let session = (tls ?? TestTLS.registered(port: port)).map {
+            (trustFile: Optional($0.trustFile), serverName: $0.serverName, priorities: $0.priorities)
         }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        if var bytes = receiveBufferBytes.map(Int32.init) {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            // No close here: the object is fully initialised, so throwing runs `deinit`, which
-            // closes the socket (closing it twice could close another thread's new socket).
-            throw TestClientError(description: "connect to port \(port) failed: errno \(errno)")
-        }
-        if let tls = tls ?? TestTLS.registered(port: port) {
-            self.tls = try TLSClientSession(
-                descriptor: descriptor, trustFile: tls.trustFile, serverName: tls.serverName, priorities: tls.priorities
-            )
+        connection = try Self.translating { () throws(ClientConnectionError) in
+            try ClientConnection(
+                port: port, timeoutSeconds: timeoutSeconds, receiveBufferBytes: receiveBufferBytes, source: source,
+                tls: session)
         }
     }
 
-    deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
+    /// `body`, with a failure of the connection thrown as the tests' client error.
+    private static func translating<T>(_ body: () throws(ClientConnectionError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw TestClientError(description: error.description)
+        }
+    }
 
     func write(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                tls?.send($0.baseAddress! + offset, count: $0.count - offset)
-                    ?? Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                throw TestClientError(description: "send failed: errno \(errno)")
-            }
-            offset += sent
-        }
+        try Self.translating { () throws(ClientConnectionError) in try connection.send(bytes) }
     }
 
     /// Reads more bytes into the buffer; false at end of stream.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count =
-                try tls.map { tls in
-                    try chunk.withUnsafeMutableBytes { try tls.receive(into: $0.baseAddress!, count: $0.count) }
-                }
-                ?? recv(descriptor, &chunk, chunk.count, 0)
-            if count > 0 {
-                buffer.append(contentsOf: chunk[0..<count])
-                received += count
-                return true
-            }
-            if count == 0 { return false }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { throw TestClientError(description: "read timed out") }
-            if errno == ECONNRESET { return false }
-            throw TestClientError(description: "recv failed: errno \(errno)")
-        }
+        let count = try Self.translating { () throws(ClientConnectionError) in try connection.receive(into: &chunk) }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        received += count
+        return true
     }
 
     /// Reads until `marker` has arrived and returns everything up to and including it.

@@ -87,7 +87,7 @@ import Testing
         defer { first.terminate() }
         let second = try CommandTests.run(environment: environment)
         defer { second.terminate() }
-        var flood = TestClient(port: try first.port())
+        let flood = TestClient(port: try first.port())
         for path in Array(repeating: "/api/state", count: 300) + ["/", "/api/events"] {
             flood.cookies = [:]
             let answer = try flood.get(path)
@@ -99,10 +99,10 @@ import Testing
         #expect(try store.count() == 0, "cookieless requests stored their sessions")
 
         // One browser: its first request at the first instance, the next ones at the second.
-        var atFirst = TestClient(port: try first.port())
+        let atFirst = TestClient(port: try first.port())
         let began = Date()
         #expect(try atFirst.get("/api/state").json["screen"]?.stringValue == "splash")
-        var atSecond = TestClient(port: try second.port())
+        let atSecond = TestClient(port: try second.port())
         atSecond.cookies = atFirst.cookies
         usleep(900_000)
         let during = try atSecond.get("/api/state")

@@ -1,38 +1,43 @@
-import AppShellHTTP
 import CMicroHTTPD  // GnuTLS, which libmicrohttpd's module brings; no MHD_* call here
 import Glibc
 
-/// The client side of a TLS session over a connected socket (GnuTLS), for tests: it trusts the
-/// certificates of one CA file and checks the server's certificate against `serverName` (an IP
-/// address literal is checked as one).
-final class TLSClientSession {
+/// The client side of a TLS session over a connected socket (GnuTLS), for `appshell health` and
+/// the tests' clients: it trusts the certificates of one CA file and checks the server's
+/// certificate against `serverName` (an IP address literal is checked as one) — or, with no trust
+/// file, checks nothing (the health probe asks whether a process answers, not who it is).
+package final class TLSClientSession {
     private let session: OpaquePointer
     private let credentials: OpaquePointer
     /// The name the certificate is checked for: GnuTLS keeps the pointer for the session's life.
     private let expectedName: UnsafeMutablePointer<CChar>
 
-    /// Shakes hands on `descriptor` (already connected) trusting `trustFile` (PEM), with GnuTLS's
-    /// default priorities or `priorities` (to offer only an old protocol, say). Throws when the
-    /// handshake fails or the certificate is not trusted for `serverName`.
-    init(descriptor: Int32, trustFile: String, serverName: String, priorities: String? = nil) throws {
+    /// Shakes hands on `descriptor` (already connected) trusting `trustFile` (PEM; `nil`: trusting
+    /// any certificate), with GnuTLS's default priorities or `priorities` (to offer only an old
+    /// protocol, say). Throws when the handshake fails or the certificate is not trusted for
+    /// `serverName`.
+    package init(descriptor: Int32, trustFile: String?, serverName: String, priorities: String? = nil)
+        throws(ClientConnectionError)
+    {
         var credentials: OpaquePointer?
         guard gnutls_certificate_allocate_credentials(&credentials) == GNUTLS_E_SUCCESS, let credentials else {
-            throw TestClientError(description: "GnuTLS could not allocate credentials")
+            throw ClientConnectionError("GnuTLS could not allocate credentials")
         }
         var session: OpaquePointer?
         guard gnutls_init(&session, UInt32(GNUTLS_CLIENT)) == GNUTLS_E_SUCCESS, let session else {
             gnutls_certificate_free_credentials(credentials)
-            throw TestClientError(description: "GnuTLS could not make a session")
+            throw ClientConnectionError("GnuTLS could not make a session")
         }
         self.session = session
         self.credentials = credentials
         expectedName = strdup(serverName)
-        guard gnutls_certificate_set_x509_trust_file(credentials, trustFile, GNUTLS_X509_FMT_PEM) > 0 else {
-            throw TestClientError(description: "no certificate to trust in \(trustFile)")
+        if let trustFile {
+            guard gnutls_certificate_set_x509_trust_file(credentials, trustFile, GNUTLS_X509_FMT_PEM) > 0 else {
+                throw ClientConnectionError("no certificate to trust in \(trustFile)")
+            }
         }
         if let priorities {
             guard gnutls_priority_set_direct(session, priorities, nil) == GNUTLS_E_SUCCESS else {
-                throw TestClientError(description: "GnuTLS refused the priorities \(priorities)")
+                throw ClientConnectionError("GnuTLS refused the priorities \(priorities)")
             }
         } else {
             gnutls_set_default_priority(session)
@@ -42,7 +47,7 @@ final class TLSClientSession {
         if inet_addr(serverName) == INADDR_NONE {
             gnutls_server_name_set(session, GNUTLS_NAME_DNS, serverName, serverName.utf8.count)
         }
-        gnutls_session_set_verify_cert(session, expectedName, 0)
+        if trustFile != nil { gnutls_session_set_verify_cert(session, expectedName, 0) }
         // Offered as a browser does: HTTP/2 first, then HTTP/1.1 (the server must pick the latter).
         // Static text, which GnuTLS copies.
         let offered = [StaticString("h2"), StaticString("http/1.1")].map { name in
@@ -64,7 +69,7 @@ final class TLSClientSession {
                     appshell_gnutls_free(data)
                 }
             }
-            throw TestClientError(description: "TLS handshake failed: \(why)")
+            throw ClientConnectionError("TLS handshake failed: \(why)")
         }
     }
 
@@ -75,7 +80,7 @@ final class TLSClientSession {
     }
 
     /// Sends up to `count` bytes from `bytes`; the number sent, or a negative GnuTLS error.
-    func send(_ bytes: UnsafeRawPointer, count: Int) -> Int {
+    package func send(_ bytes: UnsafeRawPointer, count: Int) -> Int {
         while true {
             let sent = gnutls_record_send(session, bytes, count)
             if sent == GNUTLS_E_INTERRUPTED { continue }
@@ -85,29 +90,29 @@ final class TLSClientSession {
 
     /// Receives up to `count` bytes into `bytes`: their number, 0 at the end of the stream, or
     /// throws (a read that timed out, a fatal TLS error).
-    func receive(into bytes: UnsafeMutableRawPointer, count: Int) throws -> Int {
+    package func receive(into bytes: UnsafeMutableRawPointer, count: Int) throws(ClientConnectionError) -> Int {
         while true {
             let received = gnutls_record_recv(session, bytes, count)
             if received >= 0 { return received }
             switch Int32(received) {
             case GNUTLS_E_INTERRUPTED: continue
-            case GNUTLS_E_AGAIN: throw TestClientError(description: "read timed out")
+            case GNUTLS_E_AGAIN: throw ClientConnectionError("read timed out")
             // The server closed without a close_notify (it does, after `Connection: close`).
             case GNUTLS_E_PREMATURE_TERMINATION: return 0
             // Reset (the server closed with a request unread): the end, as for plain HTTP.
             case GNUTLS_E_PULL_ERROR where errno == ECONNRESET: return 0
-            default: throw TestClientError(description: "TLS read failed: \(Self.message(Int32(received)))")
+            default: throw ClientConnectionError("TLS read failed: \(Self.message(Int32(received)))")
             }
         }
     }
 
     /// The protocol agreed (`TLS1.3`).
-    var protocolName: String {
+    package var protocolName: String {
         gnutls_protocol_get_name(gnutls_protocol_get_version(session)).map { String(cString: $0) } ?? ""
     }
 
     /// The ALPN protocol agreed, if any.
-    var applicationProtocol: String? {
+    package var applicationProtocol: String? {
         var datum = gnutls_datum_t()
         guard gnutls_alpn_get_selected_protocol(session, &datum) == GNUTLS_E_SUCCESS, let data = datum.data else {
             return nil
@@ -116,7 +121,7 @@ final class TLSClientSession {
     }
 
     /// The serial number (hex) of the certificate the server presented.
-    var peerSerialNumber: String? {
+    package var peerSerialNumber: String? {
         var count: UInt32 = 0
         guard let peers = gnutls_certificate_get_peers(session, &count), count > 0 else { return nil }
         var certificate: gnutls_x509_crt_t?
