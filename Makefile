@@ -4,7 +4,7 @@
 SWIFT ?= swift
 # What building and serving needs; the tests add a Python venv module and Chromium.
 DEB_PACKAGES := pkg-config libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libsodium-dev libhiredis-dev
-TEST_PACKAGES := $(DEB_PACKAGES) python3-venv chromium chromium-driver redis-server openssl
+TEST_PACKAGES := $(DEB_PACKAGES) python3-venv chromium chromium-driver redis-server openssl libnss3-tools
 TOOLS := .build/tools
 VENV := $(TOOLS)/venv
 HADOLINT := $(VENV)/bin/hadolint
@@ -29,7 +29,8 @@ run: deps build-release
 ## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
-## real-browser tests, then the scale-out test (two instances on Redis behind nginx)
+## real-browser tests (over HTTP, then over HTTPS on appshell.test), then the scale-out test (two
+## instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
@@ -122,10 +123,20 @@ fuzz-build: deps
 	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
-## built appshell binary, which each test starts on port 0 and stops
-browser-test: $(BROWSER_VENV_READY) build
-	PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
+## built appshell binary, which each test starts on port 0 and stops; then the same suite over
+## HTTPS (BROWSER_HTTPS=1): each server serves only HTTPS, at https://appshell.test:<port> (a
+## host-resolver rule maps the name to 127.0.0.1), with a certificate of a CA that openssl makes
+## for the run, and Chromium trusts that CA through the NSS database (certutil, libnss3-tools) of a
+## HOME of its own; tests/browser/test_https.py checks the secure context, the service worker,
+## installability, the __Host- cookie, and that the trust comes from that CA alone. Each run takes
+## about 3 to 4 minutes here.
+BROWSER_HTTPS_PACKAGES := openssl libnss3-tools
+BROWSER_PYTEST = PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
 	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
+browser-test: $(BROWSER_VENV_READY) build
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BROWSER_HTTPS_PACKAGES)"
+	$(BROWSER_PYTEST)
+	BROWSER_HTTPS=1 $(BROWSER_PYTEST)
 
 ## test-scaleout: two appshell instances on one Redis behind nginx (Debian's redis-server and
 ## nginx, installed when missing), on free loopback ports, all stopped at the end: the JSON API's
@@ -137,8 +148,7 @@ SCALEOUT_PACKAGES := redis-server nginx
 test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"
 	$(WITHOUT_LEFTOVERS) python3 tests/scaleout/run.py $$($(SWIFT) build --show-bin-path)/appshell
-	BROWSER_SCALEOUT=1 PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
-	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
+	BROWSER_SCALEOUT=1 $(BROWSER_PYTEST)
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
 ## against the built appshell on a free port with the memory store, using the OpenAPI document

@@ -3,11 +3,17 @@
 Each test gets its own `appshell` process (the built binary, port 0, in-memory store) and its own
 headless Chromium profile, so sessions, cookies and the login rate limit never leak between tests.
 The binary comes from `APPSHELL_BINARY` (`make browser-test` sets it), else `.build/debug/appshell`.
+
+Two modes rerun the same tests through another topology: `BROWSER_SCALEOUT=1` (two instances on
+Redis behind nginx, see `ScaleOutServer`) and `BROWSER_HTTPS=1` (each server serves HTTPS only, on
+the name appshell.test, with a certificate of a CA made for the run that Chromium trusts through
+its NSS database, see `BrowserTLS`).
 """
 
 from __future__ import annotations
 
 import glob
+import http.client
 import http.cookiejar
 import json
 import os
@@ -15,6 +21,8 @@ import queue
 import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -56,6 +64,139 @@ START_SECONDS = 60
 STOP_SECONDS = 30
 
 
+# --- HTTPS on a name other than localhost (BROWSER_HTTPS=1) -----------------------------------
+
+#: Whether each test's server serves HTTPS on `TLS_HOST` (`make browser-test`'s second run).
+HTTPS = os.environ.get("BROWSER_HTTPS") == "1"
+#: The name the browser and the test clients use for the server under `BROWSER_HTTPS`: not
+#: localhost, so the page is a secure context only because its certificate is trusted. `.test` is
+#: reserved (RFC 2606): it never resolves; Chromium maps it with a host-resolver rule, the test
+#: clients with `MappedHTTPSConnection` below.
+TLS_HOST = "appshell.test"
+#: Where `TLS_HOST` is reached.
+TLS_ADDRESS = "127.0.0.1"
+
+_CA_EXTENSIONS = """\
+[req]
+distinguished_name = subject
+prompt = no
+[subject]
+CN = AppShell browser test CA
+[ca]
+basicConstraints = critical, CA:TRUE, pathlen:0
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:{host}
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+"""
+
+
+class BrowserTLS:
+    """For `BROWSER_HTTPS=1`: made once per run in a folder of its own (removed at the end).
+
+    - `ca`: a CA certificate (P-256, 2 days) made by Debian's openssl; its key signs one server
+      certificate for `DNS:appshell.test` and is then deleted;
+    - `certificate`: the server's chain, its certificate then the CA's; `key`: its key;
+    - `home`: the HOME of every Chromium (and chromedriver): Chromium on Linux takes the
+      certificates it trusts beyond its root store from the NSS database `$HOME/.pki/nssdb`, and
+      this one (made by certutil, libnss3-tools) holds the CA as trusted for TLS servers ("C,,").
+      No flag tells Chromium to skip or relax certificate checks.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ca = folder / "ca.pem"
+        self.certificate = folder / "server-chain.pem"
+        self.key = folder / "server.key"
+        self.home = folder / "home"
+        config = folder / "openssl.cnf"
+        config.write_text(_CA_EXTENSIONS.format(host=TLS_HOST), encoding="utf-8")
+        ca_key, request, leaf = folder / "ca.key", folder / "server.csr", folder / "server.pem"
+        curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        self._run("openssl", "req", "-x509", *curve, "-days", "2", "-config", config, "-extensions", "ca",
+                  "-keyout", ca_key, "-out", self.ca)
+        self._run("openssl", "req", "-new", *curve, "-subj", f"/CN={TLS_HOST}", "-keyout", self.key, "-out", request)
+        serial = "0x" + os.urandom(16).hex()
+        self._run("openssl", "x509", "-req", "-in", request, "-CA", self.ca, "-CAkey", ca_key, "-set_serial", serial,
+                  "-days", "2", "-extfile", config, "-extensions", "server", "-out", leaf)
+        self.certificate.write_text(leaf.read_text() + self.ca.read_text())
+        for made in (ca_key, request, leaf, config):
+            made.unlink()
+        nssdb = self.home / ".pki" / "nssdb"
+        nssdb.mkdir(parents=True)
+        self._run("certutil", "-N", "-d", f"sql:{nssdb}", "--empty-password")
+        self._run("certutil", "-A", "-d", f"sql:{nssdb}", "-t", "C,,", "-n", "appshell-test-ca", "-i", self.ca)
+
+    @staticmethod
+    def _run(*command) -> None:
+        done = subprocess.run([str(part) for part in command], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(map(str, command))} failed ({done.returncode}): {done.stderr}")
+
+    def server_environment(self) -> dict[str, str]:
+        """What makes an appshell serve HTTPS with this chain and answer for `TLS_HOST`."""
+        return {
+            "APPSHELL_TLS_CERTIFICATE_PATH": str(self.certificate),
+            "APPSHELL_TLS_KEY_PATH": str(self.key),
+            "APPSHELL_ALLOWED_HOSTS": TLS_HOST,
+        }
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """Verifies the server's certificate and its name against this run's CA alone."""
+        return ssl.create_default_context(cafile=str(self.ca))
+
+
+#: Made in `pytest_configure` under `BROWSER_HTTPS=1`, else None.
+TLS: BrowserTLS | None = None
+
+
+class MappedHTTPSConnection(http.client.HTTPSConnection):
+    """An HTTPS connection to `TLS_HOST` made at `TLS_ADDRESS` (what Chromium's host-resolver
+    rule does for the browser); the name sent (SNI) and checked against the certificate is still
+    the URL's."""
+
+    def __init__(self, *args, context: ssl.SSLContext, **kwargs) -> None:
+        super().__init__(*args, context=context, **kwargs)
+        self.tls_context = context
+
+    def connect(self) -> None:
+        address = TLS_ADDRESS if self.host == TLS_HOST else self.host
+        connection = socket.create_connection((address, self.port), self.timeout, self.source_address)
+        try:
+            self.sock = self.tls_context.wrap_socket(connection, server_hostname=self.host)
+        except BaseException:
+            connection.close()
+            raise
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, context: ssl.SSLContext) -> None:
+        super().__init__(context=context)
+        self.tls_context = context
+
+    def https_open(self, request):
+        return self.do_open(MappedHTTPSConnection, request, context=self.tls_context)
+
+
+def url_opener(*handlers: urllib.request.BaseHandler) -> urllib.request.OpenerDirector:
+    """urllib's opener with `handlers`: how every test speaks to a server without the browser.
+    Under `BROWSER_HTTPS` its https:// requests trust only the run's CA and reach `TLS_HOST` at
+    `TLS_ADDRESS`."""
+    if TLS is not None:
+        handlers = (*handlers, _HTTPSHandler(TLS.ssl_context()))
+    return urllib.request.build_opener(*handlers)
+
+
+def urlopen(url: str | urllib.request.Request, timeout: float = WAIT_SECONDS):
+    """`urllib.request.urlopen` through `url_opener`."""
+    return url_opener().open(url, timeout=timeout)
+
+
 # --- the server ------------------------------------------------------------------------------
 
 
@@ -76,6 +217,8 @@ class AppShellServer:
                 "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
             }
         )
+        if TLS is not None:
+            env.update(TLS.server_environment())
         env.update(extra_env or {})
         self.process = subprocess.Popen(
             [str(binary)],
@@ -111,7 +254,7 @@ class AppShellServer:
                 self.stop()
                 raise RuntimeError(f"appshell answered a request before saying 'listening': {line}")
         self.port = int(event["port"])
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.base_url = f"https://{TLS_HOST}:{self.port}" if TLS is not None else f"http://127.0.0.1:{self.port}"
 
     def _drain(self, stream, lines: queue.Queue | None) -> None:
         """Reads a pipe to its end so the server never blocks on a full pipe; keeps the text."""
@@ -211,6 +354,11 @@ def appshell_binary() -> Path:
 
 
 def pytest_configure(config) -> None:
+    global TLS
+    if HTTPS:
+        if SCALEOUT:
+            pytest.exit("BROWSER_HTTPS=1 and BROWSER_SCALEOUT=1 together are not supported (nginx speaks plain HTTP)", 2)
+        TLS = BrowserTLS(Path(tempfile.mkdtemp(prefix="appshell-browser-tls-")))
     config.addinivalue_line("markers", "server_env(**variables): APPSHELL_* variables of the test's server")
     config.addinivalue_line(
         "markers", "single_instance: restarts its one server itself (not run through the scale-out topology)")
@@ -240,11 +388,14 @@ def server(appshell_binary: Path, request):
 
 
 def chromium_options(javascript: bool) -> webdriver.ChromeOptions:
-    """Headless Chromium, 1280x900, console logs kept; JavaScript off through the managed setting."""
+    """Headless Chromium, 1280x900, console logs kept; JavaScript off through the managed setting;
+    under `BROWSER_HTTPS` `TLS_HOST` resolves to `TLS_ADDRESS`."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(argument)
+    if HTTPS:
+        options.add_argument(f"--host-resolver-rules=MAP {TLS_HOST} {TLS_ADDRESS}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
@@ -259,11 +410,18 @@ CHROMIUM_TMP = Path(tempfile.mkdtemp(prefix="appshell-chromium-"))
 
 def pytest_unconfigure(config) -> None:
     shutil.rmtree(CHROMIUM_TMP, ignore_errors=True)
+    if TLS is not None:
+        shutil.rmtree(TLS.folder, ignore_errors=True)
 
 
-def start_chromium(javascript: bool) -> WebDriver:
-    """A new Chromium with its own profile (so its own cookies), driven by Debian's chromedriver."""
-    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(CHROMIUM_TMP)})
+def start_chromium(javascript: bool, home: Path | None = None) -> WebDriver:
+    """A new Chromium with its own profile (so its own cookies), driven by Debian's chromedriver;
+    its HOME is `home` if given, else under `BROWSER_HTTPS` the one whose NSS database trusts the
+    run's CA."""
+    environment = {**os.environ, "TMPDIR": str(CHROMIUM_TMP)}
+    if home is not None or TLS is not None:
+        environment["HOME"] = str(home if home is not None else TLS.home)
+    service = Service(CHROMEDRIVER, env=environment)
     driver = webdriver.Chrome(options=chromium_options(javascript), service=service)
     driver.set_script_timeout(60)
     driver.set_page_load_timeout(30)
@@ -437,7 +595,7 @@ class App:
         request.add_header("Cookie", self.cookie_header())
         for name, value in (headers or {}).items():
             request.add_header(name, value)
-        opener = urllib.request.build_opener(_NoRedirect)
+        opener = url_opener(_NoRedirect)
         try:
             with opener.open(request, timeout=WAIT_SECONDS) as answer:
                 return Response(answer.status, dict(answer.headers.items()), answer.read().decode())
@@ -490,7 +648,7 @@ def format_violations(violations: list[dict]) -> str:
 
 def new_cookie_session() -> urllib.request.OpenerDirector:
     """A plain HTTP client with its own cookie jar (a session without a browser)."""
-    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    return url_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
 
 def wait_until(predicate, message: str, timeout: float = WAIT_SECONDS, interval: float = 0.1):

@@ -393,7 +393,7 @@ def test_login_next_is_honoured_only_for_same_site_paths(nojs_app: App):
     app.wait_screen("login")
     app.login()
     app.wait_screen("main")
-    assert urllib.parse.urlsplit(app.driver.current_url).hostname == "127.0.0.1"
+    assert urllib.parse.urlsplit(app.driver.current_url).hostname == urllib.parse.urlsplit(app.server.base_url).hostname
 
 
 def test_csrf_origin_and_content_type_rejections(nojs_app: App):

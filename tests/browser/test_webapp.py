@@ -1,7 +1,9 @@
 """The installable web app shell (issue 18): the manifest, the service worker's cache, offline,
 notifications through the service worker, and the first paint of a repeat visit.
 
-Service workers need a secure context: http://127.0.0.1 is one. The DevTools protocol (through
+Service workers need a secure context: http://127.0.0.1 is one; under BROWSER_HTTPS=1 the suite runs
+on https://appshell.test, which is one only because Chromium trusts the run's CA (conftest.py,
+`BrowserTLS`). The DevTools protocol (through
 Selenium's `execute_cdp_cmd`) reports installability, emulates the network going off (the worker
 answers pages through navigation preload, which the emulation reaches), and grants permissions.
 """
@@ -14,17 +16,16 @@ import shutil
 import statistics
 import time
 import urllib.parse
-import urllib.request
 
 import pytest
 from conftest import (
     REPO_ROOT,
-    WAIT_SECONDS,
     App,
     AppShellServer,
     axe_violations,
     format_violations,
     start_chromium,
+    urlopen,
     wait_until,
 )
 from test_app import REMINDER_SECONDS, assert_no_console_errors, assert_not_reloaded, log_in, mark_page
@@ -70,7 +71,7 @@ def cache_contents(app: App) -> dict[str, list[str]]:
 
 def shell_files(server: AppShellServer) -> list[str]:
     """The URLs the served worker precaches (its `SHELL_FILES` line)."""
-    with urllib.request.urlopen(server.url(WORKER_PATH), timeout=WAIT_SECONDS) as answer:
+    with urlopen(server.url(WORKER_PATH)) as answer:
         script = answer.read().decode()
     match = re.search(r"^const SHELL_FILES = (\[.*\]);$", script, re.MULTILINE)
     assert match, f"no SHELL_FILES in {WORKER_PATH}"
