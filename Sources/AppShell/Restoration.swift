@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import AppShellJSON
+import AppShellSessions
 
 /// A screen or coordinator type the framework can make again after a restart, as UIKit does from
 /// a restoration identifier: what a coordinator lists in `Coordinator.shows`.
@@ -8,23 +9,12 @@ public protocol Restorable: AnyObject, SendableMetatype {}
 /// A screen type that can be made again from its name alone, to rebuild a session's controllers
 /// from a snapshot (as UIKit's restoration identifiers): a screen with `init()`.
 ///
-/// A screen that shows something chosen when it was made (the note a detail screen shows, the
-/// parameters a sheet was presented with) keeps it in `restorationState`, and takes it back in
-/// `restore(from:)` — as UIKit's `encodeRestorableState(with:)`/`decodeRestorableState(with:)`.
+/// A screen that shows something chosen when it was made (the note a detail screen shows, where
+/// the login screen leads next) keeps it in `@SceneStorage` properties: the snapshot keeps their
+/// values by the screen's place, and gives them back before any lifecycle call.
 public protocol RestorableScreen: ScreenController, Restorable {
     /// A new screen, as shown the first time.
     init()
-    /// What the screen keeps across a restart beside its name, if anything (`nil` by default).
-    var restorationState: JSON? { get }
-    /// Takes back what `restorationState` was when the snapshot was taken (before any lifecycle).
-    func restore(from state: JSON)
-}
-
-extension RestorableScreen {
-    /// Nothing by default.
-    public var restorationState: JSON? { nil }
-    /// Does nothing by default.
-    public func restore(from state: JSON) {}
 }
 
 /// Where a screen is in the controller tree, as the snapshot's extra names it: `root`, `stack.<n>`
@@ -44,20 +34,23 @@ enum ScreenPlace {
         return screens
     }
 
-    /// The screens' restoration states by place (`nil` when none has one).
+    /// The screens' `@SceneStorage` values by place (`nil` when no screen keeps any).
     static func states(of root: RootController) -> JSON? {
         var states: [String: JSON] = [:]
         for (place, screen) in screens(of: root) {
-            if let state = (screen as? any RestorableScreen)?.restorationState { states[place] = state }
+            guard let values = (screen as? ViewController)?.sceneValues, !values.isEmpty else { continue }
+            states[place] = .object(values.mapValues(\.json))
         }
         return states.isEmpty ? nil : .object(states)
     }
 
-    /// Gives each screen of `root` the state `states` keeps for its place.
+    /// Gives each screen of `root` the `@SceneStorage` values `states` keeps for its place (a
+    /// value of no kind the store writes is left out).
     static func restore(_ states: JSON?, in root: RootController) {
         guard let states else { return }
         for (place, screen) in screens(of: root) {
-            if let state = states[place], let screen = screen as? any RestorableScreen { screen.restore(from: state) }
+            guard let screen = screen as? ViewController, let kept = states[place]?.objectValue else { continue }
+            screen.sceneValues = kept.compactMapValues(DefaultsValue.init(json:))
         }
     }
 }

@@ -1,4 +1,5 @@
 import AppShellJSON
+import AppShellSessions
 
 /// A container that screens move into and out of: the root controller or a navigation controller.
 public protocol ContainerController: AnyObject {}
@@ -99,9 +100,19 @@ open class ViewController: ScreenController {
     public var context: ScreenContext?
     /// Whom the screen reports actions to.
     public weak var actionHandler: (any ScreenActionHandler)?
+    /// The values of the screen's `@SceneStorage` properties by key, as the snapshot keeps them.
+    var sceneValues: [String: DefaultsValue] = [:]
 
     /// A screen named `name`.
     public init(name: String) { self.name = name }
+
+    /// Keeps `value` under `key` (`nil`: none): a change is a new version of what the session
+    /// shows, stored with the request (`@SceneStorage`).
+    func setSceneValue(_ value: DefaultsValue?, forKey key: String) {
+        guard sceneValues[key] != value else { return }
+        sceneValues[key] = value
+        context?.root.noteChange()
+    }
 
     /// No actions by default.
     open var actions: [String] { [] }

@@ -14,31 +14,17 @@ enum LoginAction: String, ScreenActions {
 /// The login screen: a username and a password, and the message of the last failed attempt.
 final class LoginScreen: Screen<LoginAction>, RestorableScreen {
     /// What went wrong with the last attempt, shown until the screen goes away.
-    var message: String?
-    /// The page to open after logging in (sent back by the form).
-    var next: String?
+    @SceneStorage("message") var message: String?
+    /// The page to open after logging in (sent back by the form). Both are kept with the screen:
+    /// the same version shows the same screen when the app is made again from its snapshot (after
+    /// a restart, or at another instance sharing the store).
+    @SceneStorage("next") var next: String?
 
     init() { super.init(name: "login") }
 
     override var title: String { "Log in" }
 
     override func state() -> JSON? { message.map { ["message": .string($0)] } }
-
-    /// The message of the last failed attempt and the page to open after logging in: the same
-    /// version shows the same screen when the app is made again from its snapshot (after a
-    /// restart, or at another instance sharing the store).
-    var restorationState: JSON? {
-        var kept: [String: JSON] = [:]
-        if let message { kept["message"] = .string(message) }
-        if let next { kept["next"] = .string(next) }
-        return kept.isEmpty ? nil : .object(kept)
-    }
-
-    /// Takes back the message and the page to open.
-    func restore(from state: JSON) {
-        message = state["message"]?.stringValue
-        next = state["next"]?.stringValue
-    }
 
     override func renderHTML() -> String {
         let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""

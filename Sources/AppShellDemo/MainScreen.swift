@@ -13,6 +13,11 @@ enum MainAction: String, ScreenActions {
 /// Seed 002: when it appears and the one-shot `viewType` flag is 1 (the app was launched from a
 /// notification), it resets the flag and asks for the list — exactly once per launch.
 final class MainScreen: Screen<MainAction>, RestorableScreen {
+    /// The one-shot launch flag: 1 after a launch from a notification, until main consumes it.
+    @AppStorage("viewType") var viewType = 0
+    /// Who logged in.
+    @AppStorage("username") var username = ""
+
     init() { super.init(name: "main") }
 
     override func viewDidAppear(_ animated: Bool) {
@@ -21,15 +26,14 @@ final class MainScreen: Screen<MainAction>, RestorableScreen {
 
     /// Pushes the list when the app was launched from a notification, and clears the flag.
     func consumeLaunchFlag() {
-        guard let defaults = context?.defaults, defaults.integer(forKey: "viewType") == 1 else { return }
-        defaults.set(0, forKey: "viewType")
+        guard viewType == 1 else { return }
+        viewType = 0
         try? report(.showList)
     }
 
     override var title: String { "Main" }
 
     override func renderHTML() -> String {
-        let user = context?.defaults.string(forKey: "username") ?? ""
         let forms: [(MainAction, String)] = [
             (.showList, "Show the list"), (.presentSecond, "Present the second screen"),
             (.remind, "Remind me in 5 seconds"), (.logout, "Log out"),
@@ -37,7 +41,7 @@ final class MainScreen: Screen<MainAction>, RestorableScreen {
         let buttons = forms.map { form($0.0, label: $0.1) }.joined(separator: "\n")
         return """
             <section class="screen screen-main" aria-labelledby="main-title">
-            <h1 id="main-title" tabindex="-1">Welcome, \(HTML.escape(user))</h1>
+            <h1 id="main-title" tabindex="-1">Welcome, \(HTML.escape(username))</h1>
             <nav class="actions" aria-label="Main actions">
             \(buttons)
             </nav>

@@ -72,6 +72,31 @@ import Testing
     /// (`/api/events?next=`), which changes no version, and the snapshot was not stored again, so
     /// the restarted splash had forgotten it (its page showed at `/`, and the splash led to
     /// `/login` without `next`).
+    /// Fails on the code before (a `next` set without a transition was not stored): a deep link
+    /// opened on the login screen is kept with the session, and after SIGKILL `/` still leads to
+    /// logging in on the way to it.
+    @Test func aDeepLinkOpenedOnTheLoginScreenSurvivesSIGKILL() throws {
+        let folder = try TemporaryDirectory("restore")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
+        var (server, port) = try Self.start(store: store)
+        var client = TestClient(port: port)
+        _ = try Self.act(client, #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(try Self.act(client, #"{"action": "logout"}"#)["screen"] == "login")
+        let opened = try client.get("/login?next=%2Fmain%2Flist", headers: [("Accept", "text/html")])
+        #expect(opened.status == 200 && opened.text.contains(#"name="next" value="/main/list""#))
+        Self.stop(server, "SIGKILL")
+
+        let cookies = client.cookies
+        (server, port) = try Self.start(store: store)
+        client = TestClient(port: port)
+        client.cookies = cookies
+        let home = try client.get("/", headers: [("Accept", "text/html")])
+        #expect(home.status == 303 && home.headers["Location"] == "/login?next=%2Fmain%2Flist")
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
+
     @Test func aDeepLinkWaitingForTheSplashSurvivesARestart() throws {
         let folder = try TemporaryDirectory("restore")
         defer { folder.remove() }

@@ -24,10 +24,8 @@ final class ShelfSplash: ViewController, RestorableScreen { init() { super.init(
 final class ShelfScreen: Screen<ShelfAction>, RestorableScreen { init() { super.init(name: "shelf") } }
 final class BookScreen: Screen<BookAction>, RestorableScreen {
     /// The book it shows: chosen when it was pushed, kept across a restart.
-    var bookID = ""
+    @SceneStorage("id") var bookID = ""
     init() { super.init(name: "book") }
-    var restorationState: JSON? { ["id": .string(bookID)] }
-    func restore(from state: JSON) { bookID = state["id"]?.stringValue ?? "" }
 }
 final class CoverScreen: Screen<CoverAction>, RestorableScreen { init() { super.init(name: "cover") } }
 

@@ -48,7 +48,8 @@ final class ComposeCoordinator: Coordinator, RestorableCoordinator {
                 try Notebook(defaults: root.defaults).add(title: title, body: body)
             } catch {
                 screen.message = error.message
-                screen.draft = (title, body)
+                screen.draftTitle = title
+                screen.draftBody = body
                 throw error
             }
             root.dismiss(animated: true) { [self] in finish() }

@@ -16,24 +16,15 @@ enum ComposeAction: String, ScreenActions {
 /// A sheet presented over the list to write a new note. A refused `save` keeps what was typed and
 /// says why (`view.message`).
 final class ComposeScreen: Screen<ComposeAction>, RestorableScreen {
-    /// Why the last `save` was refused.
-    var message: String?
-    /// What the refused `save` sent, put back in the fields.
-    var draft = (title: "", body: "")
+    /// Why the last `save` was refused. It and the refused draft are kept with the sheet, so that
+    /// it comes back as it was after a restart.
+    @SceneStorage("message") var message: String?
+    /// The title the refused `save` sent, put back in its field.
+    @SceneStorage("title") var draftTitle = ""
+    /// The text the refused `save` sent, put back in its field.
+    @SceneStorage("body") var draftBody = ""
 
     init() { super.init(name: "compose") }
-
-    /// A refused draft and why, kept in the snapshot so that the sheet comes back as it was.
-    var restorationState: JSON? {
-        guard let message else { return nil }
-        return ["message": .string(message), "title": .string(draft.title), "body": .string(draft.body)]
-    }
-
-    /// Takes the refused draft back after a restart.
-    func restore(from state: JSON) {
-        message = state["message"]?.stringValue
-        draft = (state["title"]?.stringValue ?? "", state["body"]?.stringValue ?? "")
-    }
 
     override var title: String { "New note" }
 
@@ -43,9 +34,9 @@ final class ComposeScreen: Screen<ComposeAction>, RestorableScreen {
         let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""
         let fields = """
             <label for="title">Title</label>
-            <input id="title" name="title" value="\(HTML.escape(draft.title))" maxlength="\(Notebook.maxTitleLength)" required>
+            <input id="title" name="title" value="\(HTML.escape(draftTitle))" maxlength="\(Notebook.maxTitleLength)" required>
             <label for="body">Text</label>
-            <textarea id="body" name="body" rows="8" maxlength="\(Notebook.maxBodyLength)">\(HTML.escape(draft.body))</textarea>
+            <textarea id="body" name="body" rows="8" maxlength="\(Notebook.maxBodyLength)">\(HTML.escape(draftBody))</textarea>
 
             """
         return """

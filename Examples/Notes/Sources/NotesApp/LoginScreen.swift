@@ -14,9 +14,10 @@ enum LoginAction: String, ScreenActions {
 /// A username, a password, and the message of the last refused attempt.
 final class LoginScreen: Screen<LoginAction>, RestorableScreen {
     /// Why the last attempt was refused, shown until the screen goes away (`view.message`).
-    var message: String?
-    /// The page to open after logging in (a deep link), sent back by the form.
-    var next: String?
+    @SceneStorage("message") var message: String?
+    /// The page to open after logging in (a deep link), sent back by the form. Both are kept with
+    /// the screen across a restart.
+    @SceneStorage("next") var next: String?
 
     init() { super.init(name: "login") }
 

@@ -12,19 +12,13 @@ enum NoteDetailAction: String, ScreenActions {
     var role: ActionRole? { self == .back ? .back : nil }
 }
 
-/// One note, pushed on the list. Which note it shows (`noteID`) comes back after a restart from
-/// its restoration state, as UIKit's `encodeRestorableState(with:)`.
+/// One note, pushed on the list. Which note it shows (`noteID`) is kept with the screen, as
+/// SwiftUI's `@SceneStorage`: it comes back after a restart.
 final class NoteDetailScreen: Screen<NoteDetailAction>, RestorableScreen {
     /// The number of the note shown.
-    var noteID = 0
+    @SceneStorage("id") var noteID = 0
 
     init() { super.init(name: "note") }
-
-    /// The note's number, kept in the snapshot beside the screen's name.
-    var restorationState: JSON? { ["id": .integer(noteID)] }
-
-    /// Takes the note's number back after a restart.
-    func restore(from state: JSON) { noteID = state["id"]?.integerValue ?? 0 }
 
     private var note: Note? { context.flatMap { Notebook(defaults: $0.defaults).note(noteID) } }
 

@@ -77,4 +77,27 @@ import Testing
         server.terminate()
         #expect(server.waitForExit() == 0)
     }
+
+    /// Fails on the code before (a `next` set by a launch, with no transition, was not stored): a
+    /// note launched on the login screen is where logging in leads, also after SIGKILL.
+    @Test func aNoteLaunchedOnTheLoginScreenSurvivesSIGKILL() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("notes.sqlite").path
+
+        var (server, client) = try Self.start(store)
+        _ = try Self.act(client, #"{"action": "login", "username": "demo", "password": "notes"}"#)
+        #expect(try Self.act(client, #"{"action": "logout"}"#)["screen"] == "login")
+        #expect(try Self.act(client, #"{"action": "launch", "source": "note", "id": "1"}"#)["screen"] == "login")
+        Self.stop(server, "SIGKILL")
+
+        let cookies = client.cookies
+        (server, client) = try Self.start(store)
+        client.cookies = cookies
+        let home = try client.get("/", headers: [("Accept", "text/html")])
+        #expect(home.status == 303 && home.headers["Location"] == "/login?next=%2Fnotes%2F1")
+        server.terminate()
+        #expect(server.waitForExit() == 0)
+    }
 }

@@ -1,0 +1,55 @@
+import AppShellSessions
+
+/// A screen's property kept in the session's defaults under `key`, as SwiftUI's `@AppStorage`
+/// keeps one in `UserDefaults`: `@AppStorage("isLogin") var isLogin = false`.
+///
+/// Reading gives the stored value, or the default written at the declaration when the key holds
+/// nothing (or a value of another kind); writing stores it with the request, as
+/// `DefaultsStore.set(_:forKey:)` does — committed before the answer, kept by a restart. Outside a
+/// request (the screen not shown in a session) it reads the default and a write is dropped.
+@propertyWrapper
+public struct AppStorage<Value: StorableValue> {
+    /// The defaults key.
+    public let key: String
+    private let defaultValue: Value
+
+    /// The value under `key`, `wrappedValue` when there is none.
+    public init(wrappedValue: Value, _ key: String) {
+        self.key = key
+        defaultValue = wrappedValue
+    }
+
+    /// An optional value under `key`, `nil` when there is none.
+    public init<Wrapped>(_ key: String) where Value == Wrapped? {
+        self.init(wrappedValue: nil, key)
+    }
+
+    /// Not used: the screen's value is read through its session (`subscript(_enclosingInstance:…)`).
+    @available(*, unavailable, message: "@AppStorage is for the properties of a screen (a ViewController)")
+    public var wrappedValue: Value {
+        get { fatalError("@AppStorage is for the properties of a screen") }
+        set { fatalError("@AppStorage is for the properties of a screen") }
+    }
+
+    /// The value in the session's defaults of `screen`.
+    public static subscript<Owner: ViewController>(
+        _enclosingInstance screen: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
+    ) -> Value {
+        get {
+            let storage = screen[keyPath: storageKeyPath]
+            guard let stored = screen.context?.defaults.value(forKey: storage.key) else { return storage.defaultValue }
+            return Value(storedValue: stored) ?? storage.defaultValue
+        }
+        set {
+            let key = screen[keyPath: storageKeyPath].key
+            guard let defaults = screen.context?.defaults else { return }
+            if let stored = newValue.storedValue {
+                defaults.set(stored, forKey: key)
+            } else {
+                defaults.removeObject(forKey: key)
+            }
+        }
+    }
+}
