@@ -44,6 +44,9 @@ public final class RootController: ContainerController {
     var notifications: [ScheduledNotification] = []
     /// Whether something the snapshot keeps changed without a new version (a notification).
     var snapshotIsStale = false
+    /// The visible screen's `body` as rendered for the request being handled (`ViewController`'s
+    /// `renderedView`); let go at the end of the request.
+    var renderedView: RenderedView?
     /// The live app this root belongs to (it owns the root), for `open(deepLink:)`.
     weak var app: LiveApp?
     /// Whether the session must be stored at this request's end though it holds no values: a

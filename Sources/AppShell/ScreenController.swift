@@ -116,8 +116,11 @@ open class ViewController: ScreenController {
 
     /// No actions by default.
     open var actions: [String] { [] }
-    /// The name, capitalised, by default.
-    open var title: String { name.prefix(1).uppercased() + name.dropFirst() }
+    /// The `body`'s `.navigationTitle(_:)` for a screen that is a `View`, else the name,
+    /// capitalised, by default.
+    open var title: String {
+        renderedView?.view.title ?? name.prefix(1).uppercased() + name.dropFirst()
+    }
     /// Does nothing by default.
     open func viewDidLoad() {}
     /// Does nothing by default.
@@ -132,10 +135,13 @@ open class ViewController: ScreenController {
     open func willMove(toParent parent: (any ContainerController)?) {}
     /// Does nothing by default.
     open func didMove(toParent parent: (any ContainerController)?) {}
-    /// A heading with the screen's name by default.
-    open func renderHTML() -> String { "<h1>\(name)</h1>" }
-    /// No extra state by default.
-    open func state() -> JSON? { nil }
+    /// The `body`'s HTML for a screen that is a `View`, else a heading with the screen's name,
+    /// by default.
+    open func renderHTML() -> String { renderedView?.view.html(of: self) ?? "<h1>\(name)</h1>" }
+    /// The `body` as JSON for a screen that is a `View` (`ScreenView`), else nothing, by default.
+    /// (A screen that is a `View` describes itself by its `body`: the state answer writes that,
+    /// whatever this returns.)
+    open func state() -> JSON? { renderedView.flatMap { try? JSON(parsing: $0.jsonBytes(of: self)) } }
 
     /// Reports `action` to the coordinator (seed 003: the screen only reports, the coordinator
     /// decides what happens).

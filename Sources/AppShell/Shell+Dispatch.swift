@@ -35,10 +35,15 @@ extension Shell {
         shell.pageCache = nil
         let version = shell.root.version
         let values = session.storedValues
-        let view = shell.root.visibleScreen.state()
+        // A screen that is a `View` shows its storage (`@SceneStorage`, whose every change is a
+        // new version), the stored values and the session's data: comparing what it adds, as
+        // for the others, would render it twice per action.
+        let described = (shell.root.visibleScreen as? ViewController)?.bodyReader == nil
+        let view = described ? shell.root.visibleScreen.state() : nil
         defer {
             if shell.root.version == version
-                && (session.storedValues != values || shell.root.visibleScreen.state() != view)
+                && (session.storedValues != values
+                    || (described && shell.root.visibleScreen.state() != view))
             {
                 shell.root.noteChange()
             }

@@ -146,7 +146,11 @@ extension Shell {
         let outer = shell.root.session
         shell.root.session = session
         if shell.root.services == nil { shell.root.services = ShellServices(shell: self, channel: shell.channel) }
-        defer { shell.root.session = outer }
+        defer {
+            shell.root.session = outer
+            // A rendered view is kept for one request: no session holds one between requests.
+            if outer == nil { shell.root.renderedView = nil }
+        }
         return try body()
     }
 }

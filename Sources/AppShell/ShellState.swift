@@ -83,7 +83,11 @@ extension LiveApp {
         JSON.append(",\"version\":", to: &output)
         JSON.integer(root.version).write(into: &output)
         JSON.append(",\"view\":", to: &output)
-        (visible.state() ?? .null).write(into: &output)
+        if let screen = visible as? ViewController, let rendered = screen.renderedView {
+            output.append(contentsOf: rendered.jsonBytes(of: screen))
+        } else {
+            (visible.state() ?? .null).write(into: &output)
+        }
         output.append(UInt8(ascii: "}"))
         return output
     }

@@ -9,20 +9,15 @@ enum ListAction: String, ScreenActions {
 }
 
 /// A screen pushed from main (and the one a notification launch opens).
-final class ListScreen: Screen<ListAction>, RestorableScreen {
+final class ListScreen: Screen<ListAction>, RestorableScreen, View {
     init() { super.init(name: "list") }
 
-    override func renderHTML() -> String {
-        """
-        <section class="screen screen-list" aria-labelledby="list-title">
-        <h1 id="list-title" tabindex="-1">List</h1>
-        <ul>
-        <li>First item</li>
-        <li>Second item</li>
-        <li>Third item</li>
-        </ul>
-        \(form(.pop, label: "Back"))
-        </section>
-        """
+    var body: some View {
+        List {
+            Text("First item")
+            Text("Second item")
+            Text("Third item")
+        }
+        Button("Back", action: ListAction.pop)
     }
 }

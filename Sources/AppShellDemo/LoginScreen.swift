@@ -12,7 +12,7 @@ enum LoginAction: String, ScreenActions {
 }
 
 /// The login screen: a username and a password, and the message of the last failed attempt.
-final class LoginScreen: Screen<LoginAction>, RestorableScreen {
+final class LoginScreen: Screen<LoginAction>, RestorableScreen, View {
     /// What went wrong with the last attempt, shown until the screen goes away.
     @SceneStorage("message") var message: String?
     /// The page to open after logging in (sent back by the form). Both are kept with the screen:
@@ -22,25 +22,13 @@ final class LoginScreen: Screen<LoginAction>, RestorableScreen {
 
     init() { super.init(name: "login") }
 
-    override var title: String { "Log in" }
-
-    override func state() -> JSON? { message.map { ["message": .string($0)] } }
-
-    override func renderHTML() -> String {
-        let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""
-        let nextField = next.map { "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape($0))\">\n" } ?? ""
-        let fields = """
-            <label for="username">Username</label>
-            <input id="username" name="username" autocomplete="username" required>
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required>
-            \(nextField)
-            """
-        return """
-            <section class="screen screen-login" aria-labelledby="login-title">
-            <h1 id="login-title" tabindex="-1">Log in</h1>
-            \(alert)\(form(.login, label: "Log in", fields: fields))
-            </section>
-            """
+    var body: some View {
+        if let message { Message(message) }
+        Form(action: LoginAction.login, submitLabel: "Log in") {
+            TextField("Username", name: "username").textContentType(.username).required()
+            SecureField("Password", name: "password").required()
+            if let next { HiddenField(name: "next", value: next) }
+        }
+        .navigationTitle("Log in")
     }
 }

@@ -12,7 +12,7 @@ enum MainAction: String, ScreenActions {
 ///
 /// Seed 002: when it appears and the one-shot `viewType` flag is 1 (the app was launched from a
 /// notification), it resets the flag and asks for the list — exactly once per launch.
-final class MainScreen: Screen<MainAction>, RestorableScreen {
+final class MainScreen: Screen<MainAction>, RestorableScreen, View {
     /// The one-shot launch flag: 1 after a launch from a notification, until main consumes it.
     @AppStorage("viewType") var viewType = 0
     /// Who logged in.
@@ -31,21 +31,16 @@ final class MainScreen: Screen<MainAction>, RestorableScreen {
         try? report(.showList)
     }
 
+    /// The page's title (the heading welcomes the user).
     override var title: String { "Main" }
 
-    override func renderHTML() -> String {
-        let forms: [(MainAction, String)] = [
-            (.showList, "Show the list"), (.presentSecond, "Present the second screen"),
-            (.remind, "Remind me in 5 seconds"), (.logout, "Log out"),
-        ]
-        let buttons = forms.map { form($0.0, label: $0.1) }.joined(separator: "\n")
-        return """
-            <section class="screen screen-main" aria-labelledby="main-title">
-            <h1 id="main-title" tabindex="-1">Welcome, \(HTML.escape(username))</h1>
-            <nav class="actions" aria-label="Main actions">
-            \(buttons)
-            </nav>
-            </section>
-            """
+    var body: some View {
+        Section {
+            Button("Show the list", action: MainAction.showList)
+            Button("Present the second screen", action: MainAction.presentSecond)
+            Button("Remind me in 5 seconds", action: MainAction.remind)
+            Button("Log out", action: MainAction.logout)
+        }
+        .navigationTitle("Welcome, \(username)")
     }
 }

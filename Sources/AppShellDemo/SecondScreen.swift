@@ -9,16 +9,11 @@ enum SecondAction: String, ScreenActions {
 }
 
 /// A screen presented modally from main, with a close button.
-final class SecondScreen: Screen<SecondAction>, RestorableScreen {
+final class SecondScreen: Screen<SecondAction>, RestorableScreen, View {
     init() { super.init(name: "second") }
 
-    override func renderHTML() -> String {
-        """
-        <section class="screen screen-second" role="dialog" aria-modal="true" aria-labelledby="second-title">
-        <h1 id="second-title" tabindex="-1">Second</h1>
-        <p>A modal screen. Close it to go back.</p>
-        \(form(.dismiss, label: "Close"))
-        </section>
-        """
+    var body: some View {
+        Text("A modal screen. Close it to go back.")
+        Button("Close", action: SecondAction.dismiss)
     }
 }

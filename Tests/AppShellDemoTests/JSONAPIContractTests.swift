@@ -131,7 +131,7 @@ import Testing
         let before = try #require(try client.get("/api/state").json["version"]?.integerValue)
         let wrong = try ShellAPITests.act(client, "login", #", "username": "demo", "password": "wrong""#)
         #expect(wrong.status == 401)
-        #expect(wrong.json["view"] == ["message": "Wrong username or password."])
+        #expect(wrong.json["view"]?["message"] == "Wrong username or password.")
         #expect(wrong.json["version"]?.integerValue == before + 1)
         #expect(try client.get("/api/state").json == Self.state(wrong.json))
     }

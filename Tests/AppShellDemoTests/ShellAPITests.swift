@@ -140,7 +140,7 @@ import Testing
         #expect(wrong.status == 401)
         #expect(wrong.json["error"] == "Wrong username or password.")
         #expect(wrong.json["screen"] == "login")
-        #expect(wrong.json["view"] == ["message": "Wrong username or password."])
+        #expect(wrong.json["view"]?["message"] == "Wrong username or password.")
         #expect(wrong.json["defaults"] == [:])
         #expect(wrong.headers["Set-Cookie"] == nil)
         let unknownUser = try Self.act(client, "login", #", "username": "nobody", "password": "appshell""#)
