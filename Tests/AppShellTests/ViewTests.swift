@@ -39,6 +39,7 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         RawHTML("<hr>")
         EmptyView()
             .navigationTitle("Shelf of \(owner)")
+            .id("shelf-1")
             .toolbar { Button("Close", action: ShelfViewAction.close) }
     }
 }
@@ -94,6 +95,7 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         let view = try #require(screen.state())
         #expect(view["title"] == "Shelf of <script>alert(1)</script>")
         #expect(view["message"] == "Not now")
+        #expect(view["id"] == "shelf-1")
         #expect(view["toolbar"] == [["type": "button", "label": "Close", "action": "close", "role": "close"]])
         let content = try #require(view["content"]?.arrayValue)
         #expect(content.compactMap { $0["type"]?.stringValue } == [

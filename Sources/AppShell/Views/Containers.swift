@@ -44,6 +44,13 @@ extension View {
     /// page's `<title>`.
     public func navigationTitle(_ title: String) -> some View { Titled(content: self, title: title) }
 
+    /// Which one of its kind the screen shows — a note's number — given in `GET /api/state` as
+    /// `view.id` (SwiftUI's `.id(_:)`).
+    public func id(_ id: Int) -> some View { Identified(content: self, identity: .integer(id)) }
+
+    /// Which one of its kind the screen shows, given in `GET /api/state` as `view.id`.
+    public func id(_ id: String) -> some View { Identified(content: self, identity: .string(id)) }
+
     /// Views shown in the screen's navigation bar, above its content.
     public func toolbar(@ViewBuilder _ items: () -> ViewContent) -> some View {
         WithToolbar(content: self, items: items())
@@ -72,6 +79,19 @@ struct WithToolbar<Content: View>: View, PrimitiveView {
 
     func append(to nodes: inout ViewNodes) {
         nodes.append(.toolbar(items.nodes))
+        content._write(to: &nodes)
+    }
+}
+
+/// A view that names which one of its kind the screen shows.
+struct Identified<Content: View>: View, PrimitiveView {
+    let content: Content
+    let identity: ViewIdentity
+
+    var body: Never { return noBody() }
+
+    func append(to nodes: inout ViewNodes) {
+        nodes.append(.identity(identity))
         content._write(to: &nodes)
     }
 }

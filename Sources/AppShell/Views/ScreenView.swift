@@ -9,29 +9,34 @@ import AppShellSessions
 /// The fragment is the screen's section: its title as the heading that gets the focus when it
 /// appears (`<h1 id="<name>-title" tabindex="-1">`), the navigation bar's items, then the content;
 /// a presented screen's section is a modal dialog. `view` is
-/// `{"title", "toolbar"?, "content", "message"?}`: the same title, items and content as JSON (a
+/// `{"title", "toolbar"?, "content", "id"?, "message"?}`: the same title, items and content as JSON (a
 /// `Message`'s text also as `message`, as screens gave it before).
 struct ScreenView {
     /// The screen's title, from `.navigationTitle(_:)`, if it gives one.
     let title: String?
     /// The navigation bar's items.
     let toolbar: [ViewNode]
+    /// Which one of its kind the screen shows, from `.id(_:)`.
+    let identity: ViewIdentity?
     /// Everything else, in order.
     let content: [ViewNode]
 
     /// The parts of `view`'s nodes.
     init(_ view: some View) {
         var title: String?
+        var identity: ViewIdentity?
         var toolbar: [ViewNode] = []
         var content: [ViewNode] = []
         for node in view.nodes {
             switch node {
             case .navigationTitle(let text): title = title ?? text
             case .toolbar(let items): toolbar.append(contentsOf: items)
+            case .identity(let value): identity = identity ?? value
             default: content.append(node)
             }
         }
         self.title = title
+        self.identity = identity
         self.toolbar = toolbar
         self.content = content
     }
@@ -60,6 +65,16 @@ struct ScreenView {
         var writer = ViewJSON(context: screen.context)
         JSON.append("{\"content\":", to: &writer.output)
         writer.write(content)
+        switch identity {
+        case .integer(let number)?:
+            JSON.append(",\"id\":", to: &writer.output)
+            writer.output.append(contentsOf: String(number).utf8)
+        case .string(let text)?:
+            JSON.append(",\"id\":", to: &writer.output)
+            JSON.writeString(text, into: &writer.output)
+        case nil:
+            break
+        }
         if let message = Self.firstMessage(in: content) {
             JSON.append(",\"message\":", to: &writer.output)
             JSON.writeString(message, into: &writer.output)
@@ -117,19 +132,27 @@ final class RenderedView {
 /// How to read the `body` of each screen type that is a `View` (`nil` for one that is not), found
 /// once per type: asking a screen whether it is a `View` (a conformance lookup and an existential)
 /// cost more than a small screen's whole tree.
-private let bodyReaders = Locked<[ObjectIdentifier: (@Sendable (ViewController) -> ScreenView)?]>([:])
+private let bodyReaders = Locked<[ObjectIdentifier: BodyReader?]>([:])
+
+/// Reads the `body` of the screens of one type.
+final class BodyReader: @unchecked Sendable {
+    // @unchecked: `read` captures nothing but a type, which never changes.
+    let read: (ViewController) -> ScreenView
+
+    init(_ read: @escaping (ViewController) -> ScreenView) { self.read = read }
+
+    /// Reads the `body` of screens of type `V`, a `ViewController` subclass.
+    static func of<V: View>(_ type: V.Type) -> BodyReader {
+        BodyReader { screen in ScreenView(unsafeBitCast(screen, to: V.self)) }
+    }
+}
 
 extension ViewController {
-    /// Reads the `body` of screens of type `V`, a `ViewController` subclass.
-    private static func bodyReader<V: View>(_ type: V.Type) -> @Sendable (ViewController) -> ScreenView {
-        { screen in ScreenView(unsafeBitCast(screen, to: V.self)) }
-    }
-
     /// What reads this screen's `body`, when it is a `View`.
-    var bodyReader: (@Sendable (ViewController) -> ScreenView)? {
+    var bodyReader: BodyReader? {
         let type = ObjectIdentifier(Swift.type(of: self))
         if let known = bodyReaders.withLock({ $0[type] }) { return known }
-        let reader = (Swift.type(of: self) as? any View.Type).map { Self.bodyReader($0) }
+        let reader = (Swift.type(of: self) as? any View.Type).map { BodyReader.of($0) }
         bodyReaders.withLock { $0[type] = .some(reader) }
         return reader
     }
@@ -143,8 +166,8 @@ extension ViewController {
         if let kept = root?.renderedView, kept.screen == identity, kept.version == version, kept.values == values {
             return kept
         }
-        guard let read = bodyReader else { return nil }
-        let rendered = RenderedView(screen: identity, version: version, values: values, view: read(self))
+        guard let reader = bodyReader else { return nil }
+        let rendered = RenderedView(screen: identity, version: version, values: values, view: reader.read(self))
         root?.renderedView = rendered
         return rendered
     }
@@ -201,7 +224,7 @@ struct ViewHTML {
                 html += "<li>\(item)</li>\n"
             }
             html += "</ul>\n"
-        case .navigationTitle, .toolbar:
+        case .navigationTitle, .toolbar, .identity:
             // Placed by the screen (`ScreenView`); nested deeper, they mean nothing.
             break
         case .raw(let raw):
@@ -268,6 +291,7 @@ struct ViewJSON {
             if case .raw = node { continue }
             if case .navigationTitle = node { continue }
             if case .toolbar = node { continue }
+            if case .identity = node { continue }
             if !first { output.append(UInt8(ascii: ",")) }
             first = false
             write(node)
@@ -354,7 +378,7 @@ struct ViewJSON {
                 write(row)
             }
             JSON.append("],\"type\":\"list\"}", to: &output)
-        case .navigationTitle, .toolbar, .raw:
+        case .navigationTitle, .toolbar, .identity, .raw:
             break
         }
     }

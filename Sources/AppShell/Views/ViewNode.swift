@@ -26,6 +26,8 @@ enum ViewNode: Equatable {
     case navigationTitle(String)
     /// The views of the screen's navigation bar.
     case toolbar([ViewNode])
+    /// What the screen shows is this one (`.id(_:)`): a note's number, say.
+    case identity(ViewIdentity)
     /// HTML written by the app, not escaped (`RawHTML`); not in the JSON.
     case raw(String)
 }
@@ -68,4 +70,10 @@ struct ViewField: Equatable {
     var maxLength: Int?
     var contentType: TextContentType?
     var lines: Int?
+}
+
+/// What `.id(_:)` names: a number or a string.
+enum ViewIdentity: Equatable {
+    case integer(Int)
+    case string(String)
 }

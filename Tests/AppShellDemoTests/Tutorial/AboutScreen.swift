@@ -14,18 +14,12 @@ enum AboutAction: String, CoordinatedActions {
 }
 
 /// A screen that says what the app is, pushed from home.
-final class AboutScreen: Screen<AboutAction>, RestorableScreen {
+final class AboutScreen: Screen<AboutAction>, RestorableScreen, View {
     init() { super.init(name: "about") }
 
-    override var title: String { "About" }
-
-    override func renderHTML() -> String {
-        """
-        <section class="screen screen-about" aria-labelledby="about-title">
-        <h1 id="about-title" tabindex="-1">About</h1>
-        <p>An app built on AppShell.</p>
-        \(form(.back, label: "Back"))
-        </section>
-        """
+    var body: some View {
+        Text("An app built on AppShell.")
+        Button("Back", action: AboutAction.back)
+            .navigationTitle("About")
     }
 }

@@ -1,6 +1,4 @@
 import AppShell
-import AppShellHTTP
-import AppShellJSON
 
 /// What the login screen offers.
 enum LoginAction: String, ScreenActions {
@@ -12,7 +10,7 @@ enum LoginAction: String, ScreenActions {
 }
 
 /// A username, a password, and the message of the last refused attempt.
-final class LoginScreen: Screen<LoginAction>, RestorableScreen {
+final class LoginScreen: Screen<LoginAction>, RestorableScreen, View {
     /// Why the last attempt was refused, shown until the screen goes away (`view.message`).
     @SceneStorage("message") var message: String?
     /// The page to open after logging in (a deep link), sent back by the form. Both are kept with
@@ -21,25 +19,16 @@ final class LoginScreen: Screen<LoginAction>, RestorableScreen {
 
     init() { super.init(name: "login") }
 
+    /// The page's title (the heading names the app).
     override var title: String { "Log in" }
 
-    override func state() -> JSON? { message.map { ["message": .string($0)] } }
-
-    override func renderHTML() -> String {
-        let alert = message.map { "<p class=\"message\" role=\"alert\">\(HTML.escape($0))</p>\n" } ?? ""
-        let nextField = next.map { "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape($0))\">\n" } ?? ""
-        let fields = """
-            <label for="username">Username</label>
-            <input id="username" name="username" autocomplete="username" required>
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required>
-            \(nextField)
-            """
-        return """
-            <section class="screen login" aria-labelledby="login-title">
-            <h1 id="login-title" tabindex="-1">Log in to Notes</h1>
-            \(alert)\(form(.login, label: "Log in", fields: fields))
-            </section>
-            """
+    var body: some View {
+        if let message { Message(message) }
+        Form(action: LoginAction.login, submitLabel: "Log in") {
+            TextField("Username", name: "username").textContentType(.username).required()
+            SecureField("Password", name: "password").required()
+            if let next { HiddenField(name: "next", value: next) }
+        }
+        .navigationTitle("Log in to Notes")
     }
 }

@@ -1,5 +1,4 @@
 import AppShell
-import AppShellHTTP
 
 /// What the list of notes offers.
 enum NoteListAction: String, ScreenActions {
@@ -15,30 +14,26 @@ enum NoteListAction: String, ScreenActions {
 }
 
 /// The user's notes, newest first: the bottom of the navigation stack.
-final class NoteListScreen: Screen<NoteListAction>, RestorableScreen {
+final class NoteListScreen: Screen<NoteListAction>, RestorableScreen, View {
     init() { super.init(name: "notes") }
 
     override var title: String { "Notes" }
 
-    override func renderHTML() -> String {
+    var body: some View {
         let notes = context.map { Notebook(defaults: $0.defaults).notes } ?? []
-        let items = notes.map { note in
-            "<li>"
-                + form(.open, label: note.title, fields: "<input type=\"hidden\" name=\"id\" value=\"\(note.id)\">\n")
-                + "</li>"
+        Group {
+            if notes.isEmpty {
+                Text("No notes yet.").secondary()
+            } else {
+                List(notes) { note in
+                    Button(note.title, action: NoteListAction.open, parameters: ["id": String(note.id)])
+                }
+            }
         }
-        let list =
-            items.isEmpty
-            ? "<p class=\"empty\">No notes yet.</p>" : "<ul class=\"notes\">\n\(items.joined(separator: "\n"))\n</ul>"
-        return """
-            <section class="screen notes" aria-labelledby="notes-title">
-            <h1 id="notes-title" tabindex="-1">Notes</h1>
-            <nav class="toolbar" aria-label="Notes">
-            \(form(.compose, label: "New note", buttonClass: "primary"))
-            \(form(.logout, label: "Log out"))
-            </nav>
-            \(list)
-            </section>
-            """
+        .navigationTitle("Notes")
+        .toolbar {
+            Button("New note", action: NoteListAction.compose).buttonStyle(.prominent)
+            Button("Log out", action: NoteListAction.logout)
+        }
     }
 }

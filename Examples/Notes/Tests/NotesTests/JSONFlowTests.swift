@@ -43,7 +43,8 @@ import Testing
         // A note is pushed on the list, and pops back.
         let detail = try notes.act(#"{"action": "open", "id": "2"}"#)
         #expect(detail.json["stack"] == ["notes", "note"])
-        #expect(detail.json["view"] == ["id": 2, "title": "Groceries", "body": "milk, bread"])
+        #expect(detail.json["view"]?["id"] == 2 && detail.json["view"]?["title"] == "Groceries")
+        #expect(detail.json["view"]?["content"]?.arrayValue?.first == ["type": "text", "text": "milk, bread"])
         #expect(try notes.act(#"{"action": "back"}"#).json["stack"] == ["notes"])
 
         // Deleting a note pops it and removes it.

@@ -60,7 +60,7 @@ import Testing
         #expect(try Self.act(client, #"{"action": "back"}"#)["stack"] == ["notes"])
         _ = try Self.act(client, #"{"action": "compose"}"#)
         let refused = try Self.act(client, #"{"action": "save", "title": " ", "body": "a draft"}"#)
-        #expect(refused["view"] == ["message": "A note needs a title."])
+        #expect(refused["view"]?["message"] == "A note needs a title.")
         Self.stop(server, stop)
 
         // So does the sheet with its coordinator and its refused draft; its actions still work.
