@@ -10,8 +10,8 @@ let package = Package(
     name: "AppShell",
     products: [
         // The framework. Its modules stay separate (each imports only those below it, see the
-        // README's Architecture) and the product lists them all, so an app imports the ones it
-        // uses (`import AppShell`, `import AppShellHTTP`, …) without a re-export.
+        // README's Architecture); `AppShell` re-exports the others, so an app writes one
+        // `import AppShell`.
         .library(
             name: "AppShell",
             targets: [
@@ -72,7 +72,7 @@ let package = Package(
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency", "CMicroHTTPD"]),
-        // The demo app: configuration, routes, and (later) its screens and coordinators.
+        // The demo app: its configuration, screens, coordinators and routes.
         .target(
             name: "AppShellDemo",
             dependencies: [

@@ -1,6 +1,4 @@
 import AppShell
-import AppShellJSON
-import AppShellSessions
 
 /// Where the demo can be launched from (`launch`'s `source`).
 public enum DemoLaunch: String, LaunchSources {

@@ -1,8 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellConcurrency
-import AppShellHTTP
-import AppShellSessions
 
 /// The demo application on the framework's `ShellServer`: its environment (users, login limiter,
 /// delays, password-check threads), its shell, its chrome and installable shell, and its

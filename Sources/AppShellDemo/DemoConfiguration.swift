@@ -1,7 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellConcurrency
-import AppShellJSON
 
 /// Everything the demo can be configured with: the framework's keys (`shell`) and the demo's own —
 /// the splash and reminder delays, the users, and the password-check threads and their priority. The framework's

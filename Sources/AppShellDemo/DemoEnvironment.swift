@@ -1,6 +1,4 @@
-import AppShellAuth
-import AppShellConcurrency
-import AppShellSessions
+import AppShell
 import Glibc
 
 /// What the demo's coordinators share across sessions: the users, the login rate limiter, the

@@ -1,6 +1,4 @@
 import AppShell
-import AppShellHTTP
-import AppShellSessions
 
 /// The demo as an AppShell application: its screens, coordinators, actions and page URLs.
 public struct DemoShell: ShellApplication {

@@ -1,5 +1,4 @@
 import AppShell
-import AppShellHTTP
 
 /// The demo's installable shell: its names, colours, icons and offline screen (the app's chrome;
 /// the framework only serves them). To change the icons, see `scripts/make-icons.py`; the

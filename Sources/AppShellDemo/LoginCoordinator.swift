@@ -1,8 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellHTTP
-import AppShellJSON
-import AppShellSessions
 
 /// The login flow: checks the credentials (on the password-check pool, off the session's lock),
 /// and on success stores the flags, rotates the session id and hands over to the app

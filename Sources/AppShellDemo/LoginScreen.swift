@@ -1,6 +1,4 @@
 import AppShell
-import AppShellHTTP
-import AppShellJSON
 
 /// The login screen's action.
 enum LoginAction: String, ScreenActions {

@@ -1,5 +1,4 @@
 import AppShell
-import AppShellHTTP
 
 /// What main offers.
 enum MainAction: String, ScreenActions {

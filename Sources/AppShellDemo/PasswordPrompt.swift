@@ -1,4 +1,4 @@
-import AppShellConcurrency
+import AppShell
 import Glibc
 
 /// Reading a password from standard input, without echo when it is a terminal.

@@ -1,5 +1,4 @@
 import AppShell
-import AppShellHTTP
 
 /// The first screen of every session (seed 000/001): it does the start-up work on the server and
 /// then tells the app coordinator, which routes to main or login by the stored `isLogin` flag.

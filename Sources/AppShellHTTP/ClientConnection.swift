@@ -89,7 +89,9 @@ package final class ClientConnection {
     package func receive(into chunk: inout [UInt8]) throws(ClientConnectionError) -> Int {
         if let tls {
             let received = chunk.withUnsafeMutableBytes { bytes in
-                Result { () throws(ClientConnectionError) in try tls.receive(into: bytes.baseAddress!, count: bytes.count) }
+                Result { () throws(ClientConnectionError) in
+                    try tls.receive(into: bytes.baseAddress!, count: bytes.count)
+                }
             }
             return try received.get()
         }

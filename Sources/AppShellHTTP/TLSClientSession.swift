@@ -15,7 +15,9 @@ package final class TLSClientSession {
     /// any certificate), with GnuTLS's default priorities or `priorities` (to offer only an old
     /// protocol, say). Throws when the handshake fails or the certificate is not trusted for
     /// `serverName`.
-    package init(descriptor: Int32, trustFile: String?, serverName: String, priorities: String? = nil)
+    package init(
+        descriptor: Int32, trustFile: String?, serverName: String, priorities: String? = nil
+    )
         throws(ClientConnectionError)
     {
         var credentials: OpaquePointer?

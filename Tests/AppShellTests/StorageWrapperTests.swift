@@ -1,7 +1,8 @@
-@testable import AppShell
 import AppShellJSON
 import AppShellSessions
 import Testing
+
+@testable import AppShell
 
 /// A tab, stored by its raw value.
 enum Tab: String, StorableValue { case inbox, archive }

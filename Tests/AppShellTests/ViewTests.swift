@@ -62,14 +62,18 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         let html = screen.renderHTML()
         #expect(!html.contains("<script>"))
         #expect(html.hasPrefix(#"<section class="screen screen-shelf" aria-labelledby="shelf-title">"#))
-        #expect(html.contains(#"<h1 id="shelf-title" tabindex="-1">Shelf of &lt;script&gt;alert(1)&lt;/script&gt;</h1>"#))
+        #expect(
+            html.contains(#"<h1 id="shelf-title" tabindex="-1">Shelf of &lt;script&gt;alert(1)&lt;/script&gt;</h1>"#))
         #expect(html.contains(#"<p class="message" role="alert">Can&#39;t &lt;remove&gt; that</p>"#))
         #expect(html.contains("<h2>Books of &lt;script&gt;alert(1)&lt;/script&gt;</h2>"))
         #expect(html.contains(#"<p class="footer">2 books</p>"#))
-        #expect(html.contains(#"<input type="hidden" name="title" value="&lt;b&gt;Bold&lt;/b&gt; &amp; &quot;quoted&quot;">"#))
+        #expect(
+            html.contains(
+                #"<input type="hidden" name="title" value="&lt;b&gt;Bold&lt;/b&gt; &amp; &quot;quoted&quot;">"#))
         #expect(html.contains(#"<button type="submit">&lt;b&gt;Bold&lt;/b&gt; &amp; &quot;quoted&quot;</button>"#))
         #expect(html.contains(#"<textarea id="why" name="why" rows="3">&lt;/textarea&gt;&lt;script&gt;</textarea>"#))
-        #expect(html.contains(#"<input id="password" name="password" type="password" autocomplete="current-password">"#))
+        #expect(
+            html.contains(#"<input id="password" name="password" type="password" autocomplete="current-password">"#))
         #expect(html.contains(#"<input type="hidden" name="next" value="/a&quot;b">"#))
         #expect(html.contains(#"maxlength="100" required value="&lt;script&gt;"#))
         #expect(html.contains(#"<button type="submit" class="danger">Remove</button>"#))
@@ -98,9 +102,10 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         #expect(view["id"] == "shelf-1")
         #expect(view["toolbar"] == [["type": "button", "label": "Close", "action": "close", "role": "close"]])
         let content = try #require(view["content"]?.arrayValue)
-        #expect(content.compactMap { $0["type"]?.stringValue } == [
-            "message", "section", "form", "text", "text", "link", "image",
-        ])
+        #expect(
+            content.compactMap { $0["type"]?.stringValue } == [
+                "message", "section", "form", "text", "text", "link", "image",
+            ])
         #expect(content[1]["header"] == "Books of <script>alert(1)</script>")
         #expect(
             content[1]["content"]?.arrayValue?.first?["rows"]?.arrayValue?.last == [
@@ -111,8 +116,11 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
             ])
         let fields = try #require(content[2]["fields"]?.arrayValue)
         #expect(fields.compactMap { $0["name"]?.stringValue } == ["title", "why", "password", "next"])
-        #expect(fields[0] == ["type": "field", "kind": "text", "name": "title", "label": "Title",
-            "value": "<script>alert(1)</script>", "required": true, "maxLength": 100])
+        #expect(
+            fields[0] == [
+                "type": "field", "kind": "text", "name": "title", "label": "Title",
+                "value": "<script>alert(1)</script>", "required": true, "maxLength": 100,
+            ])
         // A password field's value is never sent back.
         #expect(fields[2]["value"] == nil)
         #expect(content[3] == ["type": "text", "text": "Small print", "font": "caption", "secondary": true])
@@ -126,8 +134,10 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         defer { withExtendedLifetime(root) {} }
         let sheet = ShelfViewScreen()
         root.present(sheet, animated: false)
-        #expect(sheet.renderHTML().hasPrefix(
-            #"<section class="screen screen-shelf" role="dialog" aria-modal="true" aria-labelledby="shelf-title">"#))
+        #expect(
+            sheet.renderHTML().hasPrefix(
+                #"<section class="screen screen-shelf" role="dialog" aria-modal="true" aria-labelledby="shelf-title">"#)
+        )
         #expect(!screen.renderHTML().contains("role=\"dialog\""))
     }
 }

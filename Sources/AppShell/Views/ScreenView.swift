@@ -255,7 +255,8 @@ struct ViewHTML {
         }
     }
 
-    private func form(_ action: String, label: String, fields: String, style: ButtonStyle, role: ActionRole?) -> String {
+    private func form(_ action: String, label: String, fields: String, style: ButtonStyle, role: ActionRole?) -> String
+    {
         (context?.form(action, label: label, fields: fields, buttonClass: style.htmlClass, role: role) ?? "") + "\n"
     }
 }

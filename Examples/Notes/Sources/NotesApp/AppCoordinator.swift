@@ -1,6 +1,4 @@
 import AppShell
-import AppShellJSON
-import AppShellSessions
 
 /// Where Notes can be launched from (`launch`'s `source`).
 public enum NotesLaunch: String, LaunchSources {

@@ -1,6 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellSessions
 
 /// The login flow, on the framework's password mechanism: the throttle counts attempts
 /// (`LoginThrottle`), the Argon2id check runs on the password-check threads with the session's

@@ -1,5 +1,4 @@
 import AppShell
-import AppShellSessions
 
 /// One note: its number in the user's notebook, its title and its text.
 public struct Note: Sendable, Equatable {

@@ -1,6 +1,4 @@
 import AppShell
-import AppShellHTTP
-import AppShellSessions
 
 /// Notes as an AppShell application: its first screen, its app coordinator (whose `shows` give
 /// the framework every screen and coordinator, so the known actions and restoration), its splash's

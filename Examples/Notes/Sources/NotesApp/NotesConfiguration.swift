@@ -1,6 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellJSON
 
 /// Everything `notes` can be configured with: the framework's keys (`shell`: port, store, cookie,
 /// limits…) and the app's own, `splashMilliseconds`, `users` and `passwordCheckThreads`. Each can

@@ -1,5 +1,4 @@
-import AppShellAuth
-import AppShellConcurrency
+import AppShell
 
 /// What the app's coordinators share across sessions: who can log in, the login throttle, the
 /// threads that check passwords, and how long the splash's start-up work takes.

@@ -1,7 +1,4 @@
 import AppShell
-import AppShellAuth
-import AppShellHTTP
-import AppShellSessions
 
 /// Notes served: its environment, its page chrome and the framework's `ShellServer` (store,
 /// sessions, `/healthz`, `/metrics`, the JSON API, pages, static files, graceful shutdown).

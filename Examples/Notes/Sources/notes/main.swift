@@ -1,5 +1,4 @@
 import AppShell
-import AppShellConcurrency
 import Glibc
 import NotesApp
 
