@@ -388,7 +388,8 @@ function onSubmit(event) {
   const submitter = event.submitter instanceof HTMLElement ? event.submitter : null;
   const fields = formFields(form, submitter);
   // Asked here, inside the user's gesture, before anything is awaited.
-  const permission = fields.action === "remind" ? askNotificationPermission() : null;
+  // (The server marks the actions that schedule a notification: `data-role="notifies"`.)
+  const permission = form.dataset.role === "notifies" ? askNotificationPermission() : null;
   pendingForms.add(form);
   submitter?.setAttribute("aria-disabled", "true");
   enqueue(async () => {

@@ -11,6 +11,9 @@ public enum ActionRole: String, Sendable {
     case close
     /// Gives the session a new id (a login, a logout): the page opens its event stream again.
     case rotatesSession = "rotates-session"
+    /// Schedules a notification for the user (`ScreenContext.scheduleNotification`): the page asks
+    /// for permission to show system notifications first, inside the user's click.
+    case notifies
 }
 
 /// A screen's actions: an enum whose raw values are the names the JSON API and the forms use.

@@ -4,7 +4,13 @@ import AppShell
 enum MainAction: String, ScreenActions {
     case showList, presentSecond, remind, logout
 
-    var role: ActionRole? { self == .logout ? .rotatesSession : nil }
+    var role: ActionRole? {
+        switch self {
+        case .logout: return .rotatesSession
+        case .remind: return .notifies
+        case .showList, .presentSecond: return nil
+        }
+    }
 }
 
 /// The main screen, at the bottom of the navigation stack.

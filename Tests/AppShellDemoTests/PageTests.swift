@@ -1,4 +1,5 @@
 import AppShellDemo
+import AppShell
 import AppShellHTTP
 import AppShellJSON
 import AppShellTesting
@@ -262,6 +263,10 @@ import Testing
         #expect(answer["starting"] == false)
         #expect(answer["html"]?.stringValue?.contains("data-action=\"logout\" data-role=\"rotates-session\">") == true)
         #expect(answer["html"]?.stringValue?.contains("data-action=\"showList\">") == true)
+        // The page's script asks for permission to notify on the form the server marks, and
+        // knows no action of the demo's by name.
+        #expect(answer["html"]?.stringValue?.contains("data-action=\"remind\" data-role=\"notifies\">") == true)
+        #expect(!String(decoding: PageScript.bytes, as: UTF8.self).contains("\"remind\""))
         #expect(try Self.html(client, "/main/list").text.contains("data-action=\"pop\" data-role=\"back\">"))
         #expect(try Self.html(client, "/main/second").text.contains("data-action=\"dismiss\" data-role=\"close\">"))
     }
