@@ -1,5 +1,5 @@
-import AppShellDemo
 import AppShell
+import AppShellDemo
 import AppShellHTTP
 import AppShellJSON
 import AppShellTesting
