@@ -252,9 +252,11 @@ clean:
 
 ## bench: AppShell against the C reference server (bench/c-reference/main.c, built by bench/run.py
 ## with libmicrohttpd and SQLite) in the same run: wrk on loopback, server and wrk pinned to
-## different cores; prints a table and writes bench/out/latest.json. BENCH_DURATION, BENCH_ROUNDS,
-## BENCH_QUICK=1, BENCH_APPSHELL_BINARY, BENCH_ONLY=e, CC: see bench/run.py
-BENCH_PACKAGES := wrk util-linux procps redis-server nginx
+## different cores; prints a table and writes bench/out/latest.json; (a) and (e) again over HTTPS
+## beside the C reference over HTTPS, handshakes, memory per idle TLS connection (BENCH_ONLY=tls:
+## only that part). BENCH_DURATION, BENCH_ROUNDS, BENCH_QUICK=1, BENCH_APPSHELL_BINARY,
+## BENCH_ONLY=e|f|h|i|tls, CC: see bench/run.py
+BENCH_PACKAGES := wrk util-linux procps redis-server nginx openssl
 
 .PHONY: bench bench-check
 bench: deps
@@ -271,8 +273,10 @@ callgrind-actions: deps
 	python3 bench/callgrind_actions.py --functions 40 .build/release/appshell
 
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
-## warnings and answers as bench expects (started for a moment on a free port) (for make test)
+## warnings and answers as bench expects (started for a moment on a free port, over HTTP and over
+## HTTPS with a certificate openssl makes) (for make test)
 bench-check: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="openssl"
 	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test

@@ -16,6 +16,14 @@ server and wrk pinned to different cores:
   (h) (a) and (e) through nginx in front of two instances on Redis, against one (bench/scaleout.py)
   (i) memory per visitor's session: GET / without a cookie, then GET /login?next=/ + 7 000 bytes
       with its cookie, VISITOR_SESSIONS times after a warm-up (and with a short next, the baseline)
+  TLS (a) and (e) over HTTPS, keep-alive, beside the C reference serving HTTPS with the same
+      libmicrohttpd, GnuTLS priorities and pinning; (a) with a new connection per request (wrk
+      with `Connection: close`, NEW_CONNECTION_CLIENTS connections) over HTTPS and over HTTP: the
+      cost of a handshake; what an OpenSSL client negotiates with each (openssl s_client: protocol,
+      key exchange, HelloRetryRequest, resumption); the memory per idle connection (HTTPS and
+      HTTP, both servers: BENCH_TLS_CONNECTIONS, default 2000, each with one request answered,
+      then idle). The certificate is a self-signed EC P-256 pair made per run by openssl in the
+      run's temporary folder (removed at the end)
 
 with the memory store and the SQLite store, and the C reference on (a) and (b) and on (e) without
 a store and with one SQLite commit per action (answers padded to AppShell's), interleaved round by
@@ -28,7 +36,9 @@ BENCH_WARMUP (seconds, default 2), BENCH_QUICK=1 (2 s runs, 1 round, no 1M-reque
 BENCH_STREAMS (the streams of (g), default 15000), BENCH_APPSHELL_BINARY (use this binary, skip
 the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for measuring a change
 to the action path), BENCH_ONLY=h (only scenario (h)), BENCH_ONLY=i (only scenario (i);
-BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
+BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ONLY=tls (only
+the TLS part, with (a) over plain HTTP beside it; writes latest.json with only that part),
+BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
 BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
 BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
 and passwordCheckSliceMicroseconds, also in the full run; or BENCH_PASSWORD_CHECK_SETTINGS, a
@@ -37,7 +47,8 @@ one after another in each round), CC (the C
 compiler, default cc), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
-C reference (warnings are errors) and checks its answers on a free port for a second.
+C reference (warnings are errors) and checks its answers on a free port for a second, over HTTP
+and over HTTPS (a certificate made by openssl), and that its TLS priorities are AppShell's.
 """
 
 import datetime
@@ -46,9 +57,12 @@ import json
 import os
 import platform
 import re
+import resource
+import select
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -72,6 +86,9 @@ MANY_REQUESTS = 1_000_000
 SESSION_CAP = 100_000
 COLD_STARTS = 5
 C_REFERENCE_SOURCE = os.path.join(REPO, "bench", "c-reference", "main.c")
+# the C reference's settings from the environment: c_server sets those it needs, drops the others
+C_REFERENCE_VARIABLES = ("BODY_BYTES", "ACTION_BYTES", "STORE", "SNAPSHOT_BYTES", "TLS_CERT", "TLS_KEY",
+                         "CONNECTION_LIMIT", "CONNECTION_TIMEOUT")
 # What the C reference commits per action with a store (SNAPSHOT_BYTES): about what AppShell's
 # SQLite store writes for one of the demo's sessions (its defaults and its snapshot).
 C_SNAPSHOT_BYTES = 2500
@@ -86,8 +103,30 @@ VISITOR_WARMUP = 200
 # RequestChecks.maxPathBytes) and a short one, the baseline
 VISITOR_NEXTS = (("long", "/" + "a" * 7000), ("short", "/main/list"))
 
+# The TLS part (BENCH_ONLY=tls; issue 32, point 5): (a) and (e) over HTTPS beside the C reference
+# serving HTTPS with the same libmicrohttpd and priorities, a new connection per request (each a
+# full handshake: see tls_negotiated) over HTTPS and over plain HTTP, and the memory per idle
+# connection (BENCH_TLS_CONNECTIONS of them, after IDLE_WARMUP opened and closed).
+TLS_CONNECTIONS = 2000
+# wrk's connections with a new connection per request: each new connection spends round trips
+# (TCP, then TLS: two with the HelloRetryRequest of tls_negotiated) waiting, not computing, so
+# more connections than (a)'s keep the server's core busy (the report's server CPU share says
+# whether they did)
+NEW_CONNECTION_CLIENTS = 256
+IDLE_WARMUP = 100
+TLS_SCENARIOS = {
+    "a-tls": "(a) over HTTPS, keep-alive",
+    "e-tls": f"(e) over HTTPS, keep-alive, {ACTION_SESSIONS} sessions",
+    "new-tls": "(a) over HTTPS, a new connection per request",
+    "new": "(a) over HTTP, a new connection per request",
+    "a": "(a) over HTTP, keep-alive (the baseline)",
+}
+APPSHELL_PRIORITIES_SOURCE = os.path.join(REPO, "Sources", "AppShellHTTP", "TLSCertificates.swift")
+
 TARGETS = {
     "a": {"rps_ratio": 0.90, "p99_ratio": 1.3},
+    # the TLS part: (a) over HTTPS, AppShell (memory store) over the C reference over HTTPS
+    "a_tls": {"rps_ratio": 0.90},
     "b": {"rps_ratio": 0.80},
     "idle_session_bytes": 1024,
     "rss_growth_1m": 1.5,
@@ -217,9 +256,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def request(port, method, path, body=None, headers=None, timeout=30):
-    """One request on its own connection: (status, [(name, value)], body bytes)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def request(port, method, path, body=None, headers=None, timeout=30, tls=None):
+    """One request on its own connection (over TLS with `tls`, an ssl.SSLContext): (status,
+    [(name, value)], body bytes)."""
+    if tls:
+        connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=tls)
+    else:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
@@ -279,6 +322,22 @@ def cpu_per_request(before, after, requests):
     if before is None or after is None or not requests:
         return None
     return round((after - before) * 1e6 / requests, 1)
+
+
+def children_cpu_seconds():
+    """The user and system CPU time of this process's waited-for children (wrk), in seconds."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def tcp_passive_opens():
+    """The kernel's count of TCP connections accepted since boot (/proc/net/snmp), or None."""
+    try:
+        with open("/proc/net/snmp") as snmp:
+            rows = [line.split() for line in snmp if line.startswith("Tcp:")]
+        return int(rows[1][rows[0].index("PassiveOpens")])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def parse_wrk(output):
@@ -381,9 +440,11 @@ RUNNING = []  # every server started and not yet stopped: stopped in main's fina
 class Server:
     """A server process, its port, its log; started pinned to the server cores."""
 
-    def __init__(self, label, argv, env, port, health_path, log_name):
+    def __init__(self, label, argv, env, port, health_path, log_name, tls=None, cookie=COOKIE):
         self.label, self.argv, self.env, self.port = label, argv, env, port
         self.health_path = health_path
+        self.tls = tls  # the client's ssl.SSLContext when the server speaks HTTPS, else None
+        self.cookie = cookie  # the session cookie's name (AppShell's has __Host- over HTTPS)
         self.log_path = os.path.join(LOGS, log_name)
         self.process = None
         self.started_at = None
@@ -404,13 +465,17 @@ class Server:
     def pid(self):
         return self.process.pid
 
+    @property
+    def scheme(self):
+        return "https" if self.tls else "http"
+
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise BenchError(f"{self.label} exited with {self.process.returncode}: {self.log_tail()}")
             try:
-                status, _, _ = request(self.port, "GET", self.health_path, timeout=2)
+                status, _, _ = request(self.port, "GET", self.health_path, timeout=2, tls=self.tls)
                 if status == 200:
                     return self
             except OSError:
@@ -576,6 +641,166 @@ def check_c_reference(binary):
     assert process.returncode == 0, process.returncode
 
 
+def make_certificate(folder):
+    """A self-signed EC P-256 certificate for 127.0.0.1 and localhost (as the Makefile's test-tls
+    makes), valid for two days, in `folder`: (certificate path, key path)."""
+    certificate, key = os.path.join(folder, "server.pem"), os.path.join(folder, "server.key")
+    command = ["openssl", "req", "-x509", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+               "-days", "2", "-subj", "/CN=AppShell bench", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+               "-keyout", key, "-out", certificate]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True)
+    except OSError as error:
+        raise BenchError(f"openssl is missing (apt-get install openssl): {error}") from None
+    if done.returncode != 0:
+        raise BenchError(f"openssl req failed: {done.stderr[-1000:]}")
+    return certificate, key
+
+
+def tls_client_context():
+    """The bench's TLS client: OpenSSL's defaults (as wrk's), the self-signed certificate not checked."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def swift_priorities(text):
+    """The GnuTLS priority string of TLSCertificates.swift (`static let priorities = "…" + "…"`)."""
+    match = re.search(r"static let priorities =((?:\s*\+?\s*\"[^\"]*\")+)", text)
+    return "".join(re.findall(r'"([^"]*)"', match.group(1))) if match else None
+
+
+def c_priorities(text):
+    """The GnuTLS priority string of the C reference (`TLS_PRIORITIES[] = "…" "…";`)."""
+    match = re.search(r"TLS_PRIORITIES\[\] =((?:\s*\"[^\"]*\")+);", text)
+    return "".join(re.findall(r'"([^"]*)"', match.group(1))) if match else None
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def open_idle_connections(port, count, path, tls=None):
+    """`count` connections to the server on `port`, each (over TLS with `tls`: once its handshake
+    is done) with one GET `path` sent and its answer read, then left open and idle: the sockets."""
+    message = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    held = []
+    try:
+        for _ in range(count):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+            held.append(connection)
+            # as wrk: without it the request waits in Nagle's algorithm for the server's delayed
+            # ACK of the handshake's last message (some 40 ms a connection)
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tls:
+                connection = held[-1] = tls.wrap_socket(connection)
+            connection.sendall(message)
+            response = http.client.HTTPResponse(connection)
+            response.begin()
+            response.read()
+            if response.status != 200 or response.will_close:
+                raise BenchError(f"GET {path} on an idle connection answered {response.status}"
+                                 f"{' and closed it' if response.will_close else ''}")
+    except BaseException:
+        for connection in held:
+            connection.close()
+        raise
+    return held
+
+
+def still_open(connections):
+    """How many of the idle `connections` the server has neither closed nor written to since."""
+    poller = select.poll()
+    for connection in connections:
+        poller.register(connection.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+    return len(connections) - len({fd for fd, _ in poller.poll(0)})
+
+
+def tls_negotiated(port):
+    """What an OpenSSL client with its defaults (openssl s_client, as wrk) negotiates with the
+    HTTPS server on `port`: protocol, cipher, key exchange, whether the server asked for another
+    key share (HelloRetryRequest: two ClientHellos), and whether a reconnection resumes (session
+    tickets or ids) with TLS 1.3 and with TLS 1.2."""
+    def s_client(*arguments):
+        done = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", *arguments],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        return done.stdout
+
+    figures = parse_s_client(s_client("-trace"))
+    for version, flag in (("tls1_3", "-tls1_3"), ("tls1_2", "-tls1_2")):
+        text = s_client(flag, "-reconnect")  # one connection, then five with its session
+        reused = len(re.findall(r"^Reused,", text, re.MULTILINE))
+        fresh = len(re.findall(r"^New,", text, re.MULTILINE))
+        figures[f"resumed_{version}"] = f"{reused} of {reused + fresh - 1}"
+    return figures
+
+
+def parse_s_client(text):
+    """openssl s_client -trace's output to {protocol, cipher, key_exchange, hello_retry}."""
+    new = re.search(r"^New, (\S+), Cipher is (\S+)", text, re.MULTILINE)
+    key = re.search(r"^Server Temp Key: (.*)$", text, re.MULTILINE)
+    return {"protocol": new.group(1) if new else None, "cipher": new.group(2) if new else None,
+            "key_exchange": key.group(1).strip() if key else None,
+            "hello_retry": len(re.findall(r"^\s+ClientHello, Length=", text, re.MULTILINE)) > 1}
+
+
+def check_c_reference_tls(binary):
+    """Starts the C reference over HTTPS (a certificate made here, CONNECTION_LIMIT=2) for a moment
+    and checks: it says so, answers GET /api/state over TLS 1.3 (and 1.2) with a cookie and the
+    padded body, closes a plain HTTP request, and refuses a connection over its limit; and that
+    its priority string is AppShell's."""
+    appshell, c = swift_priorities(read_text(APPSHELL_PRIORITIES_SOURCE)), c_priorities(read_text(C_REFERENCE_SOURCE))
+    assert appshell and appshell == c, f"the C reference's TLS_PRIORITIES {c!r} are not AppShell's {appshell!r}"
+    folder = tempfile.mkdtemp(prefix="c-reference-tls-check-")
+    certificate, key = make_certificate(folder)
+    env = {**os.environ, "COOKIE_NAME": COOKIE, "BODY_BYTES": "600", "TLS_CERT": certificate, "TLS_KEY": key,
+           "CONNECTION_LIMIT": "2"}
+    process = subprocess.Popen([binary, "0", "single"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    held = []
+    try:
+        line = process.stdout.readline()
+        match = re.match(r"listening on (\d+) .* tls=1$", line.strip())
+        assert match, f"the C reference printed {line!r}"
+        port = int(match.group(1))
+        for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+            context = tls_client_context()
+            context.minimum_version = context.maximum_version = version
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+                with context.wrap_socket(raw) as connection:
+                    assert connection.version() == version.name.replace("v1_", "v1."), connection.version()
+                    assert connection.cipher()[0] in ("TLS_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"), connection.cipher()
+        status, headers, body = request(port, "GET", "/api/state", timeout=5, tls=tls_client_context())
+        assert status == 200 and len(set_cookie(headers) or "") == 64 and len(body) == 600, (status, headers, len(body))
+        try:
+            answer = request(port, "GET", "/api/stats", timeout=5)
+        except (OSError, http.client.HTTPException):
+            answer = None
+        assert answer is None, f"plain HTTP to the HTTPS port was answered: {answer}"
+        # at its limit libmicrohttpd accepts no more: a third connection waits in the listen
+        # queue (its handshake does not even begin) until one of the two is closed
+        held = open_idle_connections(port, 2, "/api/stats", tls_client_context())
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as raw:
+            try:
+                tls_client_context().wrap_socket(raw).close()
+                waited = False
+            except TimeoutError:
+                waited = True
+        assert waited, "a third connection's handshake was served with CONNECTION_LIMIT=2"
+        assert still_open(held) == 2
+        held.pop().close()
+        held += open_idle_connections(port, 1, "/api/stats", tls_client_context())
+    finally:
+        for connection in held:
+            connection.close()
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert process.returncode == 0, process.returncode
+
+
 class Bench:
     """The run: settings, binaries, servers, measurements, report."""
 
@@ -591,6 +816,7 @@ class Bench:
         self.runs = []  # one dict per wrk measurement
         self.notes = []
         self.rate_hint = None  # cookieless requests per second, from (b)
+        self.tls_pair = None  # (certificate, key) files, made by certificate()
 
     # building
 
@@ -615,7 +841,8 @@ class Bench:
 
     # servers
 
-    def appshell_server(self, store, label, extra=None):
+    def appshell_server(self, store, label, extra=None, tls=False):
+        """AppShell on a free port with `store`; over HTTPS with `tls` (the run's certificate)."""
         port = free_port()
         # AppShell refuses unknown APPSHELL_* variables: start from an environment without any,
         # so only the settings below apply over config.json.
@@ -638,15 +865,21 @@ class Bench:
         for name in PASSWORD_CHECK_SETTINGS:
             if os.environ.get(f"BENCH_{name}"):
                 env[f"APPSHELL_{name}"] = os.environ[f"BENCH_{name}"]
+        if tls:
+            certificate, key = self.certificate()
+            env.update({"APPSHELL_TLS_CERTIFICATE_PATH": certificate, "APPSHELL_TLS_KEY_PATH": key})
         env.update(extra or {})
         argv = self.machine.server_prefix() + [self.appshell]
-        return Server(label, argv, env, port, "/healthz", f"appshell-{store}.log")
+        return Server(label, argv, env, port, "/healthz", f"appshell-{store}{'-tls' if tls else ''}.log",
+                      tls=tls_client_context() if tls else None,
+                      cookie=("__Host-" + COOKIE) if tls else COOKIE)
 
-    def c_server(self, body_bytes=None, action_bytes=None, store=None):
+    def c_server(self, body_bytes=None, action_bytes=None, store=None, tls=False, extra=None):
         """The C reference (pool of as many epoll threads as AppShell has, MHD_USE_TURBO); with
-        `store` ("sqlite") it commits a C_SNAPSHOT_BYTES blob per action into a fresh SQLite file."""
+        `store` ("sqlite") it commits a C_SNAPSHOT_BYTES blob per action into a fresh SQLite file;
+        with `tls` it serves HTTPS with the run's certificate and AppShell's priorities."""
         port = free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("BODY_BYTES", "ACTION_BYTES", "STORE")}
+        env = {k: v for k, v in os.environ.items() if k not in C_REFERENCE_VARIABLES}
         env["COOKIE_NAME"] = COOKIE
         if body_bytes:
             env["BODY_BYTES"] = str(body_bytes)
@@ -655,28 +888,41 @@ class Bench:
         if store:
             data = tempfile.mkdtemp(prefix="c-reference-", dir=self.tmp)
             env.update({"STORE": os.path.join(data, "c-reference.sqlite"), "SNAPSHOT_BYTES": str(C_SNAPSHOT_BYTES)})
+        if tls:
+            certificate, key = self.certificate()
+            env.update({"TLS_CERT": certificate, "TLS_KEY": key})
+        env.update(extra or {})
         argv = self.machine.server_prefix() + [
             self.c_reference, str(port), "pool", str(len(self.machine.server_cpus)), "1"]
-        return Server("C reference", argv, env, port, "/api/stats", "c-reference.log")
+        return Server("C reference", argv, env, port, "/api/stats", f"c-reference{'-tls' if tls else ''}.log",
+                      tls=tls_client_context() if tls else None)
+
+    def certificate(self):
+        """The run's self-signed pair (certificate, key), made on first use in the run's temporary
+        folder (removed at the end)."""
+        if self.tls_pair is None:
+            self.tls_pair = make_certificate(tempfile.mkdtemp(prefix="tls-", dir=self.tmp))
+        return self.tls_pair
 
     # sessions
 
-    def login(self, port):
-        """A logged-in AppShell session's cookie (the one the login rotated to)."""
-        status, headers, body = request(port, "GET", "/api/state")
-        cookie = set_cookie(headers)
+    def login(self, port, tls=None, cookie_name=COOKIE):
+        """A logged-in AppShell session's cookie (the one the login rotated to); over TLS with
+        `tls` (an ssl.SSLContext), where the cookie is `cookie_name`."""
+        status, headers, body = request(port, "GET", "/api/state", tls=tls)
+        cookie = set_cookie(headers, cookie_name)
         if status != 200 or not cookie:
             raise BenchError(f"GET /api/state answered {status} without a cookie: {body[:200]!r}")
         for _ in range(200):  # the splash turns to login by itself (at once with a 0 ms delay)
             if json.loads(body).get("screen") == "login":
                 break
             time.sleep(0.01)
-            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{cookie_name}={cookie}"}, tls=tls)
         credentials = {"action": "login", "username": "demo", "password": "appshell"}
         status, headers, body = request(
             port, "POST", "/api/actions", body=json.dumps(credentials),
-            headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie}"})
-        rotated = set_cookie(headers)
+            headers={"Content-Type": "application/json", "Cookie": f"{cookie_name}={cookie}"}, tls=tls)
+        rotated = set_cookie(headers, cookie_name)
         if status != 200 or not rotated or json.loads(body).get("screen") != "main":
             raise BenchError(f"login answered {status}: {body[:300]!r}")
         return rotated
@@ -689,110 +935,136 @@ class Bench:
             f.write(text)
         return path
 
-    def wrk(self, port, path, seconds, headers=(), script=None):
+    def wrk(self, port, path, seconds, headers=(), script=None, scheme="http", connections=WRK_CONNECTIONS):
+        """One wrk run; with the CPU time wrk used (its cores' share: near 1 means the load
+        generator, not the server, set the pace)."""
         command = self.machine.load_prefix() + [
-            "wrk", f"-t{self.machine.wrk_threads}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s", "--latency",
+            "wrk", f"-t{self.machine.wrk_threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
             "-s", script or self.report_lua]
         for header in headers:
             command += ["-H", header]
-        command.append(f"http://127.0.0.1:{port}{path}")
+        command.append(f"{scheme}://127.0.0.1:{port}{path}")
+        usage_before = children_cpu_seconds()
         done = subprocess.run(command, capture_output=True, text=True)
+        wrk_cpu = children_cpu_seconds() - usage_before
         if done.returncode != 0:
             raise BenchError(f"wrk failed ({done.returncode}): {done.stderr[-1000:]}")
         result = parse_wrk(done.stdout)
         result["command"] = " ".join(command)
+        if result["seconds"]:
+            result["wrk_cpu_share"] = round(wrk_cpu / result["seconds"] / len(self.machine.load_cpus), 3)
         return result
 
-    def measure(self, server, port, path, headers=(), script=None):
+    def measure(self, server, port, path, headers=(), script=None, connections=WRK_CONNECTIONS):
         """Warm-up, then the measured run; the peak VmRSS sampled during both, and the server's
         CPU time per request during the measured run."""
         sampler = RssSampler(server.pid).start()
         try:
-            self.wrk(port, path, self.warmup, headers, script)
-            cpu_before = proc_cpu_seconds(server.pid)
-            result = self.wrk(port, path, self.duration, headers, script)
-            cpu_after = proc_cpu_seconds(server.pid)
+            self.wrk(port, path, self.warmup, headers, script, server.scheme, connections)
+            cpu_before, opens_before = proc_cpu_seconds(server.pid), tcp_passive_opens()
+            result = self.wrk(port, path, self.duration, headers, script, server.scheme, connections)
+            cpu_after, opens_after = proc_cpu_seconds(server.pid), tcp_passive_opens()
         finally:
             peak = sampler.stop()
         result["peak_rss_kib"] = peak
         result["hwm_kib"] = server.hwm_kib()
         result["cpu_us_per_request"] = cpu_per_request(cpu_before, cpu_after, result["requests"])
+        if cpu_before is not None and cpu_after is not None and result["seconds"]:
+            # the share of its cores the server used: below 1, something else set the pace
+            result["server_cpu_share"] = round(
+                (cpu_after - cpu_before) / result["seconds"] / len(self.machine.server_cpus), 3)
+        if opens_before is not None and opens_after is not None:
+            # connections the kernel accepted on the machine during the run (every server's: the
+            # bench's own when nothing else connects), to check how many connections wrk opened
+            result["tcp_passive_opens"] = opens_after - opens_before
         return result
 
     # scenarios
 
-    def run_appshell(self, scenario, store, round_number):
-        server = self.appshell_server(store, f"AppShell ({store})").start().wait_ready()
+    def run_appshell(self, scenario, store, round_number, tls=False, new_connections=False):
+        """One measurement of `scenario` on a fresh AppShell; over HTTPS with `tls`; with
+        `new_connections` (scenario a only) every request on a new connection (`Connection:
+        close`: wrk connects again after each answer), recorded as scenario "new"."""
+        server = self.appshell_server(store, f"AppShell ({store}{', TLS' if tls else ''})", tls=tls).start().wait_ready()
         try:
-            port = server.port
+            port, client, name = server.port, server.tls, server.cookie
             headers, script, path, extra = [], None, "/api/state", {}
             if scenario in ("a", "c"):
-                cookie = self.login(port)
-                headers.append(f"Cookie: {COOKIE}={cookie}")
+                cookie = self.login(port, client, name)
+                headers.append(f"Cookie: {name}={cookie}")
                 if scenario == "c":
                     path = "/main"
                     headers.append("Accept: text/html")
-                status, _, body = request(port, "GET", path, headers=dict(h.split(": ", 1) for h in headers))
+                status, _, body = request(port, "GET", path, headers=dict(h.split(": ", 1) for h in headers), tls=client)
                 if status != 200:
                     raise BenchError(f"({scenario}) GET {path} answered {status}")
                 if scenario == "a":
                     extra["body_bytes"] = len(body)
+                if new_connections:
+                    headers.append("Connection: close")
             elif scenario == "b":
-                status, _, body = request(port, "GET", path)
+                status, _, body = request(port, "GET", path, tls=client)
                 if status != 200:
                     raise BenchError(f"(b) GET /api/state answered {status}")
             elif scenario == "d":
                 path = "/app.css"
-                status, _, body = request(port, "GET", path)
+                status, _, body = request(port, "GET", path, tls=client)
                 if status != 200:
                     raise BenchError(f"(d) GET /app.css answered {status}")
             elif scenario == "e":
                 path = "/api/actions"
-                cookies = [self.login(port) for _ in range(ACTION_SESSIONS)]
-                extra["action_bytes"] = self.action_answer_bytes(port, cookies[0])
+                cookies = [self.login(port, client, name) for _ in range(ACTION_SESSIONS)]
+                extra["action_bytes"] = self.action_answer_bytes(port, cookies[0], client, name)
                 script = self.lua("actions.lua", ACTIONS_LUA % {
                     "cookies": ", ".join(json.dumps(c) for c in cookies),
-                    "cookie_name": COOKIE, "threads": self.machine.wrk_threads} + REPORT_LUA)
-            result = self.measure(server, port, path, headers, script)
+                    "cookie_name": name, "threads": self.machine.wrk_threads} + REPORT_LUA)
+            result = self.measure(server, port, path, headers, script,
+                                  NEW_CONNECTION_CLIENTS if new_connections else WRK_CONNECTIONS)
             if scenario == "e":
-                extra["screens_after"] = self.screens(port, cookies)
-            metrics = parse_metrics(request(port, "GET", "/metrics")[2].decode())
+                extra["screens_after"] = self.screens(port, cookies, client, name)
+            metrics = parse_metrics(request(port, "GET", "/metrics", tls=client)[2].decode())
             extra["sessions_in_memory"] = int(metrics.get("appshell_sessions_in_memory", -1))
         finally:
             server.stop()
         result.update(extra)
-        result.update({"server": "appshell", "store": store, "scenario": scenario, "round": round_number})
+        result.update({"server": "appshell", "store": store, "scenario": scenario_key(scenario, tls, new_connections),
+                       "round": round_number, "tls": tls})
         self.runs.append(result)
         self.progress(result)
         return result
 
-    def screens(self, port, cookies):
+    def screens(self, port, cookies, tls=None, cookie_name=COOKIE):
         """How many of the sessions show each screen (after scenario e: main or list)."""
         tally = {}
         for cookie in cookies:
-            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+            status, _, body = request(port, "GET", "/api/state", headers={"Cookie": f"{cookie_name}={cookie}"}, tls=tls)
             screen = json.loads(body).get("screen") if status == 200 else f"status {status}"
             tally[screen] = tally.get(screen, 0) + 1
         return tally
 
-    def run_c(self, scenario, body_bytes, round_number):
-        server = self.c_server(body_bytes).start().wait_ready()
+    def run_c(self, scenario, body_bytes, round_number, tls=False, new_connections=False):
+        """(a) or (b) on a fresh C reference; `tls` and `new_connections` as run_appshell's."""
+        server = self.c_server(body_bytes, tls=tls).start().wait_ready()
         try:
             headers = []
-            status, response_headers, body = request(server.port, "GET", "/api/state")
+            status, response_headers, body = request(server.port, "GET", "/api/state", tls=server.tls)
             cookie = set_cookie(response_headers)
             if status != 200 or not cookie or len(body) != body_bytes:
                 raise BenchError(f"C reference: GET /api/state answered {status}, {len(body)} bytes")
             if scenario == "a":
                 headers.append(f"Cookie: {COOKIE}={cookie}")
-                status, response_headers, _ = request(server.port, "GET", "/api/state", headers={"Cookie": f"{COOKIE}={cookie}"})
+                status, response_headers, _ = request(server.port, "GET", "/api/state",
+                                                      headers={"Cookie": f"{COOKIE}={cookie}"}, tls=server.tls)
                 if set_cookie(response_headers):
                     raise BenchError("C reference: its own cookie was not adopted")
-            result = self.measure(server, server.port, "/api/state", headers)
+                if new_connections:
+                    headers.append("Connection: close")
+            result = self.measure(server, server.port, "/api/state", headers, None,
+                                  NEW_CONNECTION_CLIENTS if new_connections else WRK_CONNECTIONS)
         finally:
             server.stop()
-        result.update({"server": "c-reference", "store": None, "scenario": scenario,
-                       "round": round_number, "body_bytes": body_bytes})
+        result.update({"server": "c-reference", "store": None, "scenario": scenario_key(scenario, tls, new_connections),
+                       "round": round_number, "body_bytes": body_bytes, "tls": tls})
         self.runs.append(result)
         self.progress(result)
         return result
@@ -822,31 +1094,33 @@ class Bench:
 
     # (e) actions side by side with the C reference, and (f) reads while clients log in
 
-    def action_answer_bytes(self, port, cookie):
+    def action_answer_bytes(self, port, cookie, tls=None, cookie_name=COOKIE):
         """The mean body size of a showList and a pop answer (the session ends where it began):
         the C reference pads its action answers to it (ACTION_BYTES)."""
         sizes = []
         for action in ("showList", "pop"):
             status, _, body = request(port, "POST", "/api/actions", body=json.dumps({"action": action}),
-                                      headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie}"})
+                                      headers={"Content-Type": "application/json", "Cookie": f"{cookie_name}={cookie}"},
+                                      tls=tls)
             if status != 200:
                 raise BenchError(f"(e) {action} answered {status}: {body[:200]!r}")
             sizes.append(len(body))
         return round(sum(sizes) / len(sizes))
 
-    def run_c_actions(self, store, action_bytes, round_number):
+    def run_c_actions(self, store, action_bytes, round_number, tls=False):
         """(e) on the C reference: the same wrk script on ACTION_SESSIONS sessions of its own, its
-        answers padded to AppShell's; `store` None (memory only) or "sqlite" (a commit per action)."""
-        server = self.c_server(action_bytes=action_bytes, store=store).start().wait_ready()
+        answers padded to AppShell's; `store` None (memory only) or "sqlite" (a commit per action);
+        over HTTPS with `tls`."""
+        server = self.c_server(action_bytes=action_bytes, store=store, tls=tls).start().wait_ready()
         try:
             cookies = []
             for _ in range(ACTION_SESSIONS):
-                status, headers, _ = request(server.port, "GET", "/api/state")
+                status, headers, _ = request(server.port, "GET", "/api/state", tls=server.tls)
                 cookies.append(set_cookie(headers))
                 if status != 200 or not cookies[-1]:
                     raise BenchError(f"C reference: GET /api/state answered {status} without a cookie")
             status, _, body = request(server.port, "POST", "/api/actions", body='{"action":"pop"}',
-                                      headers={"Cookie": f"{COOKIE}={cookies[0]}"})
+                                      headers={"Cookie": f"{COOKIE}={cookies[0]}"}, tls=server.tls)
             if status != 409 or len(body) != action_bytes:
                 raise BenchError(f"C reference: pop on main answered {status} with {len(body)} bytes")
             script = self.lua("actions-c.lua", ACTIONS_LUA % {
@@ -855,18 +1129,19 @@ class Bench:
             result = self.measure(server, server.port, "/api/actions", (), script)
         finally:
             server.stop()
-        result.update({"server": "c-reference", "store": store, "scenario": "e", "round": round_number,
-                       "action_bytes": action_bytes})
+        result.update({"server": "c-reference", "store": store, "scenario": scenario_key("e", tls), "round": round_number,
+                       "action_bytes": action_bytes, "tls": tls})
         self.runs.append(result)
         self.progress(result)
         return result
 
-    def actions_round(self, round_number):
-        """(e), interleaved: AppShell memory, the C reference without and with a store, AppShell SQLite."""
-        memory = self.run_appshell("e", "memory", round_number)
+    def actions_round(self, round_number, tls=False):
+        """(e), interleaved: AppShell memory, the C reference without and with a store, AppShell
+        SQLite; over HTTPS with `tls`."""
+        memory = self.run_appshell("e", "memory", round_number, tls=tls)
         for store in (None, "sqlite"):
-            self.run_c_actions(store, memory["action_bytes"], round_number)
-        self.run_appshell("e", "sqlite", round_number)
+            self.run_c_actions(store, memory["action_bytes"], round_number, tls=tls)
+        self.run_appshell("e", "sqlite", round_number, tls=tls)
 
     def logins_round(self, round_number, settings=None):
         """(f): (a) on AppShell (memory store) while LOGIN_CLIENTS clients log in with the right
@@ -932,6 +1207,178 @@ class Bench:
                          "met": f["p99_ms"] <= TARGETS["f"]["p99_ms"],
                          "logins_per_s": median(r["logins_per_s"] for r in self.runs if r["scenario"] == "f")})
         return rows
+
+    # the TLS part
+
+    def tls_round(self, round_number, baseline=True):
+        """One round of the TLS part, AppShell and the C reference interleaved: (a) over HTTPS
+        (AppShell memory, C, AppShell SQLite), (e) over HTTPS as actions_round, a new connection
+        per request over HTTPS and over HTTP (AppShell memory, C); with `baseline` (a) over plain
+        HTTP too (the full run has it from throughput())."""
+        a = self.run_appshell("a", "memory", round_number, tls=True)
+        self.run_c("a", a["body_bytes"], round_number, tls=True)
+        self.run_appshell("a", "sqlite", round_number, tls=True)
+        self.actions_round(round_number, tls=True)
+        for tls in (True, False):
+            self.run_appshell("a", "memory", round_number, tls=tls, new_connections=True)
+            self.run_c("a", a["body_bytes"], round_number, tls=tls, new_connections=True)
+        if baseline:
+            self.run_appshell("a", "memory", round_number)
+            self.run_c("a", a["body_bytes"], round_number)
+
+    def idle_connections(self, kind, tls, count, round_number):
+        """Memory per idle connection on a fresh server (AppShell with the memory store, or the C
+        reference): IDLE_WARMUP connections opened and closed, VmRSS, `count` connections opened
+        (over TLS: each after a full handshake) with one request answered on each and left idle,
+        VmRSS after a second's settle; (after - before) / count. The limits are raised so that
+        every connection stays open while measured."""
+        if kind == "appshell":
+            server = self.appshell_server("memory", f"AppShell (memory, idle connections{', TLS' if tls else ''})", tls=tls,
+                                          extra={"APPSHELL_MAX_CONNECTIONS": str(count + 1024),
+                                                 "APPSHELL_MAX_CONNECTIONS_PER_IP": "0",
+                                                 "APPSHELL_KEEP_ALIVE_TIMEOUT_SECONDS": "300",
+                                                 "APPSHELL_IDLE_TIMEOUT_SECONDS": "300"})
+        else:
+            server = self.c_server(tls=tls, extra={"CONNECTION_LIMIT": str(count + 1024), "CONNECTION_TIMEOUT": "300"})
+        server.start().wait_ready()
+        held = []
+        try:
+            for connection in open_idle_connections(server.port, IDLE_WARMUP, server.health_path, server.tls):
+                connection.close()
+            before = streams.wait_rss_settled(server)
+            started = time.monotonic()
+            held = open_idle_connections(server.port, count, server.health_path, server.tls)
+            opening = time.monotonic() - started
+            after = streams.wait_rss_settled(server)
+            left_open = still_open(held)
+            server_count = None
+            if kind == "appshell":
+                metrics = parse_metrics(request(server.port, "GET", "/metrics", tls=server.tls)[2].decode())
+                server_count = int(metrics.get("appshell_http_connections_open", -1)) - 1  # less this one
+        finally:
+            for connection in held:
+                connection.close()
+            server.stop()
+        result = {"scenario": "idle-tls" if tls else "idle", "server": kind, "round": round_number, "tls": tls,
+                  "connections": count, "still_open": left_open, "server_counted_open": server_count,
+                  "rss_before_kib": before, "rss_after_kib": after, "opening_s": round(opening, 2),
+                  "bytes_per_connection": rss_bytes_per(before, after, count)}
+        if left_open != count:
+            self.notes.append(f"idle connections, {kind}{' TLS' if tls else ''} round {round_number}:"
+                              f" {count - left_open} of {count} closed (or written to) by the server before the RSS was read")
+        log(f"  round {round_number} idle {'TLS ' if tls else ''}connections {kind:<12} RSS {before} -> {after} KiB"
+            f" over {count} ({left_open} still open, opened in {opening:.1f} s):"
+            f" {result['bytes_per_connection']} B per connection")
+        return result
+
+    def tls_part(self, baseline=True):
+        """The TLS part, `self.rounds` rounds: what each server negotiates, the measurements of
+        tls_round and the memory per idle connection (over HTTPS and over HTTP, both servers) in
+        each round. Its figures (the runs themselves are in self.runs)."""
+        count = int(env_number("BENCH_TLS_CONNECTIONS", TLS_CONNECTIONS, int))
+        streams.raise_open_files()
+        negotiated = {}
+        for kind in ("appshell", "c-reference"):
+            server = (self.appshell_server("memory", "AppShell (memory, TLS check)", tls=True) if kind == "appshell"
+                      else self.c_server(tls=True)).start().wait_ready()
+            try:
+                negotiated[kind] = tls_negotiated(server.port)
+            finally:
+                server.stop()
+            log(f"  {kind} over HTTPS negotiates {negotiated[kind]}")
+        idle = []
+        for round_number in range(1, self.rounds + 1):
+            log(f"TLS round {round_number} of {self.rounds}")
+            self.tls_round(round_number, baseline)
+            for tls in (True, False):
+                for kind in ("appshell", "c-reference"):
+                    idle.append(self.idle_connections(kind, tls, count, round_number))
+        return {"negotiated": negotiated, "idle_connections": count, "idle_runs": idle}
+
+    def tls_settings(self):
+        m = self.machine
+        text = (f"wrk -t{m.wrk_threads} -c{WRK_CONNECTIONS} -d{self.duration}s after {self.warmup} s, medians of"
+                f" {self.rounds} round(s) interleaved, a fresh server each; server on CPU {m.server_cpus}, wrk on"
+                f" CPU {m.load_cpus}" + (f" ({m.note})" if m.note else ""))
+        return {"duration_s": self.duration, "warmup_s": self.warmup, "rounds": self.rounds, "quick": self.quick,
+                "text": text, "connection_memory": CONNECTION_MEMORY_NOTE}
+
+    def tls_summary(self, figures):
+        """The TLS part's report: the medians of every server, store and scenario, the ratios to
+        the C reference, the cost of a handshake, the memory per idle connection."""
+        table = {}
+        for scenario in TLS_SCENARIOS:
+            for server, store in (("appshell", "memory"), ("appshell", "sqlite"), ("c-reference", None),
+                                  ("c-reference", "sqlite")):
+                summary = self.summary(server, store, scenario)
+                if summary:
+                    runs = [r for r in self.runs if r["server"] == server and r["store"] == store and r["scenario"] == scenario]
+                    summary["rps_spread"] = [min(r["rps"] for r in runs), max(r["rps"] for r in runs)]
+                    cpu = [r["cpu_us_per_request"] for r in runs if r.get("cpu_us_per_request") is not None]
+                    summary["cpu_spread"] = [min(cpu), max(cpu)] if cpu else None
+                    summary["server_cpu_share"] = median(r.get("server_cpu_share") for r in runs)
+                    summary["wrk_cpu_share"] = median(r.get("wrk_cpu_share") for r in runs)
+                    opens = [r["tcp_passive_opens"] / r["requests"] for r in runs if r.get("tcp_passive_opens") and r["requests"]]
+                    summary["connections_per_request"] = round(median(opens), 3) if opens else None
+                    table.setdefault(scenario, {})[f"{server}/{store or 'none'}"] = summary
+        ratios = []
+
+        def ratio(label, scenario, ours, theirs, target=None):
+            a, c = table.get(scenario, {}).get(ours), table.get(scenario, {}).get(theirs)
+            if a and c and c["rps"]:
+                row = {"label": label, "scenario": scenario, "ratio": round(a["rps"] / c["rps"], 3)}
+                # the ratio of each round's pair (AppShell and the C reference measured one after the
+                # other): when the machine's load changes between rounds, their median is steadier
+                # than the ratio of the two medians (which may come from different rounds)
+                pairs = [x["rps"] / y["rps"] for x, y in self.round_pairs(scenario, ours, theirs) if y["rps"]]
+                row["pair_median"] = round(median(pairs), 3) if pairs else None
+                cpu = [x["cpu_us_per_request"] / y["cpu_us_per_request"] for x, y in self.round_pairs(scenario, ours, theirs)
+                       if x.get("cpu_us_per_request") and y.get("cpu_us_per_request")]
+                row["cpu_ratio"] = round(median(cpu), 3) if cpu else None  # the pairs' median
+                row["ratio_spread"] = [round(min(pairs), 3), round(max(pairs), 3)] if pairs else None
+                if target is not None:
+                    judged = row["pair_median"] if pairs else row["ratio"]
+                    row.update({"target": target, "met": judged >= target})
+                ratios.append(row)
+
+        ratio("(a) HTTPS memory / C HTTPS", "a-tls", "appshell/memory", "c-reference/none", TARGETS["a_tls"]["rps_ratio"])
+        ratio("(a) HTTPS sqlite / C HTTPS", "a-tls", "appshell/sqlite", "c-reference/none")
+        ratio("(e) HTTPS memory / C HTTPS without a store", "e-tls", "appshell/memory", "c-reference/none")
+        ratio("(e) HTTPS sqlite / C HTTPS commit per action", "e-tls", "appshell/sqlite", "c-reference/sqlite")
+        ratio("new connections HTTPS / C", "new-tls", "appshell/memory", "c-reference/none")
+        ratio("new connections HTTP / C", "new", "appshell/memory", "c-reference/none")
+        ratio("(a) HTTP memory / C (the baseline)", "a", "appshell/memory", "c-reference/none")
+        handshake = {}
+        for who in ("appshell/memory", "c-reference/none"):
+            new_tls, new_plain = table.get("new-tls", {}).get(who), table.get("new", {}).get(who)
+            kept = table.get("a-tls", {}).get(who)
+            if new_tls and new_tls["cpu_us_per_request"]:
+                entry = {"cpu_us_per_new_tls_connection": new_tls["cpu_us_per_request"],
+                         # what one core of the server would do, new connections and nothing else
+                         "new_tls_connections_per_core_s": round(1e6 / new_tls["cpu_us_per_request"])}
+                if new_plain and new_plain["cpu_us_per_request"]:
+                    entry["cpu_us_tls_handshake"] = round(new_tls["cpu_us_per_request"] - new_plain["cpu_us_per_request"], 1)
+                if kept and kept["cpu_us_per_request"]:
+                    entry["cpu_us_connection_over_kept_alive"] = round(new_tls["cpu_us_per_request"] - kept["cpu_us_per_request"], 1)
+                handshake[who.split("/")[0]] = entry
+        idle = {}
+        for scenario in ("idle-tls", "idle"):
+            for kind in ("appshell", "c-reference"):
+                values = [r["bytes_per_connection"] for r in figures["idle_runs"] if r["scenario"] == scenario and r["server"] == kind]
+                if values:
+                    idle.setdefault(scenario, {})[kind] = spread(values)
+        return {"negotiated": figures["negotiated"], "scenarios": table, "ratios": ratios, "handshake": handshake,
+                "idle_connections": figures["idle_connections"], "idle": idle, "idle_runs": figures["idle_runs"],
+                "targets": {"a_tls": TARGETS["a_tls"]}}
+
+    def round_pairs(self, scenario, ours, theirs):
+        """(AppShell's run, the C reference's run) of each round of `scenario`."""
+        def runs(who):
+            server, store = who.split("/")
+            return {r["round"]: r for r in self.runs if r["server"] == server and (r["store"] or "none") == store
+                    and r["scenario"] == scenario}
+        a, c = runs(ours), runs(theirs)
+        return [(a[n], c[n]) for n in sorted(a) if n in c]
 
     # memory and start-up
 
@@ -1066,7 +1513,7 @@ class Bench:
             "scenario": "i", "next": kind, "next_bytes": len(next_path), "round": round_number,
             "sessions": count, "sessions_created": created, "sessions_in_memory": in_memory,
             "rss_before_kib": before, "rss_after_kib": after,
-            "bytes_per_session": bytes_per_session(before, after, count),
+            "bytes_per_session": rss_bytes_per(before, after, count),
             "login_statuses": {str(k): v for k, v in sorted(statuses.items())},
         }
         if created != count:
@@ -1255,21 +1702,9 @@ class Bench:
                 notes.append(f"(e) {store}: {e['status_errors']} answers >= 400 in {e['requests']} requests"
                              " (409: two requests of one session in flight at once ran in the other order;"
                              " each wrk thread goes round its own sessions, one per connection)")
-        for r in self.runs:
-            if r["socket_errors"]:
-                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
-                             f" {r['socket_errors']} socket errors ({r['timeouts']} timeouts)")
-            if r["status_errors"] and r["scenario"] != "e":
-                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
-                             f" {r['status_errors']} answers >= 400")
-        command = "make bench" if os.environ.get("MAKELEVEL") else " ".join(["python3"] + sys.argv)
-        settings = {k: v for k, v in os.environ.items() if k.startswith("BENCH_")}
-        report = {
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": command,
-            "environment": settings,
-            "machine": self.machine.describe(),
-            "appshell": {"binary": self.appshell, "commit": git_commit()},
+        notes += self.socket_error_notes({r["scenario"] for r in self.runs})
+        report = self.report_head()
+        report.update({
             "settings": {"duration_s": self.duration, "warmup_s": self.warmup, "rounds": self.rounds,
                          "quick": self.quick, "wrk": f"wrk -t{self.machine.wrk_threads} -c{WRK_CONNECTIONS} --latency",
                          "peak_rss": "largest VmRSS sampled every 100 ms during warm-up and run, fresh server each",
@@ -1286,8 +1721,33 @@ class Bench:
             "cold_start": cold,
             "notes": notes,
             "runs": self.runs,
-        }
+        })
         return report
+
+    def report_head(self):
+        """What every report begins with: when, how, on what."""
+        command = "make bench" if os.environ.get("MAKELEVEL") else " ".join(["python3"] + sys.argv)
+        return {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command,
+            "environment": {k: v for k, v in os.environ.items() if k.startswith("BENCH_")},
+            "machine": self.machine.describe(),
+            "appshell": {"binary": self.appshell, "commit": git_commit()},
+        }
+
+    def socket_error_notes(self, scenarios):
+        """A note for every run of `scenarios` with socket errors or answers >= 400."""
+        notes = []
+        for r in self.runs:
+            if r["scenario"] not in scenarios:
+                continue
+            if r["socket_errors"]:
+                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
+                             f" {r['socket_errors']} socket errors ({r['timeouts']} timeouts)")
+            if r["status_errors"] and not r["scenario"].startswith("e"):
+                notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
+                             f" {r['status_errors']} answers >= 400")
+        return notes
 
 
 def render_e_f(rows):
@@ -1304,14 +1764,77 @@ def render_e_f(rows):
     return lines
 
 
+def render_tls(t, settings):
+    """The TLS part's lines of the report."""
+    lines = ["TLS part: HTTPS with a self-signed EC P-256 certificate made for the run; both servers on"
+             " libmicrohttpd's GnuTLS with AppShell's priorities; " + settings]
+    for kind, n in t["negotiated"].items():
+        lines.append(f"  {kind} negotiates (OpenSSL's client defaults, as wrk's): {n['protocol']} {n['cipher']},"
+                     f" key exchange {n['key_exchange']}, HelloRetryRequest {'yes' if n['hello_retry'] else 'no'};"
+                     f" reconnections resumed: {n['resumed_tls1_3']} (TLS 1.3), {n['resumed_tls1_2']} (TLS 1.2)")
+    lines.append("")
+    header = (f"{'scenario':<46} {'server':<17} {'req/s':>8} {'(min-max)':>15} {'p50 ms':>7} {'p99 ms':>7}"
+              f" {'CPU us/req':>10} {'(min-max)':>13} {'srv CPU':>7} {'wrk CPU':>7} {'conn/req':>8} {'errors':>7}")
+    lines.append(header)
+    lines.append("-" * len(header))
+    names = {"appshell/memory": "AppShell/memory", "appshell/sqlite": "AppShell/sqlite",
+             "c-reference/none": "C reference", "c-reference/sqlite": "C ref/sqlite"}
+    for scenario, label in TLS_SCENARIOS.items():
+        for i, (who, r) in enumerate(t["scenarios"].get(scenario, {}).items()):
+            low, high = r["rps_spread"]
+            cpu = f"({r['cpu_spread'][0]:.0f}-{r['cpu_spread'][1]:.0f})" if r["cpu_spread"] else "-"
+            conn = "-" if r["connections_per_request"] is None else f"{r['connections_per_request']:.2f}"
+            lines.append(f"{label if i == 0 else '':<46} {names[who]:<17} {r['rps']:>8.0f} {f'({low:.0f}-{high:.0f})':>15}"
+                         f" {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['cpu_us_per_request'] or 0:>10.1f} {cpu:>13}"
+                         f" {r['server_cpu_share'] or 0:>7.2f} {r['wrk_cpu_share'] or 0:>7.2f} {conn:>8}"
+                         f" {r['status_errors'] + r['socket_errors']:>7}")
+    lines.append("  srv CPU / wrk CPU: the share of its cores each used during the run (near 1: it set the pace);"
+                 " conn/req: TCP connections the kernel accepted per request")
+    lines.append("")
+    lines.append("AppShell / C reference: req/s of the medians; each round's pair (AppShell and the C reference"
+                 " one after the other): median (min-max), the one a target is judged on:")
+    for row in t["ratios"]:
+        text = f"  {row['label']:<46} req/s {row['ratio']:.2f}"
+        if row.get("ratio_spread"):
+            text += f"; pairs {row['pair_median']:.2f} ({row['ratio_spread'][0]:.2f}-{row['ratio_spread'][1]:.2f})"
+        if "target" in row:
+            text += f" (target >= {row['target']:.2f}: {'met' if row['met'] else 'NOT MET'})"
+        if row.get("cpu_ratio"):
+            text += f"; CPU per request x{row['cpu_ratio']:.2f}"
+        lines.append(text)
+    lines.append("")
+    lines.append("A new HTTPS connection per request (server CPU, medians):")
+    for kind, h in t["handshake"].items():
+        text = (f"  {kind:<12} {h['cpu_us_per_new_tls_connection']:.0f} us per new connection with its request"
+                f" ({h['new_tls_connections_per_core_s']} per second per core)")
+        if "cpu_us_tls_handshake" in h:
+            text += f"; {h['cpu_us_tls_handshake']:.0f} us more than a new plain HTTP connection (the TLS handshake)"
+        lines.append(text)
+    lines.append("")
+    lines.append(f"Memory per idle connection ({t['idle_connections']} connections, each with one request answered,"
+                 f" then idle; (RSS after - before) / connections; medians, min-max):")
+    for scenario, label in (("idle-tls", "HTTPS"), ("idle", "HTTP")):
+        for kind, f in t["idle"].get(scenario, {}).items():
+            lines.append(f"  {label:<5} {kind:<12} {f['median']:>6} B ({f['min']}-{f['max']}; rounds {', '.join(map(str, f['rounds']))})")
+    return "\n".join(lines)
+
+
+def scenario_key(scenario, tls=False, new_connections=False):
+    """A measurement's scenario in the report: "a", "e", ...; "a-tls", "e-tls" over HTTPS; "new"
+    and "new-tls" for (a) with a new connection per request."""
+    name = "new" if new_connections else scenario
+    return f"{name}-tls" if tls else name
+
+
 def visitor_login_path(next_path):
     """The login page a visitor opens with `next_path` as its next (sent as it is: a path)."""
     return "/login?next=" + next_path
 
 
-def bytes_per_session(before_kib, after_kib, sessions):
-    """(VmRSS after - before) / sessions, in bytes (KiB in, as /proc gives them)."""
-    return round((after_kib - before_kib) * 1024 / sessions)
+def rss_bytes_per(before_kib, after_kib, count):
+    """(VmRSS after - before) / count, in bytes (KiB in, as /proc gives them): the memory per
+    session of (i), per idle connection of the TLS part."""
+    return round((after_kib - before_kib) * 1024 / count)
 
 
 def add_counts(tallies):
@@ -1372,6 +1895,31 @@ def actions_only(bench):
               f" CPU {median(r.get('cpu_us_per_request') or 0 for r in runs):.1f} us/action")
     print(f"(e) memory / C reference without a store: "
           f"{rps[('appshell', 'memory')] / rps[('c-reference', None)]:.3f}")
+
+
+def tls_only(bench):
+    """BENCH_ONLY=tls: the TLS part alone (with (a) over plain HTTP beside it); prints its lines
+    and writes them as bench/out/latest.json (and latest.txt), holding only this part."""
+    tls = bench.tls_summary(bench.tls_part(baseline=True))
+    report = bench.report_head()
+    report.update({"settings": bench.tls_settings(), "targets": TARGETS, "tls": tls,
+                   "notes": bench.notes + bench.socket_error_notes(set(TLS_SCENARIOS)), "runs": bench.runs})
+    text = render_tls(tls, report["settings"]["text"])
+    if report["notes"]:
+        text += "\n\n" + "\n".join("Note: " + note for note in report["notes"])
+    write_report(report, text)
+
+
+def write_report(report, text):
+    """bench/out/latest.json and latest.txt, then the text on standard output."""
+    with open(os.path.join(OUT, "latest.json"), "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(OUT, "latest.txt"), "w") as f:
+        f.write(text + "\n")
+    print()
+    print(text)
+    print(f"\nwritten: {os.path.join(OUT, 'latest.json')}")
 
 
 def session_memory_only(bench):
@@ -1446,7 +1994,12 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "i":
             session_memory_only(bench)
             return
+        if os.environ.get("BENCH_ONLY", "") == "tls":
+            tls_only(bench)
+            return
         bench.throughput()
+        log("the TLS part: (a) and (e) over HTTPS, new connections, idle connections")
+        tls = bench.tls_summary(bench.tls_part(baseline=False))
         log("(g) live event streams (bench/streams.py)")
         live = streams.measure(bench)
         log("(h) two instances on Redis behind nginx (bench/scaleout.py)")
@@ -1461,16 +2014,10 @@ def main():
         report["streams"] = live
         report["scaleout"] = scale
         report["session_memory"] = visitors
+        report["tls"] = tls
         text = (bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
-                + "\n\n" + render_session_memory(visitors))
-        with open(os.path.join(OUT, "latest.json"), "w") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
-        with open(os.path.join(OUT, "latest.txt"), "w") as f:
-            f.write(text + "\n")
-        print()
-        print(text)
-        print(f"\nwritten: {os.path.join(OUT, 'latest.json')}")
+                + "\n\n" + render_session_memory(visitors) + "\n\n" + render_tls(tls, bench.tls_settings()["text"]))
+        write_report(report, text)
         return 0
     except KeyboardInterrupt:
         print("\ninterrupted: stopping the servers", file=sys.stderr)
@@ -1512,7 +2059,7 @@ def self_test():
     # (i): the figure per session, its spread over rounds, the lines and the goal
     assert visitor_login_path("/main/list") == "/login?next=/main/list"
     assert len(visitor_login_path(dict(VISITOR_NEXTS)["long"])) == len("/login?next=/") + 7000
-    assert bytes_per_session(20_000, 40_000, 5000) == 4096 and bytes_per_session(100, 99, 1024) == -1
+    assert rss_bytes_per(20_000, 40_000, 5000) == 4096 and rss_bytes_per(100, 99, 1024) == -1
     assert spread([5000, 4000, 4500]) == {"median": 4500, "min": 4000, "max": 5000, "rounds": [5000, 4000, 4500]}
     assert add_counts([{"200": 3}, {"200": 2, "303": 1}]) == {"200": 5, "303": 1}
     figures = {"sessions": 5000, "warmup_sessions": 200, "rounds": 3, "target_bytes": 4096,
@@ -1531,11 +2078,40 @@ def self_test():
         binary = os.path.join(folder, "c-reference")
         build_c_reference(binary, strict=True)
         check_c_reference(binary)
+        check_c_reference_tls(binary)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert cpu_per_request(1.0, 1.5, 10_000) == 50.0 and cpu_per_request(None, 1.0, 5) is None
     assert proc_cpu_seconds(os.getpid()) is not None
-    print("bench self-test: 8 passed, 0 failed (the C reference compiled without warnings and answered)")
+    # the TLS part: its names, parsers and lines
+    assert [scenario_key("a"), scenario_key("e", True), scenario_key("a", True, True), scenario_key("a", False, True)] == [
+        "a", "e-tls", "new-tls", "new"]
+    assert swift_priorities('static let priorities =\n  "A:B"\n  + ":C"\n') == "A:B:C"
+    assert c_priorities('static const char TLS_PRIORITIES[] =\n  "A:B"\n  ":C";') == "A:B:C"
+    trace = ("    ClientHello, Length=288\n    ServerHello, Length=84\n    ClientHello, Length=321\n"
+             "Server Temp Key: ECDH, prime256v1, 256 bits\nNew, TLSv1.3, Cipher is TLS_AES_128_GCM_SHA256\n")
+    assert parse_s_client(trace) == {"protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256",
+                                     "key_exchange": "ECDH, prime256v1, 256 bits", "hello_retry": True}
+    assert parse_s_client(trace.replace("    ClientHello, Length=321\n", ""))["hello_retry"] is False
+    assert tcp_passive_opens() is not None and children_cpu_seconds() >= 0
+    summary = {"rps": 900.0, "p50_ms": 1.0, "p99_ms": 2.0, "rps_spread": [850.0, 950.0], "cpu_us_per_request": 1000.0,
+               "cpu_spread": [990.0, 1100.0], "server_cpu_share": 0.98, "wrk_cpu_share": 0.5,
+               "connections_per_request": 1.0, "status_errors": 0, "socket_errors": 0}
+    negotiated = {"protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "key_exchange": "X25519",
+                  "hello_retry": False, "resumed_tls1_3": "0 of 5", "resumed_tls1_2": "0 of 5"}
+    text = render_tls({"negotiated": {"appshell": negotiated}, "scenarios": {"new-tls": {"appshell/memory": summary}},
+                       "ratios": [{"label": "new connections HTTPS / C", "ratio": 0.95, "ratio_spread": [0.9, 1.0],
+                                   "pair_median": 0.97, "cpu_ratio": 1.02}],
+                       "handshake": {"appshell": {"cpu_us_per_new_tls_connection": 1000.0,
+                                                  "new_tls_connections_per_core_s": 1000, "cpu_us_tls_handshake": 950.0}},
+                       "idle_connections": 2000, "idle": {"idle-tls": {"appshell": spread([30000, 31000, 29000])}}},
+                      "settings")
+    for expected in ("HelloRetryRequest no", "(850-950)", "req/s 0.95; pairs 0.97 (0.90-1.00); CPU per request x1.02",
+                     "1000 us per new connection with its request (1000 per second per core); 950 us more",
+                     "HTTPS appshell      30000 B (29000-31000; rounds 30000, 31000, 29000)"):
+        assert expected in text, (expected, text)
+    print("bench self-test: 9 passed, 0 failed (the C reference compiled without warnings and answered,"
+          " over HTTP and over HTTPS)")
 
 
 if __name__ == "__main__":

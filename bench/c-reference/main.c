@@ -31,6 +31,11 @@
  *   ACTION_BYTES    pad POST /api/actions' JSON to exactly this many bytes (at most 65536)
  *   STORE           SQLite file that a done action writes to (none: actions live in memory only)
  *   SNAPSHOT_BYTES  bytes written per action with STORE (default 1024)
+ *   TLS_CERT        with TLS_KEY: serve HTTPS only (libmicrohttpd's GnuTLS), this PEM certificate
+ *   TLS_KEY         ... and this PEM private key, with AppShell's GnuTLS priorities (TLS_PRIORITIES)
+ *   CONNECTION_LIMIT  open connections at most (default: libmicrohttpd's, about 1020), shared by
+ *                   the pool's threads; at the limit further connections wait, not accepted
+ *   CONNECTION_TIMEOUT  seconds an idle connection is kept (default 30)
  *
  * The padding makes this server send as many bytes as the server it is compared with, so that
  * both pay the same for copying and sending.
@@ -69,12 +74,45 @@ static const char *store_path; /* NULL: actions are not written anywhere */
 static size_t snapshot_bytes = 1024;
 static char *snapshot;         /* the blob written per action: snapshot_bytes of 's' */
 
+/* The GnuTLS priorities with TLS_CERT and TLS_KEY: the same string as AppShell's
+ * (TLSCertificates.priorities in Sources/AppShellHTTP/TLSCertificates.swift: TLS 1.3 and 1.2,
+ * Mozilla's "intermediate" ciphers), so that both servers negotiate the same protocol, key
+ * exchange and cipher. Keep the two equal: bench/run.py --self-test compares them. */
+static const char TLS_PRIORITIES[] =
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305"
+    ":-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:+DHE-RSA:%SERVER_PRECEDENCE";
+
 /* A size from the environment, capped at `max`; `fallback` when the variable is not set. */
 static size_t env_size(const char *name, size_t fallback, size_t max) {
   const char *text = getenv(name);
   if (!text || !*text) return fallback;
   size_t value = (size_t)strtoull(text, NULL, 10);
   return value > max ? max : value;
+}
+
+/* A whole file as a NUL-terminated string (libmicrohttpd takes its certificate and key as PEM
+ * text), or NULL when it cannot be read. */
+static char *read_file(const char *path) {
+  FILE *file = fopen(path, "rb");
+  if (!file) return NULL;
+  size_t length = 0, capacity = 4096;
+  char *text = malloc(capacity);
+  while (text) {
+    length += fread(text + length, 1, capacity - 1 - length, file);
+    if (length < capacity - 1) break;
+    char *grown = realloc(text, 2 * capacity);
+    if (!grown) free(text);
+    text = grown;
+    capacity *= 2;
+  }
+  int failed = ferror(file);
+  fclose(file);
+  if (!text || failed) {
+    free(text);
+    return NULL;
+  }
+  text[length] = 0;
+  return text;
 }
 
 /* --- sessions ------------------------------------------------------------------------------ */
@@ -515,11 +553,32 @@ int main(int argc, char **argv) {
 
   flags |= MHD_USE_ERROR_LOG;
   if (turbo) flags |= MHD_USE_TURBO;
-  struct MHD_OptionItem options[4];
+  struct MHD_OptionItem options[10];
   int count = 0;
   if (pooled)
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)threads, NULL};
-  options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL};
+  const char *tls_cert = getenv("TLS_CERT"), *tls_key = getenv("TLS_KEY");
+  int tls = tls_cert && *tls_cert && tls_key && *tls_key;
+  if (tls) {
+    /* kept until the process ends: libmicrohttpd reads them while the daemon runs */
+    char *cert_pem = read_file(tls_cert), *key_pem = read_file(tls_key);
+    if (!cert_pem || !key_pem) {
+      fprintf(stderr, "c-reference: cannot read TLS_CERT %s or TLS_KEY %s\n", tls_cert, tls_key);
+      return 1;
+    }
+    flags |= MHD_USE_TLS;
+    options[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem};
+    options[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem};
+    options[count++] =
+        (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITIES};
+  }
+  size_t connection_limit = env_size("CONNECTION_LIMIT", 0, 1000000);
+  if (connection_limit)
+    options[count++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL};
+  size_t timeout = env_size("CONNECTION_TIMEOUT", 30, 86400);
+  options[count++] =
+      (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(timeout ? timeout : 30), NULL};
   options[count++] =
       (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)request_ended, NULL};
   options[count++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
@@ -537,8 +596,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   const union MHD_DaemonInfo *bound = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-  printf("listening on %u mode=%s threads=%u turbo=%d store=%s\n", bound ? bound->port : port,
-         mode, pooled ? threads : 1, turbo, store_path ? store_path : "none");
+  printf("listening on %u mode=%s threads=%u turbo=%d store=%s tls=%d\n",
+         bound ? bound->port : port, mode, pooled ? threads : 1, turbo,
+         store_path ? store_path : "none", tls);
   fflush(stdout);
 
   int signal_number;
