@@ -66,6 +66,22 @@ final class EventLoop: @unchecked Sendable {
     /// connection resumed, part of a body received): it then begins without waiting (the loop's
     /// thread only).
     @exclusivity(unchecked) var turnAgain = false
+    /// Whether the daemon speaks TLS: its turns are watched for the handshake's busy loop
+    /// (`quickTurns`).
+    private let servesTLS: Bool
+    /// How many turns in a row returned at once (the loop's thread only). libmicrohttpd 0.9.75
+    /// keeps a TLS connection whose handshake waits for the client's bytes on its ready list:
+    /// every turn tries the handshake again, gets `EAGAIN` and asks for a zero wait — a loop
+    /// that spun a core for as long as any handshake was unfinished (a client's round trip, or
+    /// the whole handshake timeout for a client that sends nothing; bench/RESULTS.md). After
+    /// `quickTurnsBeforeWaiting` such turns the loop waits for an event itself, as for parked
+    /// requests, at most `spinWaitMilliseconds`.
+    @exclusivity(unchecked) private var quickTurns = 0
+    /// The turns the loop took (tests read it: a busy loop takes thousands a second).
+    let turns = Atomic<Int>(0)
+    static let quickTurnsBeforeWaiting = 3
+    static let quickTurnMicros = 50
+    static let spinWaitMilliseconds: Int32 = 5
     /// What batches that answered parked requests left, to be let go of on this thread, where
     /// the requests' objects were made (see `ThreadBatch.leave`).
     private let leftovers = Locked<[AnyObject]>([])
@@ -83,11 +99,12 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// A loop for `daemon` (started without an internal thread), not running yet, whose waiting
-    /// connections `idle` tidies.
-    init(daemon: OpaquePointer, name: String, idle: IdleConnections) {
+    /// connections `idle` tidies; `servesTLS` for a daemon that speaks TLS.
+    init(daemon: OpaquePointer, name: String, idle: IdleConnections, servesTLS: Bool = false) {
         self.daemon = daemon
         self.name = name
         self.idle = idle
+        self.servesTLS = servesTLS
         epollDescriptor = appshell_mhd_epoll_fd(daemon)
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         // In the daemon's own epoll set, so that a wake-up ends its wait: libmicrohttpd skips an
@@ -160,21 +177,33 @@ final class EventLoop: @unchecked Sendable {
         while !stopping.load(ordering: .relaxed) {
             // The connections kept alive past their timeout are closed, and near the limit the
             // oldest waiting ones (see `IdleConnections`).
+            turns.add(1, ordering: .relaxed)
             let untilTimeout = idle.tidy()
-            if parked == 0 {
+            if parked == 0 && quickTurns < Self.quickTurnsBeforeWaiting {
                 // libmicrohttpd waits for the next event or connection timeout itself (not at all
                 // when it has work at once: a resumed connection, a request already read), at most
                 // until the next kept-alive connection's timeout.
                 turnAgain = false
-                _ = MHD_run_wait(daemon, untilTimeout)
+                if servesTLS && untilTimeout != 0 {
+                    let began = Clock.monotonicMicros()
+                    _ = MHD_run_wait(daemon, untilTimeout)
+                    quickTurns = Clock.monotonicMicros() - began < Self.quickTurnMicros ? quickTurns + 1 : 0
+                } else {
+                    _ = MHD_run_wait(daemon, untilTimeout)
+                }
             } else {
-                // libmicrohttpd would ask for a zero wait (the parked connections are on its ready
-                // list): wait for an event or a wake-up instead, at most a millisecond; not at all
-                // when the next turn has work at once.
+                // libmicrohttpd would ask for a zero wait (the parked connections, or a TLS
+                // handshake waiting for its client, are on its ready list): wait for an event or a
+                // wake-up instead, at most a millisecond with parked requests (their answers come
+                // without an event), else `spinWaitMilliseconds`; not at all when the next turn
+                // has work at once. An event ends the watch for a handshake's busy loop.
                 if turnAgain {
                     turnAgain = false
                 } else {
-                    _ = poll(&ready, 1, 1)
+                    let wait =
+                        parked > 0
+                        ? 1 : untilTimeout < 0 ? Self.spinWaitMilliseconds : min(untilTimeout, Self.spinWaitMilliseconds)
+                    if poll(&ready, 1, wait) > 0 { quickTurns = 0 }
                 }
                 _ = MHD_run(daemon)
             }

@@ -105,6 +105,11 @@ public final class HTTPServer: Sendable {
     /// The number of requests waiting for a deferred answer now (their connections suspended).
     public var waitingDeferredResponses: Int { deferredResponses.count }
 
+    /// The turns the event loops took so far.
+    var eventLoopTurns: Int {
+        state.withLock { $0.running?.loops ?? [] }.reduce(0) { $0 + $1.turns.load(ordering: .relaxed) }
+    }
+
     /// The number of event streams open now.
     public var openEventStreams: Int { streams.count }
 
@@ -154,7 +159,8 @@ public final class HTTPServer: Sendable {
                     idle: IdleConnections(
                         share: max(1, share), keepAliveSeconds: config.keepAliveTimeoutSeconds,
                         firstRequestSeconds: config.tls == nil ? nil : config.handshakeTimeoutSeconds,
-                        statistics: statistics)))
+                        statistics: statistics),
+                    servesTLS: config.tls != nil))
         }
         state.withLock {
             $0.running = Running(loops: loops, listener: listener, server: retained)

@@ -127,6 +127,30 @@ import Testing
         #expect(metrics.text.contains(#"appshell_http_idle_connections_closed_total{reason="handshake_timeout"} 2"#))
     }
 
+    /// Fails on the code before (the loop took 20 000 turns a second, a core's worth): a TLS
+    /// connection whose handshake waits for its client — one that sends nothing, one that sends
+    /// half a ClientHello — keeps libmicrohttpd 0.9.75 asking for a zero wait; the loop waits for
+    /// an event instead, and others are still served at once.
+    @Test func aWaitingHandshakeDoesNotSpinTheEventLoop() throws {
+        let directory = try TemporaryDirectory("tls")
+        defer { directory.remove() }
+        let certificate = try TestCertificate.make(in: directory)
+        let (live, _) = try Self.start(certificate) { $0.threads = 1 }
+        let silent = try RawConnection(port: live.port, timeoutSeconds: 30)
+        let stalled = try RawConnection(port: live.port, timeoutSeconds: 30)
+        try stalled.send("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}")
+        let client = TestClient(port: live.port, tls: TestTLS(trustFile: certificate.certificatePath))
+        #expect(try client.get("/ok").status == 200)
+        // Watched for half a second (not waited on: the handshakes never finish): a waiting loop
+        // wakes at most every 5 ms, about 100 turns; a spinning one thousands.
+        let before = live.server.eventLoopTurns
+        usleep(500_000)
+        let turns = live.server.eventLoopTurns - before
+        #expect(turns < 400, "the event loop took \(turns) turns in half a second")
+        #expect(try client.get("/ok").status == 200)
+        withExtendedLifetime((silent, stalled)) {}
+    }
+
     /// Fails on the code before (no reload): new connections get the new certificate, and a
     /// connection open before — an event stream — keeps its own and goes on receiving.
     @Test func aReloadedCertificateIsGivenToNewConnectionsOnly() throws {
