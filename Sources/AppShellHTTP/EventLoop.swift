@@ -200,9 +200,8 @@ final class EventLoop: @unchecked Sendable {
                 if turnAgain {
                     turnAgain = false
                 } else {
-                    let wait =
-                        parked > 0
-                        ? 1 : untilTimeout < 0 ? Self.spinWaitMilliseconds : min(untilTimeout, Self.spinWaitMilliseconds)
+                    let limit = Self.spinWaitMilliseconds
+                    let wait = parked > 0 ? 1 : untilTimeout < 0 ? limit : min(untilTimeout, limit)
                     if poll(&ready, 1, wait) > 0 { quickTurns = 0 }
                 }
                 _ = MHD_run(daemon)

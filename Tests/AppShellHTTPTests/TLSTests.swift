@@ -127,6 +127,29 @@ import Testing
         #expect(metrics.text.contains(#"appshell_http_idle_connections_closed_total{reason="handshake_timeout"} 2"#))
     }
 
+    /// Fails on the code before (P-256 first: every OpenSSL client, as browsers, offered an X25519
+    /// key share and was asked again, a HelloRetryRequest, one more round trip): the server takes
+    /// the X25519 share it is offered, as Mozilla's profile orders the groups.
+    @Test func aClientOfferingX25519GetsNoHelloRetryRequest() throws {
+        let directory = try TemporaryDirectory("tls")
+        defer { directory.remove() }
+        let certificate = try TestCertificate.make(in: directory)
+        let (live, _) = try Self.start(certificate)
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["s_client", "-connect", "127.0.0.1:\(live.port)", "-tls1_3", "-trace"]
+        let output = Pipe()
+        openssl.standardOutput = output
+        openssl.standardError = FileHandle.nullDevice
+        openssl.standardInput = FileHandle.nullDevice
+        try openssl.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        openssl.waitUntilExit()
+        #expect(text.contains("Server Temp Key: X25519"))
+        // A HelloRetryRequest names the group it wants in a key share of two bytes.
+        #expect(!text.contains("extension_type=key_share(51), length=2\n"))
+    }
+
     /// Fails on the code before (the loop took 20 000 turns a second, a core's worth): a TLS
     /// connection whose handshake waits for its client — one that sends nothing, one that sends
     /// half a ClientHello — keeps libmicrohttpd 0.9.75 asking for a zero wait; the loop waits for

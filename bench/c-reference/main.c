@@ -80,7 +80,8 @@ static char *snapshot;         /* the blob written per action: snapshot_bytes of
  * exchange and cipher. Keep the two equal: bench/run.py --self-test compares them. */
 static const char TLS_PRIORITIES[] =
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305"
-    ":-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:+DHE-RSA:%SERVER_PRECEDENCE";
+    ":-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:+DHE-RSA"
+    ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-FFDHE2048:%SERVER_PRECEDENCE";
 
 /* A size from the environment, capped at `max`; `fallback` when the variable is not set. */
 static size_t env_size(const char *name, size_t fallback, size_t max) {
