@@ -6,8 +6,9 @@ public struct AssetVersions: Sendable {
     private let versions: [String: String]
 
     /// Reads `names` in `directory` and keeps a short hash of each (a missing file gets none).
-    /// The shell's page script (`PageScript.fileName`) always has the version of the script the
-    /// framework serves from memory, whatever the directory holds.
+    /// The shell's page script (`PageScript.fileName`) and base stylesheet
+    /// (`BaseStylesheet.fileName`) always have the versions of the files the framework serves from
+    /// memory, whatever the directory holds.
     public init(directory: String, names: [String]) {
         var versions: [String: String] = [:]
         for name in names {
@@ -15,6 +16,7 @@ public struct AssetVersions: Sendable {
             versions[name] = AssetVersions.hash(data)
         }
         versions[PageScript.fileName] = PageScript.version
+        versions[BaseStylesheet.fileName] = BaseStylesheet.version
         self.versions = versions
     }
 

@@ -9,8 +9,14 @@ import AppShellHTTP
 public struct PageChrome: Sendable {
     /// The app's name: the app bar's text and the end of every page's title.
     public var name: String
-    /// The stylesheets every page links, as files of the public directory (e.g. `app.css`).
+    /// The app's own stylesheets every page links, as files of the public directory (e.g.
+    /// `app.css`), after the framework's base stylesheet.
     public var stylesheets: [String]
+    /// Whether every page links the framework's base stylesheet (`BaseStylesheet`, served by the
+    /// framework at `/appshell.css`: the app bar, screens, lists, forms, buttons, the sheet, the
+    /// transitions, dark mode) before `stylesheets`. True by default; an app with a design all
+    /// its own may leave it out.
+    public var linksBaseStylesheet: Bool
     /// The app's own module scripts every page loads, as files of the public directory, after the
     /// shell's page script.
     public var scripts: [String]
@@ -24,16 +30,19 @@ public struct PageChrome: Sendable {
     /// the app's name in a `p.app-name`.
     public var appBarHTML: String?
 
-    /// Chrome named `name` that links `stylesheets`, loads the shell's page script (unless
-    /// `loadsPageScript` is false) and then `scripts`, in `language`, with the app bar
-    /// `appBarHTML` (by default the app's name in a `header.app-bar`).
+    /// Chrome named `name` that links the base stylesheet (unless `linksBaseStylesheet` is false)
+    /// and then `stylesheets`, loads the shell's page script (unless `loadsPageScript` is false)
+    /// and then `scripts`, in `language`, with the app bar `appBarHTML` (by default the app's name
+    /// in a `header.app-bar`).
     public init(
-        name: String, stylesheets: [String] = [], scripts: [String] = [], loadsPageScript: Bool = true,
-        language: String = "en", appBarHTML: String? = nil
+        name: String, stylesheets: [String] = [], linksBaseStylesheet: Bool = true, scripts: [String] = [],
+        loadsPageScript: Bool = true, language: String = "en", appBarHTML: String? = nil
     ) {
         self.name = name
-        self.stylesheets = stylesheets
-        // The page script named in `scripts` too is loaded once.
+        // The base stylesheet or the page script named in the app's lists too is linked once.
+        self.stylesheets =
+            linksBaseStylesheet ? stylesheets.filter { $0 != BaseStylesheet.fileName } : stylesheets
+        self.linksBaseStylesheet = linksBaseStylesheet
         self.scripts = loadsPageScript ? scripts.filter { $0 != PageScript.fileName } : scripts
         self.loadsPageScript = loadsPageScript
         self.language = language
@@ -46,14 +55,18 @@ public struct PageChrome: Sendable {
     }
 
     /// Every public file the chrome links, for `AssetVersions` and the service worker's precache.
-    public var files: [String] { stylesheets + allScripts }
+    public var files: [String] { allStylesheets + allScripts }
+
+    /// The stylesheets every page links, in order: the base stylesheet first when the chrome
+    /// links it.
+    var allStylesheets: [String] { (linksBaseStylesheet ? [BaseStylesheet.fileName] : []) + stylesheets }
 
     /// The scripts every page loads, in order: the page script first when the chrome loads it.
     var allScripts: [String] { (loadsPageScript ? [PageScript.fileName] : []) + scripts }
 
     /// The `<head>` lines that link the stylesheets and load the scripts, at their versioned URLs.
     func headHTML(assets: AssetVersions) -> String {
-        let styles = stylesheets.map { "<link rel=\"stylesheet\" href=\"\(HTML.escape(assets.url($0)))\">\n" }
+        let styles = allStylesheets.map { "<link rel=\"stylesheet\" href=\"\(HTML.escape(assets.url($0)))\">\n" }
         let scripts = allScripts.map { "<script type=\"module\" src=\"\(HTML.escape(assets.url($0)))\"></script>\n" }
         return (styles + scripts).joined()
     }

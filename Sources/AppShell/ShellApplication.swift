@@ -45,9 +45,9 @@ public protocol ShellApplication: Sendable {
     /// (`LiveApp.open(deepLink:)`).
     func rememberTarget(_ path: String, in shell: LiveApp)
     /// Adds the app's own routes to the server's router, after the framework's (`/healthz`, the
-    /// page script, the shell's JSON API, pages and event streams) and before the static files
-    /// behind them. A handler that needs the session gets it from `shell.respond`, which hands it
-    /// a `ShellRequestContext`. By default the app adds none.
+    /// page script and base stylesheet, the shell's JSON API, pages and event streams) and before
+    /// the static files behind them. A handler that needs the session gets it from
+    /// `shell.respond`, which hands it a `ShellRequestContext`. By default the app adds none.
     func installRoutes(into router: inout Router, shell: Shell)
 }
 

@@ -116,8 +116,11 @@ public final class ShellServer: Sendable {
         var router = Router(fallback: files)
         let healthy = JSON.object(["status": "ok"]).serialized
         router.get("/healthz") { _ in .json(bytes: healthy) }
-        // The shell's page script, from memory: an app needs no copy in its public directory.
-        router.get(PageScript.path, PageScriptResponder(maxAge: configuration.staticMaxAgeSeconds))
+        // The shell's page script and base stylesheet, from memory: an app needs no copy in its
+        // public directory.
+        let maxAge = configuration.staticMaxAgeSeconds
+        router.get(PageScript.path, BuiltInFileResponder.pageScript(maxAge: maxAge))
+        router.get(BaseStylesheet.path, BuiltInFileResponder.baseStylesheet(maxAge: maxAge))
         // The API's description, read once: it describes this build's routes, so it is served as
         // it was when the server started (no session, nothing to change).
         let description = FileManager.default.contents(

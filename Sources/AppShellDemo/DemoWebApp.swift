@@ -15,7 +15,7 @@ enum DemoWebApp {
 
     /// Every public file the pages use: versioned by content, and what the service worker
     /// precaches.
-    static let shellFiles = ["app.css", "app.js", "splash.svg"] + icons.map(\.file) + [touchIcon]
+    static let shellFiles = ["appshell.css", "app.css", "app.js", "splash.svg"] + icons.map(\.file) + [touchIcon]
 
     /// The manifest: the splash's background behind the launch, the app bar's colour on top.
     static let manifest = WebAppManifest(

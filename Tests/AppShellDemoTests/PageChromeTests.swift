@@ -47,6 +47,9 @@ import Testing
         let page = try live.client().get("/login", headers: [("Accept", "text/html")])
         #expect(page.text.contains("<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>"))
         #expect(page.text.contains("<title>Log in — Notes</title>"))
-        #expect(!page.text.contains("stylesheet"))
+        // Only the framework's base stylesheet: the chrome names none of the app's.
+        let stylesheets = page.text.components(separatedBy: "rel=\"stylesheet\"").count - 1
+        #expect(stylesheets == 1)
+        #expect(page.text.contains("<link rel=\"stylesheet\" href=\"/appshell.css?v=\(BaseStylesheet.version)\">"))
     }
 }

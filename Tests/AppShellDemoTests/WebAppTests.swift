@@ -112,7 +112,7 @@ import Testing
         // It precaches exactly what the pages use, at the URLs they use, and the offline page.
         let files = try Self.shellFiles(response.text)
         let page = try client.get("/login", headers: [("Accept", "text/html")]).text
-        for name in ["app.css", "app.js", "icons/icon-192.png", "icons/apple-touch-icon.png"] {
+        for name in ["appshell.css", "app.css", "app.js", "icons/icon-192.png", "icons/apple-touch-icon.png"] {
             let url = try #require(files.first { $0.hasPrefix("/\(name)?v=") }, "\(name) is not precached")
             #expect(page.contains("\"\(url)\""), "the page links \(name) at another URL than \(url)")
         }
@@ -155,6 +155,7 @@ import Testing
         #expect(response.text.contains("<h1 id=\"offline-title\" tabindex=\"-1\">You are offline</h1>"))
         #expect(response.text.contains("screen-splash"))
         #expect(response.text.contains("/app.js?v=") && response.text.contains("/app.css?v="))
+        #expect(response.text.contains("/appshell.css?v="))
         #expect(!response.text.contains("csrf"))
     }
 

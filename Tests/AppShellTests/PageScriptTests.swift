@@ -15,7 +15,7 @@ import Testing
         let file = try Data(contentsOf: Self.packageRoot.appendingPathComponent("Public/app.js"))
         #expect(
             Array(file) == PageScript.bytes,
-            "Sources/AppShell/PageScript.swift differs from Public/app.js: run python3 scripts/embed-app-js.py")
+            "Sources/AppShell/PageScript.swift differs from Public/app.js: run python3 scripts/embed-assets.py")
     }
 
     /// A server of the probe app over `publicDirectory` (empty: no `app.js` in it).
@@ -57,7 +57,8 @@ import Testing
 
     @Test func theChromeLoadsTheScriptOnceAndFirst() {
         let chrome = PageChrome(name: "Probe", scripts: ["extra.js", "app.js"])
-        #expect(chrome.files == ["app.js", "extra.js"])
-        #expect(PageChrome(name: "Probe", scripts: ["own.js"], loadsPageScript: false).files == ["own.js"])
+        #expect(chrome.files == ["appshell.css", "app.js", "extra.js"])
+        let own = PageChrome(name: "Probe", linksBaseStylesheet: false, scripts: ["own.js"], loadsPageScript: false)
+        #expect(own.files == ["own.js"])
     }
 }

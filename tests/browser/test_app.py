@@ -485,8 +485,10 @@ def test_security_headers_and_no_inline_code(server):
         assert not parser.found, f"{url}: {parser.found}"
         kinds = {kind for kind, _ in parser.assets}
         assert kinds == {"script", "stylesheet"}, f"{url}: assets {parser.assets}"
+        stylesheets = [src for kind, src in parser.assets if kind == "stylesheet"]
+        assert stylesheets[0].startswith("/appshell.css?v="), f"{url}: the base stylesheet is not first: {stylesheets}"
         for kind, src in parser.assets:
-            assert re.fullmatch(r"/app\.(js|css)\?v=[^&]+", src), f"{url}: unversioned {kind} {src}"
+            assert re.fullmatch(r"/(app\.js|app\.css|appshell\.css)\?v=[^&]+", src), f"{url}: unversioned {kind} {src}"
             with client.open(server.url(src), timeout=WAIT_SECONDS) as asset:
                 assert asset.status == 200
                 expected = "javascript" if kind == "script" else "css"

@@ -8,9 +8,11 @@ public final class NotesServer: Sendable {
     /// The framework's server running the app.
     public let server: ShellServer
 
-    /// What every page shows around the screen: the app's name and its stylesheet. The shell's
-    /// page script (`app.js`, which sends forms as JSON and follows the event stream) is the
-    /// framework's: every chrome loads it, and the server serves it with no copy in `Public/`.
+    /// What every page shows around the screen: the app's name and its stylesheet (its colours
+    /// and type, over the framework's base stylesheet, `appshell.css`, which every chrome links
+    /// first). The base stylesheet and the shell's page script (`app.js`, which sends forms as
+    /// JSON and follows the event stream) are the framework's: the server serves them with no
+    /// copy in `Public/`.
     public static let chrome = PageChrome(
         name: "Notes", stylesheets: ["notes.css"],
         appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
