@@ -42,56 +42,33 @@ public struct List: View, PrimitiveView {
 extension View {
     /// The screen's title: its heading, which gets the focus when the screen appears, and the
     /// page's `<title>`.
-    public func navigationTitle(_ title: String) -> some View { Titled(content: self, title: title) }
+    public func navigationTitle(_ title: String) -> some View {
+        ScreenMarked(mark: .navigationTitle(title), content: self)
+    }
 
     /// Which one of its kind the screen shows — a note's number — given in `GET /api/state` as
     /// `view.id` (SwiftUI's `.id(_:)`).
-    public func id(_ id: Int) -> some View { Identified(content: self, identity: .integer(id)) }
+    public func id(_ id: Int) -> some View { ScreenMarked(mark: .identity(.integer(id)), content: self) }
 
     /// Which one of its kind the screen shows, given in `GET /api/state` as `view.id`.
-    public func id(_ id: String) -> some View { Identified(content: self, identity: .string(id)) }
+    public func id(_ id: String) -> some View { ScreenMarked(mark: .identity(.string(id)), content: self) }
 
     /// Views shown in the screen's navigation bar, above its content.
     public func toolbar(@ViewBuilder _ items: () -> ViewContent) -> some View {
-        WithToolbar(content: self, items: items())
+        ScreenMarked(mark: .toolbar(items().nodes), content: self)
     }
 }
 
-/// A view that gives the screen its title.
-struct Titled<Content: View>: View, PrimitiveView {
+/// A view with what it says of its screen — its title, its navigation bar's items, which one of
+/// its kind it shows — written before it, where `ScreenView` takes it.
+struct ScreenMarked<Content: View>: View, PrimitiveView {
+    let mark: ViewNode
     let content: Content
-    let title: String
 
     var body: Never { return noBody() }
 
     func append(to nodes: inout ViewNodes) {
-        nodes.append(.navigationTitle(title))
-        content._write(to: &nodes)
-    }
-}
-
-/// A view that gives the screen its navigation bar's items.
-struct WithToolbar<Content: View>: View, PrimitiveView {
-    let content: Content
-    let items: ViewContent
-
-    var body: Never { return noBody() }
-
-    func append(to nodes: inout ViewNodes) {
-        nodes.append(.toolbar(items.nodes))
-        content._write(to: &nodes)
-    }
-}
-
-/// A view that names which one of its kind the screen shows.
-struct Identified<Content: View>: View, PrimitiveView {
-    let content: Content
-    let identity: ViewIdentity
-
-    var body: Never { return noBody() }
-
-    func append(to nodes: inout ViewNodes) {
-        nodes.append(.identity(identity))
+        nodes.append(mark)
         content._write(to: &nodes)
     }
 }
