@@ -96,7 +96,8 @@ extension ActionDescription {
     /// `show` (with its `screen`): follows a route the visible screen offers (`Route`). Known in
     /// an app that declares a route, and then accepted on every screen: a screen name no route
     /// shows is 400, a route the visible screen lacks 409.
-    public static let show = ActionDescription(name: "show", requiredParameters: ["screen"])
+    public static let show = ActionDescription(
+        name: "show", parameters: [ActionParameter(name: "screen", type: .string)])
 }
 
 extension LiveApp {

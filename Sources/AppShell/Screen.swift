@@ -2,60 +2,6 @@ import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 
-/// What an action means to the page's script besides its effect on the server. The framework
-/// renders it on the action's form (`data-role`), so the script never knows an app's action names.
-public enum ActionRole: String, Sendable {
-    /// Goes back one screen: the browser's back button sends it on a pushed screen.
-    case back
-    /// Closes a presented screen: the browser's back button sends it while the screen is up.
-    case close
-    /// Gives the session a new id (a login, a logout): the page opens its event stream again.
-    case rotatesSession = "rotates-session"
-    /// Schedules a notification for the user (`ScreenContext.scheduleNotification`): the page asks
-    /// for permission to show system notifications first, inside the user's click.
-    case notifies
-}
-
-/// A screen's actions: an enum whose raw values are the names the JSON API and the forms use.
-///
-/// The screen offers every case, its coordinator switches over them (the compiler checks that it
-/// handles each one), and the app's set of known actions and their parameters are derived from them.
-public protocol ScreenActions: RawRepresentable, CaseIterable, Sendable where RawValue == String {
-    /// The string parameters the action needs (the coordinator answers 400 without them).
-    var requiredParameters: [String] { get }
-    /// What the action means to the page's script, if anything.
-    var role: ActionRole? { get }
-}
-
-extension ScreenActions {
-    /// No parameters by default.
-    public var requiredParameters: [String] { [] }
-    /// No role by default.
-    public var role: ActionRole? { nil }
-}
-
-/// One action as the app's catalogue describes it: its name, its parameters and its role.
-public struct ActionDescription: Sendable, Hashable {
-    /// The name in the JSON API and the forms.
-    public let name: String
-    /// The string parameters it needs.
-    public let requiredParameters: [String]
-    /// What it means to the page's script.
-    public let role: ActionRole?
-
-    /// `launch` (with its `source`, e.g. `notification`): the app was opened from a notification or a
-    /// link. Every screen accepts it, and the app coordinator handles it; the page's script reads
-    /// its name from the page (`data-launch-action`).
-    public static let launch = ActionDescription(name: "launch", requiredParameters: ["source"])
-
-    /// An action named `name`.
-    public init(name: String, requiredParameters: [String] = [], role: ActionRole? = nil) {
-        self.name = name
-        self.requiredParameters = requiredParameters
-        self.role = role
-    }
-}
-
 /// A screen type whose actions are known without making one.
 public protocol ActionOffering {
     /// The actions every screen of this type offers.
@@ -104,11 +50,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     }
 
     /// Every case of `Action`, with its parameters and role.
-    public static var offeredActions: [ActionDescription] {
-        Action.allCases.map {
-            ActionDescription(name: $0.rawValue, requiredParameters: $0.requiredParameters, role: $0.role)
-        }
-    }
+    public static var offeredActions: [ActionDescription] { Action.descriptions }
 
     /// Every case of `Action`'s name, made once per enum type. In this generic class, code over
     /// `Action` is not specialized: mapping its cases looks up generic metadata at run time on
@@ -118,7 +60,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     open override var actions: [String] {
         let type = ObjectIdentifier(Action.self)
         if let names = screenActionNames.withLock({ $0[type] }) { return names }
-        let names = Action.allCases.map { $0.rawValue }
+        let names = Action.descriptions.map { $0.name }
         screenActionNames.withLock { $0[type] = names }
         return names
     }
@@ -130,20 +72,20 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     ) {
         self.coordinator = coordinator
         handler = { [weak coordinator] action, request throws(ActionError) in
-            guard let coordinator else { throw ActionError(status: 409, "nothing handles \(action.rawValue) now") }
+            guard let coordinator else {
+                throw ActionError(status: 409, "nothing handles \(request.name) now")
+            }
             try body(coordinator, action, request)
         }
     }
 
-    /// Gives `action` to the coordinator, typed; a name this screen does not offer is refused (409).
+    /// Gives `action` to the coordinator, typed: a name this screen does not offer is refused
+    /// (409), a missing or mistyped parameter too (400, naming it and the type it needs).
     open override func perform(_ action: ScreenAction) throws(ActionError) {
-        guard let typed = Action(rawValue: action.name) else {
+        guard actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(name) screen does not offer \"\(action.name)\"")
         }
-        for key in typed.requiredParameters where action.string(key) == nil {
-            let names = typed.requiredParameters.map { "\"\($0)\"" }.joined(separator: " and ")
-            throw ActionError(status: 400, "\(action.name) needs \(names) strings")
-        }
+        let typed = try Action(decoding: action)
         if let handler { return try handler(typed, action) }
         if let handler = owner?.handler(for: Action.self) { return try handler(typed, action) }
         if let coordinated = typed as? any CoordinatedActions, try coordinated.perform(onAny: coordinator, action) {
@@ -154,12 +96,18 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
 
     /// Reports `action` as if the user had sent it (e.g. main asking for the list on a launch).
     public func report(_ action: Action) throws(ActionError) {
-        try perform(ScreenAction(name: action.rawValue))
+        try perform(action.screenAction)
     }
 
-    /// The form that sends `action`, with its role for the page's script.
+    /// The form that sends `action` (its parameters as hidden fields), with its role for the
+    /// page's script.
     public func form(_ action: Action, label: String, fields: String = "", buttonClass: String = "") -> String {
-        context?.form(action.rawValue, label: label, fields: fields, buttonClass: buttonClass, role: action.role)
+        let sent = action.screenAction
+        let hidden = sent.parameters.sorted { $0.key < $1.key }.map { name, value in
+            "<input type=\"hidden\" name=\"\(HTML.escape(name))\" value=\"\(HTML.escape(value.formText))\">\n"
+        }
+        return context?.form(
+            sent.name, label: label, fields: hidden.joined() + fields, buttonClass: buttonClass, role: action.role)
             ?? ""
     }
 }

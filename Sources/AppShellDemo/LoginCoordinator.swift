@@ -33,7 +33,8 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         super.init(name: Self.restorationIdentifier)
         handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
             switch action {
-            case .login: try login(request)
+            case .login(let username, let password, let next):
+                try login(username: username, password: password, next: next, from: request.clientAddress)
             }
         }
         own(screen)
@@ -51,15 +52,14 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
     }
 
     /// `login`: checks the password off the session's lock, then `finish`es.
-    private func login(_ action: ScreenAction) throws(ActionError) {
-        guard let username = action.string("username"), let password = action.string("password") else {
-            throw ActionError(status: 400, "login needs \"username\" and \"password\" strings")
-        }
+    private func login(
+        username: String, password: String, next: String?, from clientAddress: String
+    ) throws(ActionError) {
         // Where the form says the user is going: kept when this attempt fails, so the next one
         // (and the page's URL) still goes there.
-        if let next = action.string("next"), Shell.isSameSitePath(next) { self.next = next }
+        if let next, Shell.isSameSitePath(next) { self.next = next }
         var admitted = LoginThrottle.Attempt(
-            sessionKey: limiterKey, username: username, clientAddress: action.clientAddress)
+            sessionKey: limiterKey, username: username, clientAddress: clientAddress)
         // Admitted attempts count at once (as failures until their check says otherwise), so
         // that checks running at the same time count against each other.
         let wait = environment.throttle.admit(&admitted)
@@ -73,7 +73,7 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
             throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
         }
         // A few checks at a time per client network: no client fills the queue every login waits in.
-        guard let place = environment.checkQuota.take(for: action.clientAddress) else {
+        guard let place = environment.checkQuota.take(for: clientAddress) else {
             environment.throttle.withdraw(attempt)
             throw refusal(
                 429, "Too many logins from your network are being checked. Wait for their answers.",

@@ -1,11 +1,12 @@
 import AppShell
 
 /// The login screen's action.
-enum LoginAction: String, ScreenActions {
-    /// Checks the username and password; success gives the session a new id.
-    case login
+enum LoginAction: ScreenActions {
+    /// Checks the username and password; success gives the session a new id and opens `next`.
+    case login(username: String, password: String, next: String?)
 
-    var requiredParameters: [String] { ["username", "password"] }
+    static let allCases: [LoginAction] = [.login(username: "", password: "", next: nil)]
+
     var role: ActionRole? { .rotatesSession }
 }
 

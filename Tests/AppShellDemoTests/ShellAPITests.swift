@@ -276,7 +276,8 @@ import Testing
         (#"{"username": "demo"}"#, 400, "\"action\" string"),
         (#"[1, 2]"#, 400, "\"action\" string"),
         (#"{"action": "login""#, 400, "not valid JSON"),
-        (#"{"action": "login", "username": 1, "password": "x"}"#, 400, "login needs"),
+        (#"{"action": "login", "username": 1, "password": "x"}"#, 400, "\"username\" of login must be a string, not 1"),
+        (#"{"action": "login", "username": "demo"}"#, 400, "login needs \"password\" (a string)"),
         (#"{"action": "launch", "source": "email"}"#, 400, "launch needs"),
     ])
     func malformedActionsAre400(body: String, status: Int, message: String) throws {

@@ -8,9 +8,9 @@ import Testing
 // stack of shelves pushing books, owned by a `books` flow that presents a cover modally through a
 // `cover` flow of its own.
 
-enum ShelfAction: String, ScreenActions {
-    case openBook
-    var requiredParameters: [String] { ["id"] }
+enum ShelfAction: ScreenActions {
+    case openBook(id: String)
+    static let allCases: [ShelfAction] = [.openBook(id: "")]
 }
 enum BookAction: String, ScreenActions { case showCover }
 enum CoverAction: String, CoordinatedActions {
@@ -63,11 +63,11 @@ final class BooksCoordinator: Coordinator, RestorableCoordinator {
     init(root: RootController) {
         self.root = root
         super.init(name: Self.restorationIdentifier)
-        handle(ShelfAction.self) { [unowned self] action, request in
+        handle(ShelfAction.self) { [unowned self] action, _ in
             switch action {
-            case .openBook:
+            case .openBook(let id):
                 let book = BookScreen()
-                book.bookID = request.string("id") ?? ""
+                book.bookID = id
                 self.root.navigation?.push(own(book), animated: false)
             }
         }

@@ -4,10 +4,17 @@ import AppShellSessions
 import Testing
 
 /// What a test screen offers.
-enum ShelfViewAction: String, ScreenActions {
-    case open, close, remove
+enum ShelfViewAction: ScreenActions {
+    case open(title: String)
+    case close
+    case remove(title: String, why: String?, password: String?)
 
-    var role: ActionRole? { self == .close ? .close : nil }
+    static let allCases: [ShelfViewAction] = [.open(title: ""), .close, .remove(title: "", why: nil, password: nil)]
+
+    var role: ActionRole? {
+        if case .close = self { return .close }
+        return nil
+    }
 }
 
 /// A screen that uses every kind of view, with text from the user in each.
@@ -22,7 +29,7 @@ final class ShelfViewScreen: Screen<ShelfViewAction>, RestorableScreen, View {
         if let message { Message(message) }
         Section("Books of \(owner)", footer: "\(books.count) books") {
             List(books) { book in
-                Button(book, action: ShelfViewAction.open, parameters: ["title": book])
+                Button(book, action: ShelfViewAction.open(title: book))
             }
         }
         Form(action: ShelfViewAction.remove, submitLabel: "Remove") {

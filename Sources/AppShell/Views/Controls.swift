@@ -4,12 +4,15 @@
 public struct Button: View, PrimitiveView {
     var button: ViewButton
 
-    /// A button labelled `label` that sends `action` with `parameters` (hidden fields).
+    /// A button labelled `label` that sends `action` — its associated values, and `parameters`,
+    /// as hidden fields (`Button("Open", action: NoteListAction.open(id: note.id))`).
     public init<Action: ScreenActions>(_ label: String, action: Action, parameters: [String: String] = [:]) {
+        let sent = action.screenAction
+        var hidden = parameters
+        for (name, value) in sent.parameters { hidden[name] = value.formText }
         button = ViewButton(
-            label: label, action: action.rawValue,
-            parameters: parameters.isEmpty
-                ? [] : parameters.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
+            label: label, action: sent.name,
+            parameters: hidden.isEmpty ? [] : hidden.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
             role: action.role, style: .automatic)
     }
 

@@ -4,13 +4,23 @@
 public struct Form: View, PrimitiveView {
     var form: ViewForm
 
-    /// The fields `content` builds and a button labelled `submitLabel` that sends `action`.
+    /// The fields `content` builds and a button labelled `submitLabel` that sends `action` (a
+    /// case without associated values, or one whose values the fields replace).
     public init<Action: ScreenActions>(
         action: Action, submitLabel: String, @ViewBuilder content: () -> ViewContent
     ) {
         form = ViewForm(
-            action: action.rawValue, role: action.role, submitLabel: submitLabel, style: .automatic,
+            action: action.screenAction.name, role: action.role, submitLabel: submitLabel, style: .automatic,
             fields: content().nodes)
+    }
+
+    /// The fields `content` builds and a button labelled `submitLabel` that sends the case
+    /// `action` makes, its associated values read from the fields of the same names:
+    /// `Form(action: ComposeAction.save, submitLabel: "Save") { TextField("Title", name: "title") … }`.
+    public init<Action: ScreenActions, each Parameter: Decodable>(
+        action: (repeat each Parameter) -> Action, submitLabel: String, @ViewBuilder content: () -> ViewContent
+    ) {
+        self.init(action: ActionProbe.sample(of: action), submitLabel: submitLabel, content: content)
     }
 
     /// A primitive view.

@@ -9,7 +9,7 @@
 /// struct NoteRow: View {
 ///     let note: Note
 ///     var body: some View {
-///         Button(note.title, action: NoteListAction.open, parameters: ["id": String(note.id)])
+///         Button(note.title, action: NoteListAction.open(id: note.id))
 ///     }
 /// }
 /// ```

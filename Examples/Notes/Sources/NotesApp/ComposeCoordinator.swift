@@ -14,9 +14,7 @@ final class ComposeCoordinator: Coordinator, RestorableCoordinator {
         self.root = root
         self.screen = screen
         super.init(name: Self.restorationIdentifier)
-        handle(ComposeAction.self) { [unowned self] action, request throws(ActionError) in
-            try act(action, request)
-        }
+        handle(ComposeAction.self) { [unowned self] action, _ throws(ActionError) in try act(action) }
         own(screen)
     }
 
@@ -38,12 +36,9 @@ final class ComposeCoordinator: Coordinator, RestorableCoordinator {
         finish()
     }
 
-    private func act(_ action: ComposeAction, _ request: ScreenAction) throws(ActionError) {
+    private func act(_ action: ComposeAction) throws(ActionError) {
         switch action {
-        case .save:
-            // The screen checked that both parameters are strings (400 otherwise).
-            let title = request.string("title") ?? ""
-            let body = request.string("body") ?? ""
+        case .save(let title, let body):
             do {
                 try Notebook(defaults: root.defaults).add(title: title, body: body)
             } catch {

@@ -1,14 +1,18 @@
 import AppShell
 
 /// What the compose sheet offers.
-enum ComposeAction: String, ScreenActions {
+enum ComposeAction: ScreenActions {
     /// Keeps a new note: `title` (1 to 100 characters) and `body` (at most 2000).
-    case save
+    case save(title: String, body: String)
     /// Closes the sheet, keeping nothing.
     case cancel
 
-    var requiredParameters: [String] { self == .save ? ["title", "body"] : [] }
-    var role: ActionRole? { self == .cancel ? .close : nil }
+    static let allCases: [ComposeAction] = [.save(title: "", body: ""), .cancel]
+
+    var role: ActionRole? {
+        if case .cancel = self { return .close }
+        return nil
+    }
 }
 
 /// A sheet presented over the list to write a new note. A refused `save` keeps what was typed and

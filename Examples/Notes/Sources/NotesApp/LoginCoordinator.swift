@@ -24,7 +24,8 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         super.init(name: Self.restorationIdentifier)
         handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
             switch action {
-            case .login: try login(request)
+            case .login(let username, let password, let next):
+                try login(username: username, password: password, next: next, from: request.clientAddress)
             }
         }
         own(screen)
@@ -41,14 +42,13 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
 
     /// `login`: counts the attempt, then checks the password off the session's lock; the request's
     /// answer waits for `finish`.
-    private func login(_ request: ScreenAction) throws(ActionError) {
-        // The screen checked both are strings (400 otherwise).
-        let username = request.string("username") ?? ""
-        let password = request.string("password") ?? ""
-        if let next = request.string("next"), Shell.isSameSitePath(next) { self.next = next }
+    private func login(
+        username: String, password: String, next: String?, from clientAddress: String
+    ) throws(ActionError) {
+        if let next, Shell.isSameSitePath(next) { self.next = next }
         var admitted = LoginThrottle.Attempt(
             sessionKey: "session:" + (root.sessionID?.text ?? ""), username: username,
-            clientAddress: request.clientAddress)
+            clientAddress: clientAddress)
         let wait = environment.throttle.admit(&admitted)
         let attempt = admitted
         guard wait == 0 else {
@@ -56,7 +56,7 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         }
         // A few checks at a time per client network; the check keeps its place until it has run,
         // and waits in its network's lane (served in turns with the others').
-        guard let place = environment.checkQuota.take(for: request.clientAddress) else {
+        guard let place = environment.checkQuota.take(for: clientAddress) else {
             environment.throttle.withdraw(attempt)
             throw refusal(
                 429, "Too many logins from your network are being checked. Wait for their answers.",

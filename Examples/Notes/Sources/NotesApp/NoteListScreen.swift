@@ -1,16 +1,20 @@
 import AppShell
 
 /// What the list of notes offers.
-enum NoteListAction: String, ScreenActions {
+enum NoteListAction: ScreenActions {
     /// Pushes the note numbered `id`.
-    case open
+    case open(id: Int)
     /// Presents the compose sheet.
     case compose
     /// Logs out: the session gets a new id.
     case logout
 
-    var requiredParameters: [String] { self == .open ? ["id"] : [] }
-    var role: ActionRole? { self == .logout ? .rotatesSession : nil }
+    static let allCases: [NoteListAction] = [.open(id: 0), .compose, .logout]
+
+    var role: ActionRole? {
+        if case .logout = self { return .rotatesSession }
+        return nil
+    }
 }
 
 /// The user's notes, newest first: the bottom of the navigation stack.
@@ -26,7 +30,7 @@ final class NoteListScreen: Screen<NoteListAction>, RestorableScreen, View {
                 Text("No notes yet.").secondary()
             } else {
                 List(notes) { note in
-                    Button(note.title, action: NoteListAction.open, parameters: ["id": String(note.id)])
+                    Button(note.title, action: NoteListAction.open(id: note.id))
                 }
             }
         }

@@ -16,9 +16,7 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
         self.root = root
         self.navigation = navigation ?? NavigationController(rootViewController: NoteListScreen())
         super.init(name: Self.restorationIdentifier)
-        handle(NoteListAction.self) { [unowned self] action, request throws(ActionError) in
-            try list(action, request)
-        }
+        handle(NoteListAction.self) { [unowned self] action, _ throws(ActionError) in try list(action) }
         handle(NoteDetailAction.self) { [unowned self] action, _ in
             if action == .delete, let id = openNoteID { Notebook(defaults: self.root.defaults).delete(id) }
             pop()
@@ -70,11 +68,12 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
     }
 
     /// The list's actions.
-    private func list(_ action: NoteListAction, _ request: ScreenAction) throws(ActionError) {
+    private func list(_ action: NoteListAction) throws(ActionError) {
         switch action {
-        case .open:
-            guard let id = request.string("id").flatMap({ Int($0) }), Notebook(defaults: root.defaults).note(id) != nil
-            else { throw ActionError(status: 404, "There is no note \(request.string("id") ?? "").") }
+        case .open(let id):
+            guard Notebook(defaults: root.defaults).note(id) != nil else {
+                throw ActionError(status: 404, "There is no note \(id).")
+            }
             push(id, animated: true)
         case .compose:
             startCompose(animated: true)

@@ -41,7 +41,8 @@ import Testing
             ])
 
         // A note is pushed on the list, and pops back.
-        let detail = try notes.act(#"{"action": "open", "id": "2"}"#)
+        // The id is an integer, as JSON sends it (a form sends its text, read as one).
+        let detail = try notes.act(#"{"action": "open", "id": 2}"#)
         #expect(detail.json["stack"] == ["notes", "note"])
         #expect(detail.json["view"]?["id"] == 2 && detail.json["view"]?["title"] == "Groceries")
         #expect(detail.json["view"]?["content"]?.arrayValue?.first == ["type": "text", "text": "milk, bread"])
@@ -82,8 +83,15 @@ import Testing
         #expect(
             unknown.json["error"]?.stringValue?.contains("cancel, compose, delete, launch, login, logout, open, save")
                 == true)
-        // A missing parameter: 400; a note that is not there: 404 with the state.
-        #expect(try notes.act(#"{"action": "open"}"#).status == 400)
+        // A missing or mistyped parameter: 400 naming it and its type; a note that is not there:
+        // 404 with the state.
+        let noID = try notes.act(#"{"action": "open"}"#)
+        #expect(noID.status == 400)
+        #expect(noID.json["error"] == "open needs \"id\" (an integer)")
+        let wordID = try notes.act(#"{"action": "open", "id": "first"}"#)
+        #expect(wordID.status == 400)
+        #expect(wordID.json["error"] == "\"id\" of open must be an integer, not \"first\"")
+        #expect(try notes.state()["stack"] == ["notes"])
         let missing = try notes.act(#"{"action": "open", "id": "42"}"#)
         #expect(missing.status == 404)
         #expect(missing.json["error"] == "There is no note 42.")

@@ -54,10 +54,14 @@ import Testing
     func aMalformedSaveIsTheRequestsOwnMistake(mode: TestMode) throws {
         let notes = try Self.composing(mode)
         // A parameter missing or not a string: 400 with the error alone, as for any malformed request.
-        for body in [#"{"action": "save", "title": "t"}"#, #"{"action": "save", "title": 3, "body": "b"}"#] {
+        let malformed = [
+            #"{"action": "save", "title": "t"}"#: "save needs \"body\" (a string)",
+            #"{"action": "save", "title": 3, "body": "b"}"#: "\"title\" of save must be a string, not 3",
+        ]
+        for (body, error) in malformed {
             let refused = try notes.act(body)
             #expect(refused.status == 400)
-            #expect(refused.json == ["error": "save needs \"title\" and \"body\" strings"])
+            #expect(refused.json == ["error": .string(error)])
         }
         #expect(try notes.state()["presented"] == "compose")
     }
