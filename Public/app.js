@@ -535,7 +535,7 @@ function eventEpoch(id) {
 }
 
 /**
- * `event: notification` (`{"title", "body"}`): a system notification if allowed — shown by the
+ * `event: notification` (`{"title", "body", "launch"?}`): a system notification if allowed — shown by the
  * service worker when one runs, so that it shows while the tab is in the background and a click
  * opens the app even after the tab is gone — else the banner.
  */
@@ -544,21 +544,31 @@ async function onNotificationEvent(event) {
   if (typeof message !== "object" || message === null) return;
   const title = typeof message.title === "string" ? message.title : document.title;
   const body = typeof message.body === "string" ? message.body : "";
-  if (await showWorkerNotification(title, body)) return;
-  if (!showSystemNotification(title, body)) showNotificationBanner(title, body);
+  const launch = launchParameters(message.launch);
+  if (await showWorkerNotification(title, body, launch)) return;
+  if (!showSystemNotification(title, body, launch)) showNotificationBanner(title, body, launch);
+}
+
+/**
+ * What a click on a notification launches: the `launch` action's parameters the server gave it
+ * (`{source: "note", id: 1}`, the app's own names), or null when it launches nothing.
+ */
+function launchParameters(value) {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  return typeof value.source === "string" ? value : null;
 }
 
 /**
  * Shows the reminder with `ServiceWorkerRegistration.showNotification` when permission is granted
  * and a worker is active; returns whether it did. Its click goes to the worker (see
- * Public/service-worker.js), which focuses this window and posts `{type: "launch"}`.
+ * Public/service-worker.js), which focuses this window and posts `{type: "launch", launch}`.
  */
-async function showWorkerNotification(title, body) {
+async function showWorkerNotification(title, body, launch) {
   if (!("Notification" in window) || Notification.permission !== "granted") return false;
   const registration = await workerRegistration();
   if (!registration?.active || typeof registration.showNotification !== "function") return false;
   try {
-    await registration.showNotification(title, { body, tag: NOTIFICATION_TAG, data: { launch: "notification" } });
+    await registration.showNotification(title, { body, tag: NOTIFICATION_TAG, data: { launch } });
     return true;
   } catch {
     return false;
@@ -575,11 +585,12 @@ async function workerRegistration() {
   }
 }
 
-/** A message from the service worker: `{type: "launch"}` after a click on its notification. */
+/** A message from the service worker: `{type: "launch", launch}` after a click on its notification. */
 function onWorkerMessage(event) {
   const data = event.data;
-  if (typeof data === "object" && data !== null && data.type === "launch" && data.source === "notification") {
-    launchFromNotification();
+  if (typeof data === "object" && data !== null && data.type === "launch") {
+    const launch = launchParameters(data.launch);
+    if (launch) launchFromNotification(launch);
   }
 }
 
@@ -593,7 +604,7 @@ function parseJSON(text) {
 }
 
 /** Shows a Web Notification when permission is granted; returns whether it did. */
-function showSystemNotification(title, body) {
+function showSystemNotification(title, body, launch) {
   if (!("Notification" in window) || Notification.permission !== "granted") return false;
   try {
     const notification = new Notification(title, { body, tag: NOTIFICATION_TAG });
@@ -602,7 +613,7 @@ function showSystemNotification(title, body) {
       const current = systemNotification === notification;
       window.focus();
       notification.close();
-      if (current) launchFromNotification();
+      if (current && launch) launchFromNotification(launch);
     });
     notification.addEventListener("close", () => {
       if (systemNotification === notification) systemNotification = null;
@@ -627,17 +638,20 @@ function dismissNotifications() {
     .catch(() => {});
 }
 
-/** Sends the launch action the page names (`data-launch-action`) as from a notification. */
-function launchFromNotification() {
+/**
+ * Sends the launch action the page names (`data-launch-action`) with what the notification
+ * launches (`launch`: its source and parameters, as the server gave them).
+ */
+function launchFromNotification(launch) {
   hideBanner("notification");
   const action = screenElement()?.dataset.launchAction;
-  if (action) enqueue(() => performAction({ action, source: "notification" }));
+  if (action) enqueue(() => performAction({ ...launch, action }));
 }
 
-/** Shows the reminder in #banner with an "Open" button. */
-function showNotificationBanner(title, body) {
-  const open = makeButton("Open", "banner-open", launchFromNotification);
-  fillBanner("notification", title, body, [open]);
+/** Shows the reminder in #banner, with an "Open" button when it launches something. */
+function showNotificationBanner(title, body, launch) {
+  const open = launch ? [makeButton("Open", "banner-open", () => launchFromNotification(launch))] : [];
+  fillBanner("notification", title, body, open);
 }
 
 /** Shows an error in #banner. */

@@ -10,8 +10,9 @@
  *   computer, nothing of one user is left for the next.
  * - A page it cannot load (the network is off) is answered with the offline page, at the page's
  *   own URL, so that the offline page's retry reloads the right screen.
- * - A click on a reminder it showed focuses the app's window and tells it to launch (seed 002), or
- *   opens one at /?launch=notification.
+ * - A click on a reminder it showed focuses the app's window and tells it to launch what the
+ *   reminder names (seed 002: `{source, ...parameters}`, the app's own names), or opens one at
+ *   the launch's URL (`/?launch=<source>&<parameter>=<value>…`).
  */
 
 /* global SHELL_VERSION, SHELL_FILES, OFFLINE_URL */
@@ -42,8 +43,8 @@ self.addEventListener("fetch", (event) => {
 
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
-  const launch = typeof event.notification.data?.launch === "string" ? event.notification.data.launch : "";
-  event.waitUntil(openApp(launch));
+  const launch = event.notification.data?.launch;
+  event.waitUntil(openApp(typeof launch?.source === "string" ? launch : null));
 });
 
 /** Fetches the shell into this version's cache, without cookies and past the HTTP cache. */
@@ -90,8 +91,17 @@ async function openApp(launch) {
   const target = windows.find((client) => client.focused) ?? windows[0];
   if (target) {
     const focused = await target.focus().catch(() => target);
-    if (launch) (focused ?? target).postMessage({ type: "launch", source: launch });
+    if (launch) (focused ?? target).postMessage({ type: "launch", launch });
     return;
   }
-  await self.clients.openWindow(launch ? `/?launch=${encodeURIComponent(launch)}` : "/");
+  await self.clients.openWindow(launch ? launchURL(launch) : "/");
+}
+
+/** The page URL that carries `launch`: `/?launch=note&id=1`. */
+function launchURL(launch) {
+  const query = new URLSearchParams({ launch: launch.source });
+  for (const [name, value] of Object.entries(launch)) {
+    if (name !== "source" && value !== null && typeof value !== "object") query.append(name, String(value));
+  }
+  return `/?${query}`;
 }

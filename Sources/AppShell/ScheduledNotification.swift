@@ -11,17 +11,37 @@ struct ScheduledNotification: Equatable, Sendable {
     let title: String
     /// Its text.
     let body: String
+    /// What a click on it launches: the `launch` action's parameters (`{"source": "note", "id":
+    /// 1}`), or `nil` to only bring the page to the front.
+    let launch: JSON?
 
     /// The `notification` event's data.
-    var data: String { JSON.object(["title": .string(title), "body": .string(body)]).serializedString }
+    var data: String {
+        var members: [String: JSON] = ["title": .string(title), "body": .string(body)]
+        if let launch { members["launch"] = launch }
+        return JSON.object(members).serializedString
+    }
 
     /// What the snapshot keeps of it.
-    var json: JSON { ["due": .integer(Int(due)), "title": .string(title), "body": .string(body)] }
+    var json: JSON {
+        var members: [String: JSON] = ["due": .integer(Int(due)), "title": .string(title), "body": .string(body)]
+        if let launch { members["launch"] = launch }
+        return .object(members)
+    }
 
-    init(due: Int64, title: String, body: String) {
+    init(due: Int64, title: String, body: String, launch: JSON? = nil) {
         self.due = due
         self.title = title
         self.body = body
+        self.launch = launch
+    }
+
+    /// The launch `source` makes: its name as `source`, its associated values beside it.
+    static func launch(_ source: some LaunchSources) -> JSON {
+        let sent = source.screenAction
+        var members = sent.parameters
+        members["source"] = .string(sent.name)
+        return .object(members)
     }
 
     /// The notification `json` keeps, if it is one.
@@ -29,7 +49,7 @@ struct ScheduledNotification: Equatable, Sendable {
         guard let due = json["due"]?.integerValue, let title = json["title"]?.stringValue,
             let body = json["body"]?.stringValue
         else { return nil }
-        self.init(due: Int64(due), title: title, body: body)
+        self.init(due: Int64(due), title: title, body: body, launch: json["launch"])
     }
 
     /// The notifications a snapshot's `extra` keeps.

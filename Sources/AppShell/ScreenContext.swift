@@ -41,17 +41,36 @@ public final class ScreenContext {
     }
 
     /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
-    /// page shows it, and clicking it launches as from a notification).
+    /// page shows it, and a click on it launches what it names).
     ///
     /// The notification belongs to the session as it is now: it is kept with the controllers (in
     /// the snapshot, so a restart still sends it) and scheduled once the request's changes are
     /// committed (a request that fails sends nothing); when it is due it goes out only if the
     /// session's id is still the one it was scheduled under — not after a logout or login (which
     /// rotate the id and drop it), not after the session expired or ended.
+    ///
+    /// A click on it launches `launch` (`launch(from:_:)` of the app coordinator, with the case's
+    /// values: `.note(id: 1)`), or with `nil` only brings the app's page to the front.
+    public func scheduleNotification<Launch: LaunchSources>(
+        title: String, body: String, afterMilliseconds milliseconds: Int64, launch: Launch?
+    ) {
+        scheduleNotification(
+            title: title, body: body, afterMilliseconds: milliseconds,
+            launchParameters: launch.map(ScheduledNotification.launch))
+    }
+
+    /// A notification whose click only brings the app's page to the front (see
+    /// `scheduleNotification(title:body:afterMilliseconds:launch:)`).
     public func scheduleNotification(title: String, body: String, afterMilliseconds milliseconds: Int64) {
+        scheduleNotification(title: title, body: body, afterMilliseconds: milliseconds, launchParameters: nil)
+    }
+
+    private func scheduleNotification(
+        title: String, body: String, afterMilliseconds milliseconds: Int64, launchParameters: JSON?
+    ) {
         guard let services = root.services, let session = root.session, !root.isPreview else { return }
         let notification = ScheduledNotification(
-            due: services.shell.clock() + milliseconds, title: title, body: body)
+            due: services.shell.clock() + milliseconds, title: title, body: body, launch: launchParameters)
         root.notifications.append(notification)
         root.snapshotIsStale = true
         session.afterCommit {

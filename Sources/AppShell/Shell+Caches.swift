@@ -21,7 +21,7 @@ extension Shell {
     /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
     /// the launch form).
     func renderPage(
-        _ shell: LiveApp, _ session: SessionContext, target: String, launch: String? = nil
+        _ shell: LiveApp, _ session: SessionContext, target: String, launch: LaunchLink? = nil
     )
         -> Response
     {

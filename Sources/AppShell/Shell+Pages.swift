@@ -8,7 +8,8 @@ extension Shell {
     /// A page URL: makes the session show what the path names, then renders it — or redirects
     /// (`/` to the current page, a logged-out user to `/login?next=…`), or 404.
     ///
-    /// `?launch=<source>` (a link from a notification) changes nothing on GET: it is carried to
+    /// `?launch=<source>` (a link from a notification), with the parameters of that source's case
+    /// (`?launch=note&id=1`), changes nothing on GET: it is carried to
     /// the page to show, which offers the launch as a form. The page's script sends it at once;
     /// without JavaScript the user presses its button. So a link, a prefetch or another site's
     /// navigation cannot change the session's values. A navigation another site started is not
@@ -22,15 +23,14 @@ extension Shell {
     func page(_ context: ShellRequestContext) throws -> Response {
         let (request, session) = (context.request, context.session)
         let shell = context.isSafeOnly ? preview(of: context.app, session) : context.app
-        let launch = RequestChecks.isFromAnotherSite(request) ? nil : request.query("launch")
+        let launch = RequestChecks.isFromAnotherSite(request) ? nil : LaunchLink(request, application)
         let next = context.next
         switch application.open(path: request.path, next: next, in: shell) {
         case .show:
             return renderPage(shell, session, target: request.target, launch: launch)
         case .redirect(let location):
             guard let launch else { return .redirect(to: location) }
-            let separator = location.contains("?") ? "&" : "?"
-            return .redirect(to: location + separator + "launch=" + PercentEncoding.encode(launch))
+            return .redirect(to: location + (location.contains("?") ? "&" : "?") + launch.query)
         case .notFound:
             throw HTTPError.notFound("no page at \(request.path)")
         }
@@ -52,15 +52,17 @@ extension Shell {
     }
 
     /// The launch from a link, as a form the page's script sends (`#launch`).
-    private func launchForm(_ source: String, _ session: SessionContext) -> String {
+    private func launchForm(_ launch: LaunchLink, _ session: SessionContext) -> String {
         let token = HTML.escape(tokens.token(for: session.id.bytes))
+        let fields = launch.fields.map { name, value in
+            "<input type=\"hidden\" name=\"\(HTML.escape(name))\" value=\"\(HTML.escape(value))\">\n"
+        }
         return """
             <aside class="launch" aria-label="Opened from a notification">
             <form id="launch" method="post" action="/actions" data-action="launch">
             <input type="hidden" name="csrf" value="\(token)">
             <input type="hidden" name="action" value="launch">
-            <input type="hidden" name="source" value="\(HTML.escape(source))">
-            <button type="submit">Open what the notification shows</button>
+            \(fields.joined())<button type="submit">Open what the notification shows</button>
             </form>
             </aside>
 
@@ -68,7 +70,7 @@ extension Shell {
     }
 
     /// The page of what `shell` shows, with the launch form when the URL carried one.
-    func makePage(_ shell: LiveApp, _ session: SessionContext, launch: String?) -> Response {
+    func makePage(_ shell: LiveApp, _ session: SessionContext, launch: LaunchLink?) -> Response {
         let visible = shell.root.visibleScreen
         let refresh =
             shell.isStarting

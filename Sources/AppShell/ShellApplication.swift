@@ -65,9 +65,31 @@ extension ShellApplication {
         let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
         let routes = RestorationRegistry.of(RootCoordinator.self).routes
         let all =
-            typed.flatMap { $0.offeredActions } + [ActionDescription.launch]
+            typed.flatMap { $0.offeredActions } + [launchDescription]
             + (routes.isEmpty ? [] : [ActionDescription.show])
         return all.filter { seen.insert($0.name).inserted }
+    }
+
+    /// `launch`: its `source`, one of the app coordinator's `LaunchSource` cases, and each case's
+    /// parameters (not required: each source needs its own).
+    public var launchDescription: ActionDescription {
+        let sources = RootCoordinator.LaunchSource.descriptions
+        var parameters = [
+            ActionParameter(name: "source", type: .string, choices: sources.isEmpty ? nil : sources.map(\.name))
+        ]
+        for source in sources {
+            for parameter in source.parameters where !parameters.contains(where: { $0.name == parameter.name }) {
+                parameters.append(
+                    ActionParameter(
+                        name: parameter.name, type: parameter.type, isRequired: false, choices: parameter.choices))
+            }
+        }
+        return ActionDescription(name: ActionDescription.launch.name, parameters: parameters)
+    }
+
+    /// The parameters of the launch from `source` (`?launch=note&id=1` carries `id`), by name.
+    public func launchParameters(of source: String) -> [String] {
+        RootCoordinator.LaunchSource.descriptions.first { $0.name == source }?.parameters.map(\.name) ?? []
     }
 
     /// The names of `actionCatalog`.
@@ -153,11 +175,22 @@ extension ApplicationCoordinator {
     /// Does nothing by default.
     public func open(deepLink: String) {}
 
-    /// `launch`: its `source` is one of `LaunchSource`'s (else 400), handled typed.
+    /// `launch`: its `source` is one of `LaunchSource`'s cases (else 400), its other parameters
+    /// that case's associated values (400 naming one missing or mistyped), handled typed.
     public func launch(_ action: ScreenAction) throws(ActionError) {
-        guard let name = action.string("source"), let source = LaunchSource(rawValue: name) else {
-            let names = LaunchSource.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        let sources = LaunchSource.descriptions.map(\.name)
+        guard let name = action.string("source"), sources.contains(name) else {
+            let names = sources.map { "\"\($0)\"" }.joined(separator: " or ")
             throw ActionError(status: 400, "launch needs \"source\": \(names.isEmpty ? "a launch source" : names)")
+        }
+        var parameters = action.parameters
+        parameters["source"] = nil
+        let source: LaunchSource
+        do {
+            source = try LaunchSource(
+                decoding: ScreenAction(name: name, parameters: parameters, clientAddress: action.clientAddress))
+        } catch {
+            throw ActionError(status: 400, "launch from " + error.message)
         }
         try launch(from: source, action)
     }

@@ -18,16 +18,23 @@ public struct StartupWork: Sendable {
     }
 }
 
-/// Where a launch can come from (`launch`'s `source`): an enum whose raw values are the sources'
-/// names, e.g. `case notification`. The app coordinator handles each, typed.
-public protocol LaunchSources: RawRepresentable, CaseIterable, Sendable where RawValue == String {}
+/// Where a launch can come from (`launch`'s `source`), with what it carries: an enum whose cases
+/// are the sources, their labelled associated values the launch's typed parameters, as a screen's
+/// actions are (`ScreenActions`): `case note(id: Int)` is `{"action": "launch", "source": "note",
+/// "id": 1}`, the link `/?launch=note&id=1`, or a notification scheduled with `launch: .note(id: 1)`.
+/// The app coordinator handles each, typed.
+public protocol LaunchSources: ScreenActions {}
 
 /// No launch source: an app coordinator that declares none refuses every launch (400).
-public struct NoLaunchSources: LaunchSources {
-    /// Never made.
-    public init?(rawValue: String) { nil }
-    /// Never read.
-    public var rawValue: String { "" }
+public enum NoLaunchSources: LaunchSources {
+    /// Never made: there is no case.
+    public init(from decoder: any Decoder) throws {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "there is no launch source"))
+    }
+
+    /// Never called: there is no case.
+    public func encode(to encoder: any Encoder) throws {}
+
     /// None.
     public static var allCases: [NoLaunchSources] { [] }
 }

@@ -84,7 +84,7 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
         case .remind:
             root.context.scheduleNotification(
                 title: "AppShell", body: "Your reminder: open the list.",
-                afterMilliseconds: reminderDelayMilliseconds)
+                afterMilliseconds: reminderDelayMilliseconds, launch: DemoLaunch.notification)
         case .logout:
             (parent as? AppCoordinator)?.logout()
         }

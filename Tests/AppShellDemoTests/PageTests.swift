@@ -215,6 +215,8 @@ import Testing
         let reminder = try events.read(through: "}\n\n")
         #expect(reminder.contains("event: notification\n"))
         #expect(reminder.contains("\"title\":\"AppShell\""))
+        // What a click launches: the launch action's parameters, typed by the app (`DemoLaunch`).
+        #expect(reminder.contains("\"launch\":{\"source\":\"notification\"}"))
     }
 
     @Test func aClientThatIsUpToDateGetsOnlyNewEvents() throws {

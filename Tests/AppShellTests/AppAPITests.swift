@@ -29,7 +29,11 @@ final class BookScreen: Screen<BookAction>, RestorableScreen {
 }
 final class CoverScreen: Screen<CoverAction>, RestorableScreen { init() { super.init(name: "cover") } }
 
-enum ShelfLaunch: String, LaunchSources { case widget, link }
+enum ShelfLaunch: LaunchSources, Equatable {
+    case widget
+    case link(book: String, page: Int?)
+    static let allCases: [ShelfLaunch] = [.widget, .link(book: "", page: nil)]
+}
 
 final class ShelfCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
@@ -208,9 +212,36 @@ struct ShelfApp: ShellApplication {
         let app = ShelfApp().makeApp(defaults: DefaultsStore(), now: 0)
         let coordinator = try #require(app.coordinator as? ShelfCoordinator)
         try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "widget"]))
-        #expect(coordinator.launches == [.widget])
+        try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link", "book": "moby", "page": 3]))
+        try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link", "book": "moby"]))
+        #expect(coordinator.launches == [.widget, .link(book: "moby", page: 3), .link(book: "moby", page: nil)])
         #expect(throws: ActionError(status: 400, #"launch needs "source": "widget" or "link""#)) {
             try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "mail"]))
         }
+        #expect(throws: ActionError(status: 400, #"launch from link needs "book" (a string)"#)) {
+            try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link"]))
+        }
+        #expect(throws: ActionError(status: 400, #"launch from "page" of link must be an integer, not "x""#)) {
+            try coordinator.launch(
+                ScreenAction(name: "launch", parameters: ["source": "link", "book": "a", "page": "x"]))
+        }
+        #expect(coordinator.launches.count == 3)
+    }
+
+    /// The catalogue's `launch`: its `source` with the app's sources as choices, and each source's
+    /// parameters, none required (each source needs its own).
+    @Test func theLaunchIsDescribedFromTheAppsSources() {
+        #expect(
+            ShelfApp().launchDescription
+                == ActionDescription(
+                    name: "launch",
+                    parameters: [
+                        ActionParameter(name: "source", type: .string, choices: ["widget", "link"]),
+                        ActionParameter(name: "book", type: .string, isRequired: false),
+                        ActionParameter(name: "page", type: .integer, isRequired: false),
+                    ]))
+        #expect(ShelfApp().launchParameters(of: "link") == ["book", "page"])
+        #expect(ShelfApp().launchParameters(of: "widget").isEmpty)
+        #expect(ShelfApp().actionCatalog.last == ShelfApp().launchDescription)
     }
 }

@@ -1,9 +1,11 @@
 import AppShell
 
 /// Where Notes can be launched from (`launch`'s `source`).
-public enum NotesLaunch: String, LaunchSources {
+public enum NotesLaunch: LaunchSources {
     /// A link to one note (a notification, another app): `launch` with the note's `id`.
-    case note
+    case note(id: Int)
+
+    public static let allCases: [NotesLaunch] = [.note(id: 0)]
 }
 
 /// The top of every session's coordinator tree (`app`): its routing decisions — after the splash
@@ -39,10 +41,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     /// or after login.
     public func launch(from source: NotesLaunch, _ request: ScreenAction) throws(ActionError) {
         switch source {
-        case .note:
-            guard let id = request.string("id").flatMap({ Int($0) }) else {
-                throw ActionError(status: 400, "launch from a note needs the note's \"id\"")
-            }
+        case .note(let id):
             let path = "/notes/\(id)"
             if let notes {
                 guard notes.show(path: path) else { throw ActionError(status: 404, "There is no note \(id).") }

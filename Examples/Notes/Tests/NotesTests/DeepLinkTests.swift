@@ -69,5 +69,32 @@ import Testing
             try notes.act(#"{"action": "launch", "source": "note", "id": "1"}"#).json["stack"] == ["notes", "note"])
         #expect(try notes.act(#"{"action": "launch", "source": "note", "id": "7"}"#).status == 404)
         #expect(try notes.act(#"{"action": "launch", "source": "notification"}"#).status == 400)
+        // The id is typed (`NotesLaunch.note(id: Int)`): JSON's integer or a form's text; a missing
+        // or mistyped one is 400 naming it and its type.
+        try notes.act(#"{"action": "back"}"#)
+        #expect(try notes.act(#"{"action": "launch", "source": "note", "id": 1}"#).json["stack"] == ["notes", "note"])
+        let noID = try notes.act(#"{"action": "launch", "source": "note"}"#)
+        #expect(noID.status == 400)
+        #expect(noID.json["error"] == "launch from note needs \"id\" (an integer)")
+        let wordID = try notes.act(#"{"action": "launch", "source": "note", "id": "one"}"#)
+        #expect(wordID.json["error"] == "launch from \"id\" of note must be an integer, not \"one\"")
+    }
+
+    /// A launch link carries its parameters: `/?launch=note&id=1` keeps `id` through the redirect
+    /// to the current page, whose launch form sends it (and no other query member).
+    @Test(arguments: TestMode.allCases)
+    func aLaunchLinkCarriesItsParameters(mode: TestMode) throws {
+        let notes = try NotesHarness(mode)
+        _ = try notes.logIn()
+        let link = try notes.client.get("/?launch=note&id=1&other=x")
+        #expect(link.status == 303)
+        #expect(link.headers["Location"] == "/notes?launch=note&id=1")
+        let page = try notes.client.get("/notes?launch=note&id=1&other=x").text
+        #expect(page.contains(#"<input type="hidden" name="source" value="note">"#))
+        #expect(page.contains(#"<input type="hidden" name="id" value="1">"#))
+        #expect(!page.contains(#"name="other""#))
+        let launched = try notes.submit([("action", "launch"), ("source", "note"), ("id", "1")], from: "/notes")
+        #expect(launched.status == 303)
+        #expect(try notes.state()["stack"] == ["notes", "note"])
     }
 }
