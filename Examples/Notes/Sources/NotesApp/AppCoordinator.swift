@@ -5,6 +5,7 @@ public enum NotesLaunch: LaunchSources {
     /// A link to one note (a notification, another app): `launch` with the note's `id`.
     case note(id: Int)
 
+    /// One sample of each source (the values do not matter).
     public static let allCases: [NotesLaunch] = [.note(id: 0)]
 }
 
