@@ -151,11 +151,16 @@ test-scaleout: $(BROWSER_VENV_READY) build
 	BROWSER_SCALEOUT=1 $(BROWSER_PYTEST)
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
-## against the built appshell on a free port with the memory store, using the OpenAPI document
-## the server serves at /api/openapi.json (Public/openapi.json). CONTRACT_SECONDS (90) bounds the
-## run, CONTRACT_MAX_EXAMPLES (60) the cases per operation, CONTRACT_SEED (15) picks them.
+## against the built demo, then the built Notes (Examples/Notes), each on a free port with the
+## memory store, using the OpenAPI document each server makes from its app's declarations and
+## serves at /api/openapi.json. CONTRACT_SECONDS (90) bounds each run, CONTRACT_MAX_EXAMPLES (60)
+## the cases per operation, CONTRACT_SEED (15) picks them.
 contract-test: $(CONTRACT_VENV_READY) build
-	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis
+	$(SWIFT) build --package-path $(EXAMPLES)
+	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis \
+	  --env APPSHELL_SPLASH_DELAY_MILLISECONDS=0
+	python3 tests/contract/run.py $$($(SWIFT) build --package-path $(EXAMPLES) --show-bin-path)/notes \
+	  $(CONTRACT_VENV)/bin/schemathesis --app-dir $(EXAMPLES) --env APPSHELL_SPLASH_MILLISECONDS=0
 
 ## flood-test: tests/flood/run.py against the built (debug) appshell, on loopback: cookieless
 ## requests across every route while logged-in users act (FLOOD_TEST_REQUESTS, 100000, with a

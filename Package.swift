@@ -69,7 +69,9 @@ let package = Package(
         // The app shell: sessions over HTTP (cookie policy), and later the root controller.
         .target(
             name: "AppShell",
-            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"]),
+            dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],
+            // Embedded as APIDocumentTemplate.swift by scripts/embed-assets.py.
+            exclude: ["APIDocumentTemplate.json"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency", "CMicroHTTPD"]),
         // The demo app: its configuration, screens, coordinators and routes.

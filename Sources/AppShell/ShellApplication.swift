@@ -73,7 +73,7 @@ extension ShellApplication {
     /// `launch`: its `source`, one of the app coordinator's `LaunchSource` cases, and each case's
     /// parameters (not required: each source needs its own).
     public var launchDescription: ActionDescription {
-        let sources = RootCoordinator.LaunchSource.descriptions
+        let sources = launchSources
         var parameters = [
             ActionParameter(name: "source", type: .string, choices: sources.isEmpty ? nil : sources.map(\.name))
         ]
@@ -87,9 +87,12 @@ extension ShellApplication {
         return ActionDescription(name: ActionDescription.launch.name, parameters: parameters)
     }
 
+    /// The app coordinator's launch sources, each with its parameters (`LaunchSources`).
+    public var launchSources: [ActionDescription] { RootCoordinator.LaunchSource.descriptions }
+
     /// The parameters of the launch from `source` (`?launch=note&id=1` carries `id`), by name.
     public func launchParameters(of source: String) -> [String] {
-        RootCoordinator.LaunchSource.descriptions.first { $0.name == source }?.parameters.map(\.name) ?? []
+        launchSources.first { $0.name == source }?.parameters.map(\.name) ?? []
     }
 
     /// The names of `actionCatalog`.

@@ -105,8 +105,20 @@ public final class ShellServer: Sendable {
 
     /// Where the OpenAPI document of the HTTP API is served.
     public static let apiDescriptionPath = "/api/openapi.json"
-    /// The OpenAPI document's file in the public directory (also served there as a static file).
-    public static let apiDescriptionFile = "openapi.json"
+
+    /// The app's OpenAPI document, as `/api/openapi.json` serves it: the routes the responder
+    /// serves and the app's pages, files and actions with their typed parameters (`APIDocument`).
+    public func apiDescription() throws(HTTPServerError) -> JSON { describe(try makeResponder()) }
+
+    /// The document of what `router` serves.
+    private func describe(_ router: Router) -> JSON {
+        APIDocument.make(
+            for: APIDocument.App(
+                name: shell.chrome.name, pagePaths: pagePaths, files: shell.chrome.stylesheets + shell.chrome.scripts,
+                cookieName: shell.cookie.name,
+                servedPaths: Set(router.routeList.map(\.path)).union([ShellServer.apiDescriptionPath]),
+                actions: shell.application.actionCatalog, launchSources: shell.application.launchSources))
+    }
 
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
@@ -121,17 +133,6 @@ public final class ShellServer: Sendable {
         let maxAge = configuration.staticMaxAgeSeconds
         router.get(PageScript.path, BuiltInFileResponder.pageScript(maxAge: maxAge))
         router.get(BaseStylesheet.path, BuiltInFileResponder.baseStylesheet(maxAge: maxAge))
-        // The API's description, read once: it describes this build's routes, so it is served as
-        // it was when the server started (no session, nothing to change).
-        let description = FileManager.default.contents(
-            atPath: configuration.publicDirectory + "/" + ShellServer.apiDescriptionFile)
-        router.get(ShellServer.apiDescriptionPath) { _ in
-            guard let description else {
-                throw HTTPError.notFound(
-                    "no API description: \(ShellServer.apiDescriptionFile) is not in the public directory")
-            }
-            return .json(bytes: Array(description))
-        }
         shell.install(into: &router, pagePaths: pagePaths)
         shell.application.installRoutes(into: &router, shell: shell)
         let metrics = ShellMetrics(
@@ -143,6 +144,11 @@ public final class ShellServer: Sendable {
             try access.check(request)
             return metrics.response()
         }
+        // The API's description, made once the routes are known: it describes this build's routes
+        // and the app's declarations, so it is served as it was when the server started (no
+        // session, nothing to change).
+        let description = describe(router).serialized
+        router.get(ShellServer.apiDescriptionPath) { _ in .json(bytes: description) }
         return router
     }
 

@@ -5,7 +5,8 @@ enum LoginAction: ScreenActions {
     /// Checks the username and password; success gives the session a new id and opens `next`.
     case login(username: String, password: String, next: String?)
 
-    static let allCases: [LoginAction] = [.login(username: "", password: "", next: nil)]
+    /// The demo's account: the sample is the API document's example (what its stateful tests send).
+    static let allCases: [LoginAction] = [.login(username: "demo", password: "appshell", next: nil)]
 
     var role: ActionRole? { .rotatesSession }
 }

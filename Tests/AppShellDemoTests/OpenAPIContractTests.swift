@@ -6,15 +6,13 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The OpenAPI document (`Public/openapi.json`, served at `/api/openapi.json`) against the router:
-/// every route is described, every described path is served, and a method a path does not list
-/// gets 405 with `Allow`. Schemathesis checks the rest against a live server (`make contract-test`).
+/// The demo's OpenAPI document (made by the framework from the app's declarations, served at
+/// `/api/openapi.json`) against the router: every route is described, every described path is
+/// served, and a method a path does not list gets 405 with `Allow`. Schemathesis checks the rest
+/// against a live server (`make contract-test`).
 @Suite struct OpenAPIContractTests {
-    static let documentPath = CommandTests.packageRoot.appendingPathComponent("Public/openapi.json").path
-
     static func document() throws -> JSON {
-        let bytes = try #require(FileManager.default.contents(atPath: documentPath))
-        return try JSON(parsing: Array(bytes))
+        try ShellAPITests.makeApp(splashDelay: 0, maxSessionsInMemory: nil).server.apiDescription()
     }
 
     /// The document's operations: path (with `{name}` captures) → lowercased methods.
@@ -80,14 +78,28 @@ import Testing
         }
     }
 
-    @Test func theServerServesTheCheckedInDocumentWithoutASession() throws {
-        let (_, live) = try ShellAPITests.start()
+    /// The framework's part of every document is built in from its JSON file.
+    @Test func theEmbeddedTemplateIsTheJSONFile() throws {
+        let sources = CommandTests.packageRoot.appendingPathComponent("Sources/AppShell")
+        let json = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.json"), encoding: .utf8)
+        let swift = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.swift"), encoding: .utf8)
+        #expect(
+            swift.contains("\"\"\"\n" + json + "\n\"\"\""),
+            "APIDocumentTemplate.swift differs from APIDocumentTemplate.json: run python3 scripts/embed-assets.py")
+    }
+
+    @Test func theServerServesItsDocumentWithoutASession() throws {
+        let (app, live) = try ShellAPITests.start()
         defer { _ = live.stop() }
         let response = try live.client().get(ShellServer.apiDescriptionPath)
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
         #expect(response.headers["Set-Cookie"] == nil)
-        #expect(response.body == Array(try #require(FileManager.default.contents(atPath: Self.documentPath))))
+        #expect(response.json == (try app.server.apiDescription()))
+        // No copy in the public directory: the app writes none.
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: CommandTests.packageRoot.appendingPathComponent("Public/openapi.json").path))
     }
 
     /// "A method a path does not list gets 405 with `Allow`": every described path, every method

@@ -297,9 +297,9 @@ def test_an_action_attempted_offline_says_so(app: App):
 def test_a_reminder_is_shown_by_the_service_worker_when_permission_is_granted(app: App):
     """With notifications granted, the reminder is a notification of the worker's registration
     (no banner), carrying the launch; its click event in the worker brings the launch to the open
-    window, which shows the list in place. (With no window open the worker opens
-    /?launch=notification, which test_notification_launch_link_opens_the_list covers; Chromium
-    lets a worker open a window only for a real click.)"""
+    window, which shows the list in place. (With no window open the worker opens its launch's
+    URL, /?launch=notification, which test_notification_launch_link_opens_the_list covers;
+    Chromium lets a worker open a window only for a real click.)"""
     app.driver.execute_cdp_cmd(
         "Browser.grantPermissions", {"permissions": ["notifications"], "origin": app.server.base_url}
     )
@@ -321,7 +321,7 @@ def test_a_reminder_is_shown_by_the_service_worker_when_permission_is_granted(ap
     )
     assert len(shown) == 1, shown
     assert shown[0]["title"] and shown[0]["tag"] == "appshell-reminder", shown
-    assert shown[0]["data"] == {"launch": "notification"}, shown
+    assert shown[0]["data"] == {"launch": {"source": "notification"}}, shown
     assert app.driver.execute_script("return document.getElementById('banner').hidden"), "the banner showed too"
     assert app.screen() == "main"
 

@@ -1,9 +1,14 @@
-"""Runs schemathesis against a live appshell: the API contract test (`make contract-test`).
+"""Runs schemathesis against a live app: the API contract test (`make contract-test`).
 
-Starts the built binary on a free port (port 0, read from its `listening` line) with the memory
-store, runs `schemathesis run` with every check and every phase (examples, coverage, fuzzing,
-stateful) against the document the server itself serves at /api/openapi.json, and stops the
-server. Exits with schemathesis's status. Usage: run.py APPSHELL_BINARY SCHEMATHESIS [extra args]
+Starts the built binary of an AppShell app (the demo's `appshell`, or Notes' `notes`) on a free
+port (port 0, read from its `listening` line) with the memory store and no splash, runs
+`schemathesis run` with every check and every phase (examples, coverage, fuzzing, stateful)
+against the document the server itself makes and serves at /api/openapi.json, and stops the
+server. Exits with schemathesis's status.
+
+Usage: run.py BINARY SCHEMATHESIS [--app-dir DIR] [--env NAME=VALUE ...] [extra schemathesis args]
+(--app-dir: the app's directory, holding its config.json, the repository's root by default;
+--env: a setting of the app's own for the run, e.g. its splash's length).
 """
 
 import json
@@ -21,17 +26,26 @@ MAX_SECONDS = os.environ.get("CONTRACT_SECONDS", "90")
 def main() -> int:
     binary, schemathesis, *extra = sys.argv[1:]
     binary, schemathesis = os.path.abspath(binary), os.path.abspath(schemathesis)
+    app_dir, settings = ROOT, {}
+    while extra[:1] in (["--app-dir"], ["--env"]):
+        if extra[0] == "--app-dir":
+            app_dir = os.path.abspath(extra[1])
+        else:
+            name, _, value = extra[1].partition("=")
+            settings[name] = value
+        extra = extra[2:]
     environment = {key: value for key, value in os.environ.items() if not key.startswith("APPSHELL_")}
     environment.update(
         {
             "APPSHELL_PORT": "0",
             "APPSHELL_STORE": "memory",
-            "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+
             "APPSHELL_ACCESS_LOG": "false",
+            **settings,
         }
     )
     server = subprocess.Popen(
-        [binary, "--config", "config.json"], cwd=ROOT, env=environment, stdout=subprocess.PIPE, text=True
+        [binary, "--config", "config.json"], cwd=app_dir, env=environment, stdout=subprocess.PIPE, text=True
     )
     try:
         port = None

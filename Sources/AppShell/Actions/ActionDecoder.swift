@@ -158,7 +158,7 @@ enum ActionDecoder {
             switch value {
             case .integer(let number): return number
             case .double(let number): if let whole = Int(exactly: number) { return whole }
-            case .string(let text): if let number = Int(text) { return number }
+            case .string(let text): if let number = FormNumber.integer(text) { return number }
             default: break
             }
             throw mismatch(.integer)
@@ -168,7 +168,7 @@ enum ActionDecoder {
             switch value {
             case .double(let number): return number
             case .integer(let number): return Double(number)
-            case .string(let text): if let number = Double(text), number.isFinite { return number }
+            case .string(let text): if let number = FormNumber.number(text) { return number }
             default: break
             }
             throw mismatch(.number)
@@ -203,4 +203,31 @@ enum ActionDecoder {
             }
         }
     }
+}
+
+/// A number as a form sends it: decimal digits only, so that the app's OpenAPI document can say
+/// exactly which texts are numbers (`APIDocument`), and no spelling Swift's parsers also take
+/// (`+1`, `1e3`, `0x1`, `nan`) is one.
+enum FormNumber {
+    /// A whole number's text: an optional `-` and 1 to 18 digits (every such text fits in `Int`).
+    static let integerPattern = "^-?[0-9]{1,18}$"
+    /// A number's text: an optional `-`, 1 to 15 digits, and optionally `.` and 1 to 15 more.
+    static let numberPattern = "^-?[0-9]{1,15}([.][0-9]{1,15})?$"
+
+    /// The whole number `text` writes, if it matches `integerPattern`.
+    static func integer(_ text: String) -> Int? {
+        let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
+        guard (1...18).contains(digits.count), digits.allSatisfy(isDigit) else { return nil }
+        return Int(text)
+    }
+
+    /// The number `text` writes, if it matches `numberPattern`.
+    static func number(_ text: String) -> Double? {
+        let unsigned = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
+        let parts = unsigned.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.allSatisfy({ (1...15).contains($0.count) && $0.allSatisfy(isDigit) }) else { return nil }
+        return Double(text)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 }

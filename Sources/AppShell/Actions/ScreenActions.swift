@@ -31,7 +31,7 @@ public enum ActionRole: String, Sendable {
 /// mistyped parameter answers 400 naming it and the type it needs. Label every associated value:
 /// the label is the parameter's name. An enum without associated values may be `String`-backed
 /// (`enum MainAction: String, ScreenActions`), its raw values the names; one with them lists a
-/// sample of each case in `allCases` (the values do not matter): the app's catalogue of actions,
+/// sample of each case in `allCases` (its values are the API document's example): the app's catalogue of actions,
 /// with each parameter's name, type and whether it is required, is derived from those samples.
 ///
 /// The screen offers every case, its coordinator switches over them (the compiler checks that it
@@ -63,10 +63,11 @@ extension ScreenActions {
         actionDescriptions(of: Self.self) {
             var seen: Set<String> = []
             return allCases.compactMap { sample in
-                let name = sample.screenAction.name
-                guard seen.insert(name).inserted else { return nil }
+                let sent = sample.screenAction
+                guard seen.insert(sent.name).inserted else { return nil }
                 return ActionDescription(
-                    name: name, parameters: ActionProbe.parameters(of: Self.self, name), role: sample.role)
+                    name: sent.name, parameters: ActionProbe.parameters(of: Self.self, sent.name), role: sample.role,
+                    example: sent.parameters)
             }
         }
     }
@@ -103,7 +104,8 @@ private func actionDescriptions(of type: Any.Type, _ make: () -> [ActionDescript
     return made
 }
 
-/// One action as the app's catalogue describes it: its name, its parameters and its role.
+/// One action as the app's catalogue describes it: its name, its parameters and its role. Two
+/// descriptions are equal when those are; the example does not count.
 public struct ActionDescription: Sendable, Hashable {
     /// The name in the JSON API and the forms.
     public let name: String
@@ -111,6 +113,9 @@ public struct ActionDescription: Sendable, Hashable {
     public let parameters: [ActionParameter]
     /// What it means to the page's script.
     public let role: ActionRole?
+    /// Parameters to show it with: its sample's in `allCases` (the app's OpenAPI document gives
+    /// them as the action's example, and its stateful tests send them).
+    public let example: [String: JSON]
 
     /// `launch` (with its `source`, e.g. `notification`): the app was opened from a notification or a
     /// link. Every screen accepts it, and the app coordinator handles it; the page's script reads
@@ -119,10 +124,25 @@ public struct ActionDescription: Sendable, Hashable {
         name: "launch", parameters: [ActionParameter(name: "source", type: .string)])
 
     /// An action named `name`.
-    public init(name: String, parameters: [ActionParameter] = [], role: ActionRole? = nil) {
+    public init(
+        name: String, parameters: [ActionParameter] = [], role: ActionRole? = nil, example: [String: JSON] = [:]
+    ) {
         self.name = name
         self.parameters = parameters
         self.role = role
+        self.example = example
+    }
+
+    /// Whether the two have the same name, parameters and role.
+    public static func == (a: ActionDescription, b: ActionDescription) -> Bool {
+        a.name == b.name && a.parameters == b.parameters && a.role == b.role
+    }
+
+    /// The name, parameters and role.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(parameters)
+        hasher.combine(role)
     }
 
     /// The names of the parameters it cannot do without.

@@ -5,8 +5,8 @@ public enum NotesLaunch: LaunchSources {
     /// A link to one note (a notification, another app): `launch` with the note's `id`.
     case note(id: Int)
 
-    /// One sample of each source (the values do not matter).
-    public static let allCases: [NotesLaunch] = [.note(id: 0)]
+    /// One sample of each source: the API document's example.
+    public static let allCases: [NotesLaunch] = [.note(id: 1)]
 }
 
 /// The top of every session's coordinator tree (`app`): its routing decisions — after the splash

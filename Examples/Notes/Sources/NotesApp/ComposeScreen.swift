@@ -7,7 +7,8 @@ enum ComposeAction: ScreenActions {
     /// Closes the sheet, keeping nothing.
     case cancel
 
-    static let allCases: [ComposeAction] = [.save(title: "", body: ""), .cancel]
+    /// One sample of each case: the API document's examples.
+    static let allCases: [ComposeAction] = [.save(title: "Groceries", body: "milk, bread"), .cancel]
 
     var role: ActionRole? {
         if case .cancel = self { return .close }

@@ -9,7 +9,8 @@ enum NoteListAction: ScreenActions {
     /// Logs out: the session gets a new id.
     case logout
 
-    static let allCases: [NoteListAction] = [.open(id: 0), .compose, .logout]
+    /// One sample of each case: the API document's examples (the welcome note is 1).
+    static let allCases: [NoteListAction] = [.open(id: 1), .compose, .logout]
 
     var role: ActionRole? {
         if case .logout = self { return .rotatesSession }
