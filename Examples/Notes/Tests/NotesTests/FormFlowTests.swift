@@ -22,6 +22,8 @@ import Testing
         let list = try notes.get("/notes").text
         #expect(list.contains("data-screen=\"notes\""))
         #expect(list.contains("Welcome to Notes"))
+        // The list is titled after the app: its page's title is the app's name, once.
+        #expect(list.contains("<title>Notes</title>"))
 
         // The sheet: a refused save leads back to it, which says why and keeps what was typed.
         #expect(try notes.submit("compose", on: "/notes").headers["Location"] == "/notes/new")
