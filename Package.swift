@@ -101,6 +101,10 @@ let package = Package(
             dependencies: ["AppShellSessions", "AppShellConcurrency", "DefaultsBackendTestSupport"]),
         .testTarget(
             name: "AppShellHTTPTests", dependencies: ["AppShellHTTP", "AppShellTesting", "AppShellConcurrency"]),
+        // The testing kit's own: forms read, submitted and followed, logins, waiting for a state.
+        .testTarget(
+            name: "AppShellTestingTests",
+            dependencies: ["AppShellTesting", "AppShellHTTP", "AppShellJSON", "AppShellConcurrency"]),
         .testTarget(
             name: "AppShellTests",
             dependencies: [

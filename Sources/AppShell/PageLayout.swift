@@ -15,8 +15,15 @@ struct PageLayout: Sendable {
     /// The app's name in titles and the app bar: the chrome's.
     var appName: String { chrome.name }
 
+    /// A page's title: "<screen title> — <app name>", or the app's name alone when the screen is
+    /// titled after the app (a home screen called "Notes" in Notes is "Notes", not "Notes — Notes").
+    func title(of screenTitle: String) -> String {
+        screenTitle == appName || screenTitle.isEmpty ? appName : screenTitle + " — " + appName
+    }
+
     /// A whole document: the head (the chrome's stylesheets and scripts, and the installable app's
-    /// lines) and the app bar with the app's name, then `main`.
+    /// lines) and the app bar with the app's name, then `main`; `title` is the screen's, which
+    /// `title(of:)` completes with the app's name.
     func document(title: String, extraHead: String = "", main: String) -> String {
         let worker = webApp?.workerSource != nil ? " data-service-worker=\"\(InstallableWebApp.workerPath)\"" : ""
         return """
@@ -25,7 +32,7 @@ struct PageLayout: Sendable {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(HTML.escape(title)) — \(HTML.escape(appName))</title>
+            <title>\(HTML.escape(self.title(of: title)))</title>
             \(chrome.headHTML(assets: assets))\(webApp?.headHTML(assets: assets) ?? "")\(extraHead)</head>
             <body>
             \(chrome.appBar)

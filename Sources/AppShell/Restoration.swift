@@ -74,7 +74,7 @@ public struct RestorationRegistry: Sendable {
     public let screens: ScreenRegistry
     private let coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?]
     /// Which coordinator types declare each screen type.
-    private let owners: [ObjectIdentifier: Set<ObjectIdentifier>]
+    let owners: [ObjectIdentifier: Set<ObjectIdentifier>]
     /// The routes the coordinators declare (`Route`), in declaration order.
     let routes: [RouteEntry]
 

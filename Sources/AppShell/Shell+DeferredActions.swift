@@ -46,7 +46,7 @@ extension Shell {
         do {
             answered = try registry.withLiveSession(id) { session -> Response in
                 let shell = live(session)
-                return withBound(shell, session) { () -> Response in
+                return try withBound(shell, session) { () throws -> Response in
                     let committed = shell.root.version
                     advance(shell, session)
                     var outcome: ActionError?
@@ -59,7 +59,7 @@ extension Shell {
                         outcome = error
                     }
                     let response = answer(outcome, request, shell, session)
-                    keep(shell, in: session)
+                    try keep(shell, in: session)
                     afterCommit(shell, session, publishing: shell.root.version != committed)
                     if session.id != session.originalID { rotatedTo = session.id }
                     return response
@@ -67,6 +67,10 @@ extension Shell {
             }
         } catch let error as StoreError {
             return .error(SessionResponder.unavailable(error, requestID: request.requestID), for: request)
+        } catch let error as DeclarationError {
+            // The app's mistake, not the store's: its changes were dropped, as any failed request's.
+            AccessLog.error("\(request.method) \(request.path) failed: \(error)", requestID: request.requestID)
+            return .error(HTTPError(.internalServerError, "internal server error"), for: request)
         } catch {
             AccessLog.error("session store: \(error)", requestID: request.requestID)
             return .error(

@@ -103,7 +103,7 @@ extension Shell {
         var members = shell.state(defaults: session.defaults).objectValue ?? [:]
         members["html"] = .string(shell.visibleHTML())
         members["url"] = .string(application.url(of: shell))
-        members["title"] = .string(shell.root.visibleScreen.title + " — " + pageLayout.appName)
+        members["title"] = .string(pageLayout.title(of: shell.root.visibleScreen.title))
         members["starting"] = .bool(shell.isStarting)
         return .object(members)
     }

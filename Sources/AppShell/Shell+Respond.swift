@@ -86,7 +86,7 @@ extension Shell {
                 session.memo = made
                 return response
             }
-            keep(shell, in: session)
+            try keep(shell, in: session)
             let opened = shell.pendingStreams
             shell.pendingStreams = []
             afterCommit(shell, session, publishing: shell.root.version != committed, subscribing: opened)

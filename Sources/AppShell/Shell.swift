@@ -51,6 +51,8 @@ public final class Shell: Sendable {
     let pageLayout: PageLayout
     /// The app's action names (`ShellApplication.knownActions`), read once.
     let knownActions: Set<String>
+    /// What the app's coordinators declare: which coordinator types may own each screen type.
+    let restoration: RestorationRegistry
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -86,6 +88,7 @@ public final class Shell: Sendable {
         events = ShellEvents(maxStreamsPerSession: maxStreamsPerSession, relay: relay, ledger: ledger)
         self.application = application
         knownActions = application.knownActions
+        restoration = Self.restorationRegistry(of: application)
         self.registry = registry
         self.cookie = cookie
         self.clock = clock
@@ -183,11 +186,11 @@ public final class Shell: Sendable {
             _ = try registry.withLiveSession(id) { session in
                 // Only an app live in memory: any other catches up when it is next read.
                 guard let shell = session.attachment as? LiveApp else { return }
-                withBound(shell, session) {
+                try withBound(shell, session) {
                     let version = shell.root.version
                     shell.scheduled = nil
                     shell.advance(now: clock())
-                    keep(shell, in: session)
+                    try keep(shell, in: session)
                     afterCommit(shell, session, publishing: shell.root.version != version)
                 }
             }
@@ -224,7 +227,7 @@ public final class Shell: Sendable {
                 guard let index = shell.root.notifications.firstIndex(of: notification) else { return }
                 shell.root.notifications.remove(at: index)
                 shell.root.snapshotIsStale = true
-                keep(shell, in: session)
+                try keep(shell, in: session)
                 let data = notification.data
                 session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
             }
@@ -247,14 +250,21 @@ public final class Shell: Sendable {
         return response
     }
 
+    /// The registry `application`'s app coordinator type declares.
+    private static func restorationRegistry<A: ShellApplication>(of application: A) -> RestorationRegistry {
+        RestorationRegistry.of(A.RootCoordinator.self)
+    }
+
     /// Gives the session the snapshot of the controllers when they changed: the registry stores it
     /// when the session is worth storing, and keeps it in memory in any case, so that a request
-    /// whose commit fails rebuilds the app as it was last committed.
+    /// whose commit fails rebuilds the app as it was last committed. Throws, keeping nothing, when
+    /// a screen shown has an owner that does not declare it (`DeclarationError`): the session's
+    /// request or work then fails and its live app is dropped, as for any error.
     ///
     /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
     /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
     /// for the memory store's actions (README, Performance).
-    func keep(_ shell: LiveApp, in session: SessionContext) {
+    func keep(_ shell: LiveApp, in session: SessionContext) throws(DeclarationError) {
         if session.id != session.originalID, !shell.root.notifications.isEmpty {
             // Scheduled under the id this request retired (a login, a logout): they go with it.
             shell.root.notifications.removeAll()
@@ -265,6 +275,7 @@ public final class Shell: Sendable {
             session.storesWithoutValues = true
         }
         guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
+        try DeclarationCheck.checkOwners(of: shell.root, restoration.owners)
         shell.root.snapshotIsStale = false
         let kept = shell.snapshot.kept
         shell.stored = (shell.root.version, kept)

@@ -12,7 +12,8 @@ import FoundationEssentials
 /// })
 /// ```
 public enum ShellCommand {
-    /// Exit status for a usage or configuration error.
+    /// Exit status for a usage or configuration error, and for a mistake in what the app's
+    /// coordinators declare (`DeclarationError`, thrown by `makeServer`).
     public static let configurationErrorStatus: Int32 = 2
 
     /// A command of its own besides serving (`appshell hash-password`): its name, a line for the
@@ -104,6 +105,10 @@ public enum ShellCommand {
         let server: ShellServer
         do {
             server = try makeServer(configuration)
+        } catch let error as DeclarationError {
+            // The app's code, not the store: as a bad configuration, one line and exit 2.
+            AccessLog.error("declaration error: \(error)")
+            return configurationErrorStatus
         } catch {
             AccessLog.error("cannot start: \(error)")
             return 1

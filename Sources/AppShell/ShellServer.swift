@@ -32,8 +32,11 @@ public final class ShellServer: Sendable {
     /// The app's work to stop once the HTTP server has stopped, before the store's writer stops.
     private let stopApplication: @Sendable () -> Void
 
-    /// Opens the store and builds the shell serving `application`. Throws when the store or the
-    /// forms' key file cannot be opened (a corrupt or unreadable SQLite file is never replaced).
+    /// Checks what `application` declares, then opens the store and builds the shell serving it.
+    /// Throws a `DeclarationError` when the app's coordinators declare something that cannot work
+    /// (`ShellApplication.checkDeclarations()`: before anything is opened), and a `StoreError`
+    /// when the store or the forms' key file cannot be opened (a corrupt or unreadable SQLite file
+    /// is never replaced).
     ///
     /// - Parameters:
     ///   - configuration: the framework's part of the app's configuration.
@@ -52,7 +55,8 @@ public final class ShellServer: Sendable {
         chrome: PageChrome, assets: AssetVersions? = nil, webApp: InstallableWebApp? = nil,
         metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {},
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
-    ) throws(StoreError) {
+    ) throws {
+        try application.checkDeclarations()
         self.configuration = configuration
         self.pagePaths = pagePaths
         metricsSources = metrics

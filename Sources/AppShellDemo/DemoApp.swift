@@ -24,8 +24,9 @@ public final class DemoApp: Sendable {
     /// script, which every chrome loads).
     public static let chrome = PageChrome(name: "AppShell", stylesheets: ["app.css"])
 
-    /// Opens the store and builds the app. Throws when the store cannot be opened (a corrupt or
-    /// unreadable SQLite file is never replaced). `verifyPassword` checks a password against its
+    /// Opens the store and builds the app. Throws when the app's declarations are wrong
+    /// (`DeclarationError`) or the store cannot be opened (`StoreError`: a corrupt or unreadable
+    /// SQLite file is never replaced). `verifyPassword` checks a password against its
     /// stored hash (tests pass one that takes as long as they say); `clock` is the shell's, in
     /// milliseconds since 1970 (tests move it by hand).
     public init(
@@ -34,7 +35,7 @@ public final class DemoApp: Sendable {
             PasswordHash.verify(password: $0, against: $1)
         },
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
-    ) throws(StoreError) {
+    ) throws {
         self.configuration = configuration
         // Before the first check: the server's threads must not wait for a check's memory map.
         PasswordHash.reserveHeapHeadroom()

@@ -6,6 +6,9 @@ import AppShellHTTP
 public protocol HTTPTestClient: AnyObject, Sendable {
     /// Cookies the server set, sent back on later requests (name → value).
     var cookies: [String: String] { get set }
+    /// The origin a browser on this server's pages sends with a form (`Origin`), e.g.
+    /// `http://127.0.0.1:8080`: the scheme and the `Host` the client sends.
+    var origin: String { get }
 
     /// Sends `method` `target` with `headers` and `body` (`Host`, `Content-Length` and the jar's
     /// cookies added as a browser adds them) and returns the answer.

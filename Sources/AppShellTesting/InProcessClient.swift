@@ -20,6 +20,9 @@ public final class InProcessClient: HTTPTestClient, @unchecked Sendable {
     /// How long a deferred answer is waited for before `send` throws.
     public var timeoutMilliseconds = 60_000
 
+    /// `http://127.0.0.1`, the `Host` its requests carry.
+    public var origin: String { "http://127.0.0.1" }
+
     /// A client of `server`'s responder whose requests come from `remoteAddress`.
     public init(server: HTTPServer, remoteAddress: String = "127.0.0.1") {
         self.server = server

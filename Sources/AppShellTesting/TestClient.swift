@@ -22,6 +22,9 @@ public final class TestClient: HTTPTestClient, @unchecked Sendable {
         self.tls = tls
     }
 
+    /// `http://127.0.0.1:<port>` (`https` over TLS).
+    public var origin: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
+
     /// The serial number (hex) of the certificate the server presented on the kept-alive
     /// connection (HTTPS only).
     public var peerSerialNumber: String? { connection?.tls?.peerSerialNumber }

@@ -87,22 +87,21 @@ import Testing
     @Test(arguments: TestMode.allCases) func formsWorkWithoutJavaScript(mode: TestMode) throws {
         let (_, live) = try Self.start(mode)
         let client = live.client()
-        var token = try Self.token(try Self.html(client, "/login").text)
-        let wrong = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=nope")
+        let token = try #require(try client.forms(on: "/login").first?.value(of: "csrf"))
+        let wrong = try client.submit("login", on: "/login", ["username": "demo", "password": "nope"])
         #expect(wrong.status == 303)
         #expect(wrong.headers["Location"] == "/login")
         let again = try Self.html(client, "/login").text
         #expect(again.contains("role=\"alert\">Wrong username or password.</p>"))
-        let right = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
+        let right = try client.submit("login", on: "/login", ["username": "demo", "password": "appshell"])
         #expect(right.status == 303)
         #expect(right.headers["Location"] == "/main")
         // The id rotated, and with it the token: the old one no longer works.
         let refused = try client.postForm("/actions", "csrf=\(token)&action=showList")
         #expect(refused.status == 403)
-        token = try Self.token(try Self.html(client, "/main").text)
-        let pushed = try client.postForm("/actions", "csrf=\(token)&action=showList")
+        let pushed = try client.submit("showList", on: "/main")
         #expect(pushed.headers["Location"] == "/main/list")
-        let back = try client.postForm("/actions", "csrf=\(token)&action=pop")
+        let back = try client.submit("pop", on: "/main/list")
         #expect(back.headers["Location"] == "/main")
     }
 
@@ -159,9 +158,8 @@ import Testing
         #expect(asked.headers["Location"] == "/login?next=%2Fmain%2Flist")
         let login = try Self.html(client, "/login?next=%2Fmain%2Flist").text
         #expect(login.contains("name=\"next\" value=\"/main/list\""))
-        let token = try Self.token(login)
-        let done = try client.postForm(
-            "/actions", "csrf=\(token)&action=login&username=demo&password=appshell&next=%2Fmain%2Flist")
+        let done = try client.submit(
+            "login", on: "/login?next=%2Fmain%2Flist", ["username": "demo", "password": "appshell"])
         #expect(done.headers["Location"] == "/main/list")
         // Only same-site paths are honoured.
         #expect(try Self.html(client, "/login?next=https://evil.example").status == 303)

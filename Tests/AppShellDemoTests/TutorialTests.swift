@@ -87,12 +87,12 @@ import Testing
         #expect(page.contains("data-action=\"show\""))
         #expect(page.contains("<input type=\"hidden\" name=\"screen\" value=\"about\">"))
         #expect(page.contains("<button type=\"submit\">About</button>"))
-        let token = try PageTests.token(page)
-        let html = [("Accept", "text/html")]
-        let shown = try client.postForm("/actions", "csrf=\(token)&action=show&screen=about", headers: html)
+        let shown = try client.submit("show", on: "/", ["screen": "about"])
         #expect(shown.status == 303)
         #expect(try client.get("/api/state").json["stack"] == ["home", "about"])
-        let unknown = try client.postForm("/actions", "csrf=\(token)&action=show&screen=nowhere", headers: html)
+        let token = try PageTests.token(page)
+        let unknown = try client.postForm(
+            "/actions", "csrf=\(token)&action=show&screen=nowhere", headers: [("Accept", "text/html")])
         #expect(unknown.status == 400)
         #expect(try client.get("/api/state").json["stack"] == ["home", "about"])
     }

@@ -164,8 +164,7 @@ import Testing
         defer { _ = live.stop() }
         let client = live.client()
         let login = try client.get("/login", headers: [("Accept", "text/html")])
-        let token = try PageTests.token(login.text)
-        _ = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
+        try client.logIn(username: "demo", password: "appshell", through: .form())
         for path in ["/login", "/main", "/main/list", "/main/second", "/offline"] {
             let page = try client.get(path, headers: [("Accept", "text/html")])
             let html = path == "/login" ? login.text : page.text

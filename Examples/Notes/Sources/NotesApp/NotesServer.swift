@@ -18,10 +18,11 @@ public final class NotesServer: Sendable {
         appBarHTML: "<header class=\"app-bar\"><p class=\"app-name\">Notes</p></header>")
 
     /// Opens the configured store and builds the app, on `clock` (milliseconds since 1970: the
-    /// system's, or a test's own). Throws when the store cannot be opened.
+    /// system's, or a test's own). Throws when the app's declarations are wrong
+    /// (`DeclarationError`) or the store cannot be opened (`StoreError`).
     public init(
         configuration: NotesConfiguration, clock: @escaping @Sendable () -> Int64 = Shell.systemClock
-    ) throws(StoreError) {
+    ) throws {
         let environment = NotesEnvironment(
             users: configuration.users, splashMilliseconds: Int64(configuration.splashMilliseconds),
             passwordCheckThreads: configuration.passwordCheckThreads)

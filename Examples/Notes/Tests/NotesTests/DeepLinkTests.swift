@@ -10,22 +10,21 @@ import Testing
     func aNotesAddressOpensItLoggedInAndAfterLoginLoggedOut(mode: TestMode) throws {
         let notes = try NotesHarness(mode)
         try notes.logIn()
-        let page = try notes.client.get("/notes/1")
+        let page = try notes.get("/notes/1")
         #expect(page.status == 200)
         #expect(page.text.contains("data-stack=\"notes note\""))
-        #expect(try notes.client.get("/notes/99").status == 404)
+        #expect(try notes.get("/notes/99").status == 404)
 
         // Logged out, the address leads to login, which leads back to it.
         try notes.act(#"{"action": "back"}"#)
         #expect(try notes.act(#"{"action": "logout"}"#).json["screen"] == "login")
-        let redirect = try notes.client.get("/notes/1")
+        let redirect = try notes.get("/notes/1")
         #expect(redirect.status == 303)
         #expect(redirect.headers["Location"] == "/login?next=%2Fnotes%2F1")
-        let login = try notes.client.get("/login?next=%2Fnotes%2F1").text
+        let login = try notes.get("/login?next=%2Fnotes%2F1").text
         #expect(login.contains(#"<input type="hidden" name="next" value="/notes/1">"#))
         let loggedIn = try notes.submit(
-            [("action", "login"), ("username", "demo"), ("password", "notes"), ("next", "/notes/1")],
-            from: "/login?next=%2Fnotes%2F1")
+            "login", on: "/login?next=%2Fnotes%2F1", ["username": "demo", "password": "notes"])
         #expect(loggedIn.headers["Location"] == "/notes/1")
         #expect(try notes.state()["view"]?["title"] == "Welcome to Notes")
     }
@@ -34,15 +33,15 @@ import Testing
     func anAddressOpenedDuringTheSplashIsShownAfterIt(mode: TestMode) throws {
         let notes = try NotesHarness(mode, splashMilliseconds: 400)
         // The splash shows at the address (and refreshes itself there without JavaScript)...
-        let splash = try notes.client.get("/notes/1").text
+        let splash = try notes.get("/notes/1").text
         #expect(splash.contains("data-screen=\"splash\""))
         #expect(splash.contains("data-url=\"/notes/1\""))
         #expect(splash.contains("http-equiv=\"refresh\""))
-        Thread.sleep(forTimeInterval: 0.5)
+        try notes.waitForState { $0["screen"] != "splash" }
         // ...then, logged out, it leads to login, and login to the note.
-        let refreshed = try notes.client.get("/notes/1")
+        let refreshed = try notes.get("/notes/1")
         #expect(refreshed.headers["Location"] == "/login?next=%2Fnotes%2F1")
-        _ = try notes.client.get("/login?next=%2Fnotes%2F1")
+        _ = try notes.get("/login?next=%2Fnotes%2F1")
         let note = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#).json
         #expect(note["screen"] == "note")
         #expect(note["stack"] == ["notes", "note"])
@@ -56,8 +55,7 @@ import Testing
         let launched = try notes.act(#"{"action": "launch", "source": "note", "id": "1"}"#)
         #expect(launched.status == 200)
         #expect(launched.json["screen"] == "splash")
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(try notes.state()["screen"] == "login")
+        #expect(try notes.waitForState { $0["screen"] != "splash" }["screen"] == "login")
         let note = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#).json
         #expect(note["screen"] == "note")
         #expect(note["view"]?["id"] == 1)

@@ -61,10 +61,10 @@ import Testing
         #expect(cancelled.json["defaults"]?["notes.demo"]?.arrayValue?.count == 1)
 
         // Logging out keeps the notes for the next login, and rotates the session.
-        let cookie = notes.client.cookies
+        let cookie = notes.cookies
         let out = try notes.act(#"{"action": "logout"}"#)
         #expect(out.json["screen"] == "login")
-        #expect(notes.client.cookies != cookie)
+        #expect(notes.cookies != cookie)
         let back = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#)
         #expect(back.json["defaults"]?["notes.demo"]?.arrayValue?.first?["title"] == "Groceries")
     }

@@ -46,8 +46,8 @@ final class ManualClock: @unchecked Sendable {
 
         var (app, server) = try Self.start(store, clock: clock)
         var client = server.client()
-        if statedFirst { #expect(try client.get("/api/state").json["screen"] == "splash") }
-        let launched = try client.postJSON("/api/actions", #"{"action": "launch", "source": "note", "id": "1"}"#)
+        if statedFirst { #expect(try client.state()["screen"] == "splash") }
+        let launched = try client.act(#"{"action": "launch", "source": "note", "id": "1"}"#)
         #expect(launched.status == 200)
         #expect(launched.json["screen"] == "splash")
         let cookies = client.cookies
@@ -58,12 +58,10 @@ final class ManualClock: @unchecked Sendable {
         defer { Self.stop(app) }
         client = server.client()
         client.cookies = cookies
-        #expect(try client.get("/api/state").json["screen"] == "splash")
+        #expect(try client.state()["screen"] == "splash")
         clock.advance(milliseconds: 1000)
-        #expect(try client.get("/api/state").json["screen"] == "login")
-        let note = try client.postJSON(
-            "/api/actions", #"{"action": "login", "username": "demo", "password": "notes"}"#
-        ).json
+        #expect(try client.state()["screen"] == "login")
+        let note = try client.logIn(username: "demo", password: "notes").json
         #expect(note["screen"] == "note")
         #expect(note["stack"] == ["notes", "note"])
         #expect(note["view"]?["id"] == 1)

@@ -1,13 +1,13 @@
 import AppShell
 import AppShellAuth
-import AppShellJSON
 import AppShellTesting
 import Foundation
 import NotesApp
 
 /// Notes under test: the app with the memory store, its own public directory and the user
-/// `demo` / `notes`, served in either mode of `AppShellTesting`.
-final class NotesHarness {
+/// `demo` / `notes`, served in either mode of `AppShellTesting`. It is its client: the kit's
+/// `state()`, `act(_:)`, `submit(_:on:_:)`, `follow(_:)` and `logIn(…)` are its methods.
+final class NotesHarness: HTTPTestClient {
     /// The demo user's password hash (Argon2id), made once.
     static let demoHash = try! PasswordHash.make(password: "notes")
     /// `Examples/Notes/Public`.
@@ -35,42 +35,16 @@ final class NotesHarness {
         app.environment.passwordChecks.stop()
     }
 
-    /// `GET /api/state`.
-    func state() throws -> JSON { try client.get("/api/state").json }
-
-    /// `POST /api/actions` with `json`: the status and the answer.
-    @discardableResult
-    func act(_ json: String) throws -> (status: Int, json: JSON) {
-        let response = try client.postJSON("/api/actions", json)
-        return (response.status, response.json)
-    }
-
     /// Logs in as `demo` through the JSON API.
     @discardableResult
-    func logIn() throws -> JSON {
-        _ = try state()
-        return try act(#"{"action": "login", "username": "demo", "password": "notes"}"#).json
-    }
+    func logIn() throws -> TestResponse { try logIn(username: "demo", password: "notes") }
 
-    /// The form token on the page at `path` (the session's, after any rotation).
-    func token(on path: String) throws -> String {
-        let page = try client.get(path).text
-        guard let range = page.range(of: #"name="csrf" value=""#) else { return "" }
-        return String(page[range.upperBound...].prefix { $0 != "\"" })
+    var cookies: [String: String] {
+        get { client.cookies }
+        set { client.cookies = newValue }
     }
-
-    /// Posts the form `fields` (with the token of the page at `page`) to `POST /actions`.
-    func submit(_ fields: [(String, String)], from page: String) throws -> TestResponse {
-        let token = try token(on: page)
-        let body = ([("csrf", token)] + fields).map { "\($0.0)=\(NotesHarness.formEncode($0.1))" }
-            .joined(separator: "&")
-        return try client.postForm("/actions", body)
-    }
-
-    /// `text` percent-encoded for a form body.
-    static func formEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    var origin: String { client.origin }
+    func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]) throws -> TestResponse {
+        try client.send(method, target, headers: headers, body: body)
     }
 }

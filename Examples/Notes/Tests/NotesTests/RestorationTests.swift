@@ -19,10 +19,6 @@ import Testing
         return (server, TestClient(port: try server.port()))
     }
 
-    static func act(_ client: TestClient, _ body: String) throws -> JSON {
-        try client.postJSON("/api/actions", body).json
-    }
-
     /// What must come back: the screens, the coordinators, the values, the version and the note shown.
     static func tree(_ state: JSON) -> [JSON?] {
         ["screen", "root", "stack", "presented", "coordinators", "defaults", "version", "view"].map { state[$0] }
@@ -41,11 +37,11 @@ import Testing
         let store = folder.appendingPathComponent("notes.sqlite").path
 
         var (server, client) = try Self.start(store)
-        #expect(try client.get("/api/state").json["screen"] == "login")
-        _ = try Self.act(client, #"{"action": "login", "username": "demo", "password": "notes"}"#)
-        _ = try Self.act(client, #"{"action": "compose"}"#)
-        _ = try Self.act(client, #"{"action": "save", "title": "Kept", "body": "across restarts"}"#)
-        let pushed = try Self.act(client, #"{"action": "open", "id": "2"}"#)
+        #expect(try client.state()["screen"] == "login")
+        _ = try client.logIn(username: "demo", password: "notes")
+        _ = try client.act(#"{"action": "compose"}"#).json
+        _ = try client.act(#"{"action": "save", "title": "Kept", "body": "across restarts"}"#).json
+        let pushed = try client.act(#"{"action": "open", "id": "2"}"#).json
         #expect(pushed["view"]?["title"] == "Kept")
         Self.stop(server, stop)
 
@@ -57,18 +53,18 @@ import Testing
         #expect(restored.headers["Set-Cookie"] == nil)
         #expect(Self.tree(restored.json) == Self.tree(pushed))
         #expect(try client.get("/notes/2").text.contains("<title>Kept — Notes</title>"))
-        #expect(try Self.act(client, #"{"action": "back"}"#)["stack"] == ["notes"])
-        _ = try Self.act(client, #"{"action": "compose"}"#)
-        let refused = try Self.act(client, #"{"action": "save", "title": " ", "body": "a draft"}"#)
+        #expect(try client.act(#"{"action": "back"}"#).json["stack"] == ["notes"])
+        _ = try client.act(#"{"action": "compose"}"#).json
+        let refused = try client.act(#"{"action": "save", "title": " ", "body": "a draft"}"#).json
         #expect(refused["view"]?["message"] == "A note needs a title.")
         Self.stop(server, stop)
 
         // So does the sheet with its coordinator and its refused draft; its actions still work.
         (server, client) = try Self.start(store)
         client.cookies = cookies
-        #expect(Self.tree(try client.get("/api/state").json) == Self.tree(refused))
+        #expect(Self.tree(try client.state()) == Self.tree(refused))
         #expect(try client.get("/notes/new").text.contains(">a draft</textarea>"))
-        let saved = try Self.act(client, #"{"action": "save", "title": "After", "body": ""}"#)
+        let saved = try client.act(#"{"action": "save", "title": "After", "body": ""}"#).json
         #expect(saved["presented"] == .null)
         #expect(
             saved["defaults"]?["notes.demo"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == [
@@ -87,9 +83,9 @@ import Testing
         let store = folder.appendingPathComponent("notes.sqlite").path
 
         var (server, client) = try Self.start(store)
-        _ = try Self.act(client, #"{"action": "login", "username": "demo", "password": "notes"}"#)
-        #expect(try Self.act(client, #"{"action": "logout"}"#)["screen"] == "login")
-        #expect(try Self.act(client, #"{"action": "launch", "source": "note", "id": "1"}"#)["screen"] == "login")
+        _ = try client.logIn(username: "demo", password: "notes")
+        #expect(try client.act(#"{"action": "logout"}"#).json["screen"] == "login")
+        #expect(try client.act(#"{"action": "launch", "source": "note", "id": "1"}"#).json["screen"] == "login")
         Self.stop(server, "SIGKILL")
 
         let cookies = client.cookies

@@ -14,9 +14,8 @@ import Testing
         return notes
     }
 
-    static func save(_ notes: NotesHarness, title: String, body: String) throws -> (status: Int, json: JSON) {
-        let json = JSON.object(["action": "save", "title": .string(title), "body": .string(body)])
-        return try notes.act(json.serializedString)
+    static func save(_ notes: NotesHarness, title: String, body: String) throws -> TestResponse {
+        try notes.act("save", ["title": .string(title), "body": .string(body)])
     }
 
     @Test(arguments: TestMode.allCases)

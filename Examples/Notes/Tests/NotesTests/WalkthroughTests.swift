@@ -71,7 +71,7 @@ import Testing
             case .state(let comment):
                 try Self.check(try client.get("/api/state"), comment, "GET /api/state")
             case .act(let json, let comment):
-                try Self.check(try client.postJSON("/api/actions", json), comment, json)
+                try Self.check(try client.act(json), comment, json)
             }
         }
     }
