@@ -45,8 +45,10 @@ import Testing
         #expect(login["required"] == ["action", "username", "password"])
         #expect(login["properties"]?["next"]?["anyOf"] != nil)
         let launch = try #require(schemas["LaunchAction"])
-        #expect(launch["properties"]?["source"]?["enum"] == ["note"])
-        #expect(launch["required"] == ["action", "source"])
+        // One source: `note`, with its note's id.
+        #expect(launch["properties"]?["source"]?["const"] == "note")
+        #expect(launch["required"] == ["action", "source", "id"])
+        #expect(launch["examples"]?[0] == ["action": "launch", "source": "note", "id": 1])
         // The form endpoint takes every parameter as text.
         let form = try #require(schemas["ActionForm"]?["properties"]?.objectValue)
         for name in ["id", "title", "body", "username", "password", "source", "next"] {

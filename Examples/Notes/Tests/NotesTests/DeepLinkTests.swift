@@ -91,7 +91,8 @@ import Testing
         #expect(page.contains(#"<input type="hidden" name="source" value="note">"#))
         #expect(page.contains(#"<input type="hidden" name="id" value="1">"#))
         #expect(!page.contains(#"name="other""#))
-        let launched = try notes.submit([("action", "launch"), ("source", "note"), ("id", "1")], from: "/notes")
+        // The page's launch form, sent as a browser without JavaScript sends it.
+        let launched = try notes.submit("launch", on: "/notes?launch=note&id=1")
         #expect(launched.status == 303)
         #expect(try notes.state()["stack"] == ["notes", "note"])
     }
