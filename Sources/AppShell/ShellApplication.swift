@@ -29,6 +29,9 @@ public protocol ShellApplication: Sendable {
     /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
     /// session then starts afresh).
     func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp?
+    /// The URLs of the app's pages besides `/` (`/notes/:id` takes any segment as `id`). By
+    /// default none; a `RoutedApplication` derives them from its routes.
+    var pagePaths: [String] { get }
     /// The URL that shows what `shell` shows now, e.g. `/main/list`.
     func url(of shell: LiveApp) -> String
     /// Makes `shell` show what `path` names, without animation, and says whether to render it,
@@ -106,6 +109,9 @@ extension ShellApplication {
 
     /// `path`, except `/` (which asks for nothing in particular).
     public func deepLink(forPath path: String, next: String?) -> String? { path == "/" ? nil : path }
+
+    /// None.
+    public var pagePaths: [String] { [] }
 
     /// Opens the deep link `path` asks for, if any: kept until the start-up work is done, else
     /// given to the app coordinator.

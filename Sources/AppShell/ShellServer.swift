@@ -41,7 +41,8 @@ public final class ShellServer: Sendable {
     /// - Parameters:
     ///   - configuration: the framework's part of the app's configuration.
     ///   - application: the app: its screens, coordinators and page URLs.
-    ///   - pagePaths: the URLs of the app's pages besides `/`.
+    ///   - pagePaths: the URLs of the app's pages besides `/`; by default the app's own
+    ///     (`ShellApplication.pagePaths`, derived from its routes by a `RoutedApplication`).
     ///   - chrome: what every page shows around the screen: the app's name, stylesheets, scripts.
     ///   - assets: the versions of the public files the pages link (by default: the chrome's
     ///     files in the public directory).
@@ -51,14 +52,14 @@ public final class ShellServer: Sendable {
     ///   - clock: the shell's clock in milliseconds since 1970 (`Shell.clock`): the system's, or a
     ///     test's own to move the splash and scheduled work on by hand.
     public init(
-        configuration: ShellConfiguration, application: any ShellApplication, pagePaths: [String],
+        configuration: ShellConfiguration, application: any ShellApplication, pagePaths: [String]? = nil,
         chrome: PageChrome, assets: AssetVersions? = nil, webApp: InstallableWebApp? = nil,
         metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {},
         clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) throws {
         try application.checkDeclarations()
         self.configuration = configuration
-        self.pagePaths = pagePaths
+        self.pagePaths = pagePaths ?? application.pagePaths
         metricsSources = metrics
         stopApplication = stopping
         let backend: any DefaultsBackend

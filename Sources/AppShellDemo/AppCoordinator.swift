@@ -31,7 +31,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     public func startupDidFinish(deepLink: String?) {
         if root.defaults.bool(forKey: "isLogin") {
             showMain()
-            if let deepLink { show(path: deepLink) }
+            if let page = deepLink.flatMap(DemoRoute.init(url:)) { show(page) }
         } else {
             showLogin()
             rememberNext(deepLink)
@@ -62,9 +62,9 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
         (child(named: "login") as? LoginCoordinator)?.next = next
     }
 
-    /// Makes the logged-in stack show `path` without animation.
-    func show(path: String) {
-        (child(named: "main") as? MainCoordinator)?.show(path: path)
+    /// Makes the logged-in stack show `page` without animation.
+    func show(_ page: DemoRoute) {
+        (child(named: "main") as? MainCoordinator)?.show(page)
     }
 
     func showLogin() {

@@ -54,7 +54,7 @@ public final class DemoApp: Sendable {
         let assets = AssetVersions(directory: directory, names: DemoWebApp.shellFiles)
         server = try ShellServer(
             configuration: configuration.shell, application: DemoShell(environment: environment),
-            pagePaths: DemoShell.pagePaths, chrome: DemoApp.chrome, assets: assets,
+            chrome: DemoApp.chrome, assets: assets,
             webApp: DemoWebApp.make(directory: directory, assets: assets),
             metrics: [PasswordCheckMetrics(pool: environment.passwordChecks)],
             // Logins still queued were answered 503 by the shutdown: their checks are skipped.

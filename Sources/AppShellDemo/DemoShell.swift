@@ -1,15 +1,49 @@
 import AppShell
 
-/// The demo as an AppShell application: its screens, coordinators, actions and page URLs.
-public struct DemoShell: ShellApplication {
+/// The demo's pages: each declares its URL once, with the screen it shows (login's `next` is its
+/// `@SceneStorage("next")`). The framework derives the page paths, the URL of what a session
+/// shows, and reads a URL back as a page.
+public enum DemoRoute: AppRoutes, Equatable {
+    /// The login form; `next` is where it leads after.
+    case login(next: String?)
+    /// Main, at the bottom of the navigation stack.
+    case main
+    /// The list pushed on main.
+    case list
+    /// The second screen presented over main.
+    case second
+
+    /// One sample of each page.
+    public static let allCases: [DemoRoute] = [.login(next: nil), .main, .list, .second]
+
+    /// The page's URL pattern.
+    public var path: String {
+        switch self {
+        case .login: "/login"
+        case .main: "/main"
+        case .list: "/main/list"
+        case .second: "/main/second"
+        }
+    }
+
+    /// The screen the page shows.
+    public var screen: any ScreenController.Type {
+        switch self {
+        case .login: LoginScreen.self
+        case .main: MainScreen.self
+        case .list: ListScreen.self
+        case .second: SecondScreen.self
+        }
+    }
+}
+
+/// The demo as an AppShell application: its screens, coordinators, actions and pages.
+public struct DemoShell: RoutedApplication {
     /// What the coordinators share.
     public let environment: DemoEnvironment
 
     /// The demo over `environment`.
     public init(environment: DemoEnvironment) { self.environment = environment }
-
-    /// The URLs of the demo's pages besides `/`.
-    public static let pagePaths = ["/login", "/main", "/main/list", "/main/second"]
 
     /// The splash, where every new session starts.
     public func makeFirstScreen() -> any ScreenController { SplashScreen() }
@@ -25,57 +59,29 @@ public struct DemoShell: ShellApplication {
         StartupWork(milliseconds: environment.splashDelayMilliseconds, work: environment.startupWork)
     }
 
-    /// `/`, `/login`, `/main`, `/main/list` or `/main/second`, by what is visible; the login
-    /// page's URL keeps where the user was going (`/login?next=…`), so that reloading it, a
-    /// failed login's redirect and the page's address all keep it.
-    public func url(of shell: LiveApp) -> String {
-        // The splash shows at any URL: at the deep link it was opened with, if any.
-        if let target = shell.pendingDeepLink { return target }
-        switch shell.root.visibleScreen.name {
-        case "login":
-            guard let next = (shell.root.visibleScreen as? LoginScreen)?.next else { return "/login" }
-            return "/login?next=" + PercentEncoding.encode(next)
-        case "main": return "/main"
-        case "list": return "/main/list"
-        case "second": return "/main/second"
-        default: return "/"
-        }
-    }
-
-    /// Shows what `path` names. While the splash runs, every page shows it; a logged-out user
-    /// asking for a page of main is sent to log in first, and comes back after.
-    public func open(path: String, next: String?, in shell: LiveApp) -> PageRoute {
+    /// Shows `page` once the splash is done: a logged-out user asking for a page of main is sent
+    /// to log in first, and comes back after; a logged-in one asking for login stays where they are.
+    public func open(_ page: DemoRoute, in shell: LiveApp) -> PageRoute {
         guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
-        let root = shell.root
-        if shell.isStarting {
-            guard path == "/" || DemoShell.pagePaths.contains(path) else { return .notFound }
-            // Where the user was going, once the splash is done (`/` keeps what was asked before).
-            if let target = deepLink(forPath: path, next: next) { shell.open(deepLink: target) }
-            return .show
-        }
-        let loggedIn = root.child is NavigationController
-        switch path {
-        case "/":
-            return .redirect(url(of: shell))
-        case "/login":
+        let loggedIn = shell.root.child is NavigationController
+        switch page {
+        case .login(let next):
             if loggedIn { return .redirect(url(of: shell)) }
             app.rememberNext(next)
             return .show
-        case "/main", "/main/list", "/main/second":
-            guard loggedIn else { return .redirect("/login?next=" + PercentEncoding.encode(path)) }
-            app.show(path: path)
+        case .main, .list, .second:
+            guard loggedIn else { return .redirect(DemoRoute.login(next: page.url).url) }
+            app.show(page)
             return .show
-        default:
-            return .notFound
         }
     }
 
-    /// The logged-in page `path` (with `next` for `/login`) leads to, if it names one: what a deep
-    /// link opened during the splash shows once it is done.
-    public func deepLink(forPath path: String, next: String?) -> String? {
-        let mainPaths = ["/main", "/main/list", "/main/second"]
-        if mainPaths.contains(path) { return path }
-        if path == "/login", let next, mainPaths.contains(next) { return next }
-        return nil
+    /// A page of main, or login's `next` when it names one: what a deep link opened during the
+    /// splash shows once it is done.
+    public func deepLink(for page: DemoRoute) -> DemoRoute? {
+        guard case .login(let next) = page else { return page }
+        guard let next, let target = DemoRoute(url: next) else { return nil }
+        if case .login = target { return nil }
+        return target
     }
 }

@@ -47,15 +47,15 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
         if let main, root.visibleScreen === main { main.consumeLaunchFlag() }
     }
 
-    /// Makes the stack and the modal screen match `path` (`/main`, `/main/list`, `/main/second`)
-    /// without animation, as opening that URL asks.
+    /// Makes the stack and the modal screen match `page` (main, the list pushed, the second
+    /// screen presented) without animation, as opening its URL asks.
     ///
     /// What to take away is decided on the screens as the link found them: main appearing on the
     /// way (the modal screen dismissed) may push the list for a pending launch (seed 002), and
     /// the link must not pop that again — the launch is shown, once.
-    func show(path: String) {
-        let wantsList = path == "/main/list"
-        let wantsSecond = path == "/main/second"
+    func show(_ page: DemoRoute) {
+        let wantsList = page == .list
+        let wantsSecond = page == .second
         let stacked = navigation.viewControllers.count > 1
         if root.presented != nil && !wantsSecond {
             root.dismiss(animated: false)

@@ -14,8 +14,7 @@ import Testing
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         let environment = DemoEnvironment(users: [:], splashDelayMilliseconds: 0)
         let server = try ShellServer(
-            configuration: configuration, application: DemoShell(environment: environment),
-            pagePaths: DemoShell.pagePaths, chrome: chrome)
+            configuration: configuration, application: DemoShell(environment: environment), chrome: chrome)
         return (server, try LiveServer(responder: try server.makeResponder()))
     }
 

@@ -6,7 +6,7 @@ import AppShellJSON
 enum ActionDecoder {
     /// The case of `Action` that `request` names, with its parameters: 400 naming the parameter and
     /// the type it needs when one is missing or mistyped, 409 when no case has the name.
-    static func decode<Action: ScreenActions>(_ request: ScreenAction) throws(ActionError) -> Action {
+    static func decode<Action: ParameterizedCases>(_ request: ScreenAction) throws(ActionError) -> Action {
         do {
             return try Action(from: CaseDecoder(request: request))
         } catch let error as ParameterError {

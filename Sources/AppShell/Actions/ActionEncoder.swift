@@ -4,7 +4,7 @@ import AppShellJSON
 /// (`{"open": {"id": 1}}`) read as the action `open` with the parameter `id` = 1.
 enum ActionEncoder {
     /// `action`'s name and parameters.
-    static func encode<Action: ScreenActions>(_ action: Action) -> ScreenAction {
+    static func encode<Action: ParameterizedCases>(_ action: Action) -> ScreenAction {
         let found = Found()
         // The encoders below throw nothing but what an action's own `encode(to:)` could.
         try? action.encode(to: CaseEncoder(found: found))

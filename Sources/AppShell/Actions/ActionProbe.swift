@@ -3,7 +3,7 @@
 /// out — and answers with a value of that type.
 enum ActionProbe {
     /// The parameters of `Action`'s case named `name`.
-    static func parameters<Action: ScreenActions>(of type: Action.Type, _ name: String) -> [ActionParameter] {
+    static func parameters<Action: ParameterizedCases>(of type: Action.Type, _ name: String) -> [ActionParameter] {
         let notes = Notes()
         _ = try? Action(from: CaseDecoder(name: name, notes: notes))
         return notes.parameters
@@ -11,7 +11,7 @@ enum ActionProbe {
 
     /// A case that `make` (an enum case with associated values, as a function: `ComposeAction.save`)
     /// makes of stand-in values: what its name and role are read from.
-    static func sample<Action: ScreenActions, each Parameter: Decodable>(
+    static func sample<Action: ParameterizedCases, each Parameter: Decodable>(
         of make: (repeat each Parameter) -> Action
     ) -> Action {
         do {

@@ -15,6 +15,12 @@ public enum ActionRole: String, Sendable {
     case notifies
 }
 
+/// An enum whose cases carry typed parameters as their labelled associated values — a screen's
+/// actions (`ScreenActions`), a launch's sources (`LaunchSources`), an app's pages (`AppRoutes`):
+/// a case is named by its name, its parameters decoded by label from JSON or from text (a form's,
+/// a URL's), and `allCases` lists one sample of each case, from which they are described.
+public protocol ParameterizedCases: Codable, CaseIterable, Sendable {}
+
 /// A screen's actions: an enum whose cases are the actions the JSON API and the forms send, by
 /// their names, with their associated values as typed parameters:
 ///
@@ -36,7 +42,7 @@ public enum ActionRole: String, Sendable {
 ///
 /// The screen offers every case, its coordinator switches over them (the compiler checks that it
 /// handles each one).
-public protocol ScreenActions: Codable, CaseIterable, Sendable {
+public protocol ScreenActions: ParameterizedCases {
     /// What the action means to the page's script, if anything.
     var role: ActionRole? { get }
     /// The action as the JSON API and the forms send it: its name and its parameters.

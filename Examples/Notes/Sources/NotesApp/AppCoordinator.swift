@@ -43,15 +43,15 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     public func launch(from source: NotesLaunch, _ request: ScreenAction) throws(ActionError) {
         switch source {
         case .note(let id):
-            let path = "/notes/\(id)"
+            let page = NotesRoute.note(id: id)
             if let notes {
-                guard notes.show(path: path) else { throw ActionError(status: 404, "There is no note \(id).") }
+                guard notes.show(page) else { throw ActionError(status: 404, "There is no note \(id).") }
             } else if let login {
-                login.next = path
+                login.next = page.url
             } else {
                 // The splash: the framework keeps the note as the deep link waiting for it (in the
                 // snapshot, so a restart meanwhile keeps it too) and gives it back once it is done.
-                root.open(deepLink: path)
+                root.open(deepLink: page.url)
             }
         }
     }
@@ -60,11 +60,11 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     /// notes show it.
     public func open(deepLink: String) {
         if let login, login.next == nil { login.next = deepLink }
-        if let notes { _ = notes.show(path: deepLink) }
+        if let notes, let page = NotesRoute(url: deepLink) { _ = notes.show(page) }
     }
 
-    /// Makes the logged-in screens show `path`; false when it names no note.
-    func show(path: String) -> Bool { notes?.show(path: path) ?? false }
+    /// Makes the logged-in screens show `page`; false when it names no note.
+    func show(_ page: NotesRoute) -> Bool { notes?.show(page) ?? false }
 
     /// Where to go after logging in (`/login?next=…`).
     func rememberNext(_ next: String?) { login?.next = next }
@@ -84,7 +84,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
         let notes = NotesCoordinator(root: root)
         addChild(notes)
         notes.start()
-        if let path { _ = notes.show(path: path) }
+        if let page = path.flatMap(NotesRoute.init(url:)) { _ = notes.show(page) }
     }
 
     /// `isLogin` = false, the name removed, a new session id, back to login. The notes stay, under

@@ -1,18 +1,52 @@
 import AppShell
 
+/// Notes' pages: each declares its URL once, with the screen it shows. The framework derives
+/// from them the page paths, the URL of what a session shows (a note's `id` is the detail
+/// screen's `@SceneStorage("id")`, login's `next` its `@SceneStorage("next")`) and reads a URL
+/// back as a page — typed: `/notes/abc` is no page (404).
+public enum NotesRoute: AppRoutes, Equatable {
+    /// The login form; `next` is where it leads after (`/login?next=%2Fnotes%2F1`).
+    case login(next: String?)
+    /// The list of notes.
+    case notes
+    /// The compose sheet over the list.
+    case compose
+    /// A note pushed on the list.
+    case note(id: Int)
+
+    /// One sample of each page.
+    public static let allCases: [NotesRoute] = [.login(next: nil), .notes, .compose, .note(id: 1)]
+
+    /// The page's URL pattern.
+    public var path: String {
+        switch self {
+        case .login: "/login"
+        case .notes: "/notes"
+        case .compose: "/notes/new"
+        case .note: "/notes/:id"
+        }
+    }
+
+    /// The screen the page shows.
+    public var screen: any ScreenController.Type {
+        switch self {
+        case .login: LoginScreen.self
+        case .notes: NoteListScreen.self
+        case .compose: ComposeScreen.self
+        case .note: NoteDetailScreen.self
+        }
+    }
+}
+
 /// Notes as an AppShell application: its first screen, its app coordinator (whose `shows` give
 /// the framework every screen and coordinator, so the known actions and restoration), its splash's
-/// start-up work, and the URL of each screen.
-public struct NotesApp: ShellApplication {
+/// start-up work, and its pages (`NotesRoute`).
+public struct NotesApp: RoutedApplication {
     /// What the coordinators share.
     public let environment: NotesEnvironment
 
     /// The app over `environment`.
     public init(environment: NotesEnvironment) { self.environment = environment }
-
-    /// The URLs of the app's pages besides `/`: a note's is `/notes/<id>`, the compose sheet's
-    /// `/notes/new`.
-    public static let pagePaths = ["/login", "/notes", "/notes/new", "/notes/:id"]
 
     /// The splash, where every new session starts.
     public func makeFirstScreen() -> any ScreenController { SplashScreen() }
@@ -25,50 +59,28 @@ public struct NotesApp: ShellApplication {
     /// The splash shows for `splashMilliseconds`, then the app coordinator routes.
     public var startup: StartupWork? { StartupWork(milliseconds: environment.splashMilliseconds) }
 
-    /// The URL of what is visible: `/login` (with `?next=`), `/notes`, `/notes/<id>`, `/notes/new`;
-    /// the splash shows at the deep link it was opened with.
-    public func url(of app: LiveApp) -> String {
-        if let link = app.pendingDeepLink { return link }
-        switch app.root.visibleScreen {
-        case is SplashScreen:
-            return "/"
-        case let login as LoginScreen:
-            return login.next.map { "/login?next=" + PercentEncoding.encode($0) } ?? "/login"
-        case let detail as NoteDetailScreen:
-            return "/notes/\(detail.noteID)"
-        case is ComposeScreen:
-            return "/notes/new"
-        default:
-            return "/notes"
-        }
-    }
-
-    /// Shows what `path` names. During the splash every page shows the splash and its deep link
-    /// waits for it; logged out, a page of the notes leads to login, which leads back to it.
-    public func open(path: String, next: String?, in app: LiveApp) -> PageRoute {
+    /// Shows `page` once the splash is done: logged out, a page of the notes leads to login,
+    /// which leads back to it; logged in, login leads to what is shown.
+    public func open(_ page: NotesRoute, in app: LiveApp) -> PageRoute {
         guard let coordinator = app.coordinator as? AppCoordinator else { return .notFound }
-        if app.isStarting {
-            if let link = deepLink(forPath: path, next: next) { app.open(deepLink: link) }
+        let loggedOut = app.root.child is LoginScreen
+        switch page {
+        case .login:
+            guard loggedOut else { return .redirect(url(of: app)) }
+            if let link = deepLink(for: page) { coordinator.rememberNext(link.url) }
             return .show
-        }
-        let isNotesPage = path == "/notes" || path.hasPrefix("/notes/")
-        switch app.root.child {
-        case is LoginScreen:
-            if isNotesPage { return .redirect("/login?next=" + PercentEncoding.encode(path)) }
-            guard path == "/login" else { return .redirect(url(of: app)) }
-            if let link = deepLink(forPath: path, next: next) { coordinator.rememberNext(link) }
-            return .show
-        default:
-            if isNotesPage { return coordinator.show(path: path) ? .show : .notFound }
-            return .redirect(url(of: app))
+        case .notes, .compose, .note:
+            guard !loggedOut else { return .redirect(NotesRoute.login(next: page.url).url) }
+            return coordinator.show(page) ? .show : .notFound
         }
     }
 
     /// A page of the notes, or login's `next` when it names one: what a link opened during the
     /// splash shows once it is done.
-    public func deepLink(forPath path: String, next: String?) -> String? {
-        if path == "/notes" || path.hasPrefix("/notes/") { return path }
-        if path == "/login", let next, next.hasPrefix("/notes") { return next }
-        return nil
+    public func deepLink(for page: NotesRoute) -> NotesRoute? {
+        guard case .login(let next) = page else { return page }
+        guard let next, let target = NotesRoute(url: next), target != page else { return nil }
+        if case .login = target { return nil }
+        return target
     }
 }

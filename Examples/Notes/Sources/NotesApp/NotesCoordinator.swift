@@ -36,16 +36,19 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
     /// The number of the note pushed, if one is.
     var openNoteID: Int? { (navigation.viewControllers.last as? NoteDetailScreen)?.noteID }
 
-    /// Makes the screens match `path` — `/notes`, `/notes/new` or `/notes/<id>` — without
-    /// animation, as opening that URL asks; false (nothing changes) when it names no note.
-    func show(path: String) -> Bool {
-        guard path.hasPrefix("/notes") else { return false }
-        let last = path.split(separator: "/").last.map(String.init) ?? ""
-        let wantsCompose = path == "/notes/new"
-        let noteID = path == "/notes" || wantsCompose ? nil : Int(last)
-        if path != "/notes" && !wantsCompose {
-            guard let noteID, Notebook(defaults: root.defaults).note(noteID) != nil else { return false }
+    /// Makes the screens match `page` — the list, the compose sheet over it, or a note pushed on
+    /// it — without animation, as opening its URL asks; false (nothing changes) when it names no
+    /// note.
+    func show(_ page: NotesRoute) -> Bool {
+        let noteID: Int?
+        switch page {
+        case .login: return false
+        case .notes, .compose: noteID = nil
+        case .note(let id):
+            guard Notebook(defaults: root.defaults).note(id) != nil else { return false }
+            noteID = id
         }
+        let wantsCompose = page == .compose
         if root.presented != nil && !wantsCompose {
             for case let compose as ComposeCoordinator in children { compose.close() }
         }

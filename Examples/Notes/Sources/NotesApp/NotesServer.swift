@@ -29,7 +29,7 @@ public final class NotesServer: Sendable {
         self.environment = environment
         server = try ShellServer(
             configuration: configuration.shell, application: NotesApp(environment: environment),
-            pagePaths: NotesApp.pagePaths, chrome: NotesServer.chrome,
+            chrome: NotesServer.chrome,
             stopping: { environment.passwordChecks.stop() }, clock: clock)
     }
 
