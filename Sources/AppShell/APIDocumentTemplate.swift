@@ -455,6 +455,56 @@ extension APIDocument {
           "421": {
             "$ref": "#/components/responses/Misdirected"
           },
+          "422": {
+            "description": "The app's rule refused what the action sent (a note's title too long): the state with `error`, in words for the user; nothing changed.",
+            "headers": {
+              "Set-Cookie": {
+                "$ref": "#/components/headers/SetCookie"
+              },
+              "Cache-Control": {
+                "$ref": "#/components/headers/CacheControlNoStore"
+              },
+              "X-Request-ID": {
+                "$ref": "#/components/headers/RequestID"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "anyOf": [
+                    {
+                      "$ref": "#/components/schemas/StateWithFragmentAndError"
+                    },
+                    {
+                      "$ref": "#/components/schemas/StateWithError"
+                    },
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  ]
+                }
+              }
+            },
+            "links": {
+              "PerformOfferedAction": {
+                "operationId": "performAction",
+                "description": "Go on with the first action the new state offers, with the (possibly rotated) id.",
+                "parameters": {
+                  "cookie.appshell_session": "$response.header.Set-Cookie#regex:appshell_session=([A-Za-z0-9_-]+)"
+                },
+                "requestBody": {
+                  "action": "$response.body#/actions/0"
+                }
+              },
+              "ReadState": {
+                "operationId": "getState",
+                "description": "Read the state with the session's id.",
+                "parameters": {
+                  "cookie.appshell_session": "$response.header.Set-Cookie#regex:appshell_session=([A-Za-z0-9_-]+)"
+                }
+              }
+            }
+          },
           "429": {
             "description": "Logins are rate-limited: the state with `error`; the password was not checked.",
             "headers": {

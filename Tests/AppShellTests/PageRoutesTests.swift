@@ -43,6 +43,12 @@ final class BookPageScreen: ViewController, RestorableScreen {
     init() { super.init(name: "book") }
 }
 
+/// A screen linking to a page by its case.
+final class LinkingScreen: ViewController, View {
+    init() { super.init(name: "linking") }
+    var body: some View { Link("Chapter one", page: ShelfPage.chapter(book: 3, chapter: "one")) }
+}
+
 /// `AppRoutes`: one declaration per page gives its URL and reads the URL back, typed.
 @Suite struct PageRoutesTests {
     @Test func aPageWritesItsURLFromItsPattern() {
@@ -92,5 +98,12 @@ final class BookPageScreen: ViewController, RestorableScreen {
         book.bookID = 12
         #expect(ShelfPage.showing(book) == .book(id: 12))
         #expect(ShelfPage.showing(ShelfPageScreen()) == .shelf)
+    }
+
+    @Test func aLinkToAPageHasItsURL() {
+        let screen = LinkingScreen()
+        let root = RootController(initial: screen, defaults: DefaultsStore())
+        let html = withExtendedLifetime(root) { screen.renderHTML() }
+        #expect(html.contains(#"href="/shelf/3/chapters/one""#), "\(html)")
     }
 }

@@ -81,6 +81,9 @@ public struct Link: View, PrimitiveView {
         self.destination = destination
     }
 
+    /// A link labelled `label` to one of the app's pages (`Link("Open", page: NotesRoute.note(id: 1))`).
+    public init(_ label: String, page: some AppRoutes) { self.init(label, destination: page.url) }
+
     /// A primitive view.
     public var body: Never { return noBody() }
 
