@@ -101,14 +101,14 @@ open class ViewController: ScreenController {
     /// Whom the screen reports actions to.
     public weak var actionHandler: (any ScreenActionHandler)?
     /// The values of the screen's `@SceneStorage` properties by key, as the snapshot keeps them.
-    var sceneValues: [String: DefaultsValue] = [:]
+    @usableFromInline var sceneValues: [String: DefaultsValue] = [:]
 
     /// A screen named `name`.
     public init(name: String) { self.name = name }
 
     /// Keeps `value` under `key` (`nil`: none): a change is a new version of what the session
     /// shows, stored with the request (`@SceneStorage`).
-    func setSceneValue(_ value: DefaultsValue?, forKey key: String) {
+    @usableFromInline func setSceneValue(_ value: DefaultsValue?, forKey key: String) {
         guard sceneValues[key] != value else { return }
         sceneValues[key] = value
         context?.root.noteChange()
