@@ -277,11 +277,19 @@ callgrind-actions: deps
 	$(SWIFT) build -c release
 	python3 bench/callgrind_actions.py --functions 40 .build/release/appshell
 
+## callgrind-page: instructions per logged-in GET /main counted the same way: the kept page (as
+## make bench's (c) asks for it) and a page made at every request (bench/callgrind_page.py)
+.PHONY: callgrind-page
+callgrind-page: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"
+	$(SWIFT) build -c release
+	python3 bench/callgrind_page.py --functions 40 .build/release/appshell
+
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
 ## warnings and answers as bench expects (started for a moment on a free port, over HTTP and over
 ## HTTPS with a certificate openssl makes) (for make test)
 bench-check: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="openssl"
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py bench/callgrind_page.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test

@@ -126,9 +126,16 @@ def inclusive(path: str) -> dict[str, int]:
 def functions(directory: str, limit: int) -> None:
     """Prints the `limit` functions with the most instructions per action (demangled when
     swift-demangle is there)."""
-    short = inclusive(serving_thread(os.path.join(directory, "callgrind-300")))
-    long = inclusive(serving_thread(os.path.join(directory, "callgrind-900")))
-    rows = sorted(((long.get(name, 0) - short.get(name, 0)) / 600, name) for name in set(short) | set(long))
+    functions_between(os.path.join(directory, "callgrind-300"), os.path.join(directory, "callgrind-900"), 600, limit)
+
+
+def functions_between(short_prefix: str, long_prefix: str, requests: int, limit: int) -> None:
+    """Prints the `limit` functions with the most instructions per request between the serving
+    threads of two runs (callgrind outputs `short_prefix-*` and `long_prefix-*`), the longer run
+    `requests` requests longer (also for bench/callgrind_page.py)."""
+    short = inclusive(serving_thread(short_prefix))
+    long = inclusive(serving_thread(long_prefix))
+    rows = sorted(((long.get(name, 0) - short.get(name, 0)) / requests, name) for name in set(short) | set(long))
     text = "\n".join(f"{per:9.0f}  {name}" for per, name in reversed(rows[-limit:]))
     try:
         text = subprocess.run(["swift", "demangle", "--simplified"], input=text, capture_output=True,

@@ -12,7 +12,7 @@ import AppShellSessions
 public struct SceneStorage<Value: StorableValue> {
     /// The name the value is kept under, unique within its screen.
     public let key: String
-    private let defaultValue: Value
+    @usableFromInline let defaultValue: Value
 
     /// The value kept under `key`, `wrappedValue` when there is none.
     public init(wrappedValue: Value, _ key: String) {
@@ -33,6 +33,10 @@ public struct SceneStorage<Value: StorableValue> {
     }
 
     /// The value `screen` keeps under the key.
+    ///
+    /// Inlinable, as `AppStorage`'s: specialized in the app's module, the key paths are read as
+    /// plain stored properties.
+    @inlinable
     public static subscript<Owner: ViewController>(
         _enclosingInstance screen: Owner,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,

@@ -84,7 +84,7 @@ extension LiveApp {
         JSON.integer(root.version).write(into: &output)
         JSON.append(",\"view\":", to: &output)
         if let screen = visible as? ViewController, let rendered = screen.renderedView {
-            output.append(contentsOf: rendered.jsonBytes(of: screen))
+            rendered.writeJSON(of: screen, into: &output)
         } else {
             (visible.state() ?? .null).write(into: &output)
         }

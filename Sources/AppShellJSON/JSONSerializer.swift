@@ -87,22 +87,42 @@ extension JSON {
     /// characters (and `<`, `>`, `&` so the output is also safe inside HTML).
     public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { bytes in
-            // Runs of bytes that need no escape are copied whole.
-            var runStart = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard needsEscape(byte) else { continue }
-                if runStart < index {
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                }
-                appendEscape(of: byte, to: &output)
-                runStart = index + 1
-            }
-            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
-        }
+        writeEscaped(text, into: &output)
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `text` escaped as `writeString` does, without the quotes around it: for a writer
+    /// that writes the quotes with the literals around the string (`"label":"` … `","type":`), one
+    /// append instead of three.
+    public static func writeEscaped(_ text: String, into output: inout [UInt8]) {
+        // Read in place (no copy of the string, as `withUTF8` on a `var` makes): every native
+        // string, small ones included, is contiguous.
+        let written = text.utf8.withContiguousStorageIfAvailable { bytes in
+            writeEscaped(bytes, into: &output)
+        }
+        if written == nil {
+            var text = text
+            text.withUTF8 { writeEscaped($0, into: &output) }
+        }
+    }
+
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        // Runs of bytes that need no escape are copied whole.
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard needsEscape(byte) else { continue }
+            if runStart < index {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            }
+            appendEscape(of: byte, to: &output)
+            runStart = index + 1
+        }
+        if runStart == 0 {
+            output.append(contentsOf: bytes)
+        } else if runStart < bytes.count {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        }
     }
 
     /// Whether `byte` is written escaped: a control character, `"`, `\`, `<`, `>` or `&`.

@@ -18,21 +18,24 @@ struct ScreenView {
     let toolbar: [ViewNode]
     /// Which one of its kind the screen shows, from `.id(_:)`.
     let identity: ViewIdentity?
-    /// Everything else, in order.
+    /// Everything else, in order — with the marks read above among them, which both writers
+    /// skip: the nodes are kept as the `body` made them, not copied into an array of their own.
     let content: [ViewNode]
 
     /// The parts of `view`'s nodes.
     init(_ view: some View) {
+        var nodes = ViewNodes()
+        view._write(to: &nodes)
         var title: String?
         var identity: ViewIdentity?
         var toolbar: [ViewNode] = []
-        var content: [ViewNode] = []
-        for node in view.nodes {
-            switch node {
+        let content = nodes.list
+        for index in content.indices {
+            switch content[index] {
             case .navigationTitle(let text): title = title ?? text
             case .toolbar(let items): toolbar.append(contentsOf: items)
             case .identity(let value): identity = identity ?? value
-            default: content.append(node)
+            default: continue
             }
         }
         self.title = title
@@ -60,9 +63,12 @@ struct ScreenView {
         return html
     }
 
-    /// The screen's `view` in `GET /api/state`, compact JSON (keys sorted, as `JSON` writes them).
-    func jsonBytes(of screen: ViewController) -> [UInt8] {
-        var writer = ViewJSON(context: screen.context)
+    /// Appends the screen's `view` in `GET /api/state` to `output`: compact JSON, keys sorted (as
+    /// `JSON` writes them).
+    func writeJSON(of screen: ViewController, into output: inout [UInt8]) {
+        var writer = ViewJSON(context: screen.context, output: [])
+        swap(&writer.output, &output)
+        defer { swap(&writer.output, &output) }
         JSON.append("{\"content\":", to: &writer.output)
         writer.write(content)
         switch identity {
@@ -86,7 +92,6 @@ struct ScreenView {
             writer.write(toolbar)
         }
         writer.output.append(UInt8(ascii: "}"))
-        return writer.output
     }
 
     private static func firstMessage(in nodes: [ViewNode]) -> String? {
@@ -99,76 +104,5 @@ struct ScreenView {
             }
         }
         return nil
-    }
-}
-
-/// A screen's `body` rendered for the request being handled: the nodes and the JSON are made once
-/// for the state, the page and the title, for as long as the version and the stored values stay
-/// the same. The root keeps one, for the request only (`Shell.withBound` lets it go), so no
-/// session holds a rendered view between requests.
-final class RenderedView {
-    let screen: ObjectIdentifier
-    let version: Int
-    let values: [String: DefaultsValue]
-    let view: ScreenView
-    private var bytes: [UInt8]?
-
-    init(screen: ObjectIdentifier, version: Int, values: [String: DefaultsValue], view: ScreenView) {
-        self.screen = screen
-        self.version = version
-        self.values = values
-        self.view = view
-    }
-
-    /// `ScreenView.jsonBytes(of:)`, made once.
-    func jsonBytes(of screen: ViewController) -> [UInt8] {
-        if let bytes { return bytes }
-        let made = view.jsonBytes(of: screen)
-        bytes = made
-        return made
-    }
-}
-
-/// How to read the `body` of each screen type that is a `View` (`nil` for one that is not), found
-/// once per type: asking a screen whether it is a `View` (a conformance lookup and an existential)
-/// cost more than a small screen's whole tree.
-private let bodyReaders = Locked<[ObjectIdentifier: BodyReader?]>([:])
-
-/// Reads the `body` of the screens of one type.
-final class BodyReader: @unchecked Sendable {
-    // @unchecked: `read` captures nothing but a type, which never changes.
-    let read: (ViewController) -> ScreenView
-
-    init(_ read: @escaping (ViewController) -> ScreenView) { self.read = read }
-
-    /// Reads the `body` of screens of type `V`, a `ViewController` subclass.
-    static func of<V: View>(_ type: V.Type) -> BodyReader {
-        BodyReader { screen in ScreenView(unsafeBitCast(screen, to: V.self)) }
-    }
-}
-
-extension ViewController {
-    /// What reads this screen's `body`, when it is a `View`.
-    var bodyReader: BodyReader? {
-        let type = ObjectIdentifier(Swift.type(of: self))
-        if let known = bodyReaders.withLock({ $0[type] }) { return known }
-        let reader = (Swift.type(of: self) as? any View.Type).map { BodyReader.of($0) }
-        bodyReaders.withLock { $0[type] = .some(reader) }
-        return reader
-    }
-
-    /// The screen's `body` rendered as the session is now, when the screen is a `View`.
-    var renderedView: RenderedView? {
-        let root = context?.root
-        let version = root?.version ?? -1
-        let values = root?.session?.storedValues ?? root?.defaults.storedValues ?? [:]
-        let identity = ObjectIdentifier(self)
-        if let kept = root?.renderedView, kept.screen == identity, kept.version == version, kept.values == values {
-            return kept
-        }
-        guard let reader = bodyReader else { return nil }
-        let rendered = RenderedView(screen: identity, version: version, values: values, view: reader.read(self))
-        root?.renderedView = rendered
-        return rendered
     }
 }

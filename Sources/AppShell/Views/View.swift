@@ -27,6 +27,10 @@ public protocol View {
 
 extension View {
     /// Writes the `body`'s nodes.
+    ///
+    /// Inlinable, so that a view of the app's module reads its `body` as the concrete type it is
+    /// (not through the witness tables of an opaque type, looked up at run time at every read).
+    @inlinable
     public func _write(to nodes: inout ViewNodes) { body._write(to: &nodes) }
 
     /// What the view shows, as nodes.
@@ -55,6 +59,23 @@ public struct ViewNodes {
     var storage = Storage.none
 
     init() {}
+
+    /// Nothing yet, with room for `capacity` nodes when there will be more than one.
+    init(capacity: Int) {
+        guard capacity > 1 else { return }
+        var nodes: [ViewNode] = []
+        nodes.reserveCapacity(capacity)
+        storage = .many(nodes)
+    }
+
+    /// How many nodes there are.
+    var count: Int {
+        switch storage {
+        case .none: return 0
+        case .one: return 1
+        case .many(let nodes): return nodes.count
+        }
+    }
 
     init(_ nodes: [ViewNode]) {
         switch nodes.count {
@@ -132,59 +153,13 @@ public struct ViewContent: View, PrimitiveView {
     /// The nodes, in order.
     var nodes: [ViewNode] { content.list }
 
+    /// How many nodes there are.
+    var count: Int { content.count }
+
     /// A primitive view.
     public var body: Never { return noBody() }
 
     func append(to nodes: inout ViewNodes) { nodes.append(contentsOf: content) }
-}
-
-/// Builds views from a closure's statements, as SwiftUI's: each statement a view, `if`, `if let`,
-/// `switch` and `for … in` among them.
-@resultBuilder
-public enum ViewBuilder {
-    /// A view, as a statement.
-    public static func buildExpression<V: View>(_ view: V) -> ViewContent {
-        var nodes = ViewNodes()
-        view._write(to: &nodes)
-        return ViewContent(nodes)
-    }
-
-    /// Views already built, as a statement.
-    public static func buildExpression(_ content: ViewContent) -> ViewContent { content }
-
-    /// The statements, one after another.
-    public static func buildBlock(_ parts: ViewContent...) -> ViewContent {
-        if parts.count == 1 { return parts[0] }
-        var nodes: [ViewNode] = []
-        nodes.reserveCapacity(parts.count)
-        for part in parts {
-            switch part.content.storage {
-            case .none: break
-            case .one(let node): nodes.append(node)
-            case .many(let list): nodes.append(contentsOf: list)
-            }
-        }
-        return ViewContent(nodes)
-    }
-
-    /// An `if` without `else`: nothing when its condition is false.
-    public static func buildOptional(_ part: ViewContent?) -> ViewContent { part ?? ViewContent([]) }
-
-    /// An `if`'s first branch.
-    public static func buildEither(first part: ViewContent) -> ViewContent { part }
-
-    /// An `if`'s `else`, or a later `switch` case.
-    public static func buildEither(second part: ViewContent) -> ViewContent { part }
-
-    /// A `for … in` loop's views, one after another.
-    public static func buildArray(_ parts: [ViewContent]) -> ViewContent {
-        var nodes = ViewNodes()
-        for part in parts { nodes.append(contentsOf: part.content) }
-        return ViewContent(nodes)
-    }
-
-    /// An `if #available`.
-    public static func buildLimitedAvailability(_ part: ViewContent) -> ViewContent { part }
 }
 
 /// Nothing: a view that shows nothing.
