@@ -30,6 +30,9 @@ public final class RootController: ContainerController {
         set { detachedDefaults = newValue }
     }
     private var detachedDefaults: DefaultsStore
+    /// The app's environment, the same for every session: the values the app gave at start and
+    /// the shell's (`ShellApplication.environmentValues`, `EnvironmentValues.clock`).
+    public let environment: EnvironmentValues
     /// The session of the request being handled (for id rotation).
     @exclusivity(unchecked) var session: SessionContext?
     /// Whether this root is a throwaway copy showing what a safe request (HEAD, a prefetch)
@@ -63,10 +66,14 @@ public final class RootController: ContainerController {
     private var loaded: [ObjectIdentifier] = []
 
     /// A root that starts with `initial` as its child, as `RootVC.init()` does with the splash:
-    /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears.
-    public init(initial: any ScreenController, defaults: DefaultsStore) {
+    /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears. Its screens and
+    /// coordinators read `environment`.
+    public init(
+        initial: any ScreenController, defaults: DefaultsStore, environment: EnvironmentValues = EnvironmentValues()
+    ) {
         child = initial
         detachedDefaults = defaults
+        self.environment = environment
         initial.context = context
         call(.willMove, on: initial, parent: self)
         load(initial)
@@ -75,11 +82,14 @@ public final class RootController: ContainerController {
         call(.viewDidAppear, on: initial, animated: false)
     }
 
-    /// A root restored from a snapshot: the screens are in place, no lifecycle runs.
+    /// A root restored from a snapshot: the screens are in place, no lifecycle runs. Its screens
+    /// and coordinators read `environment`.
     public init(
         restoring child: any ScreenController, presented: (any ScreenController)?, log: LifecycleLog, version: Int,
-        lastTransition: LastTransition? = nil, defaults: DefaultsStore
+        lastTransition: LastTransition? = nil, defaults: DefaultsStore,
+        environment: EnvironmentValues = EnvironmentValues()
     ) {
+        self.environment = environment
         self.child = child
         self.presented = presented
         self.log = log

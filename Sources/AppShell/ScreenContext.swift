@@ -2,8 +2,8 @@ import AppShellHTTP
 import AppShellJSON
 import AppShellSessions
 
-/// How a screen reaches its session: the root controller, the defaults, and what the shell offers
-/// a page (the form token, asset URLs, notifications) — never a global.
+/// How a screen reaches its session: the root controller, the defaults, the app's environment,
+/// and what the shell offers a page (the form token, asset URLs, notifications) — never a global.
 public final class ScreenContext {
     /// The session's root controller (seed 001: "the root is reachable from anywhere").
     public unowned let root: RootController
@@ -12,6 +12,10 @@ public final class ScreenContext {
 
     /// The session's defaults, for the request being handled.
     public var defaults: DefaultsStore { root.defaults }
+
+    /// The app's environment: its values given at start and the shell's, typed
+    /// (`context.environment.now`; `@Environment(\.now) var now` reads the same).
+    public var environment: EnvironmentValues { root.environment }
 
     /// The form token of the session (empty outside a request).
     public var csrfToken: String {

@@ -43,8 +43,8 @@ extension Shell {
     func preview(of shell: LiveApp, _ session: SessionContext) -> LiveApp {
         let defaults = session.defaults.detachedCopy()
         let copy =
-            application.restoreApp(from: shell.snapshot, defaults: defaults, now: clock())
-            ?? application.makeApp(defaults: defaults, now: clock())
+            application.restoreApp(from: shell.snapshot, defaults: defaults, environment: environment, now: clock())
+            ?? application.makeApp(defaults: defaults, environment: environment, now: clock())
         copy.root.isPreview = true
         copy.root.session = session
         copy.root.services = ShellServices(shell: self, channel: copy.channel)

@@ -102,7 +102,7 @@ extension Shell {
     private func respondRetired(
         _ request: Request, _ session: SessionContext, _ body: (LiveApp) throws -> Response
     ) throws -> Response {
-        let shell = application.makeApp(defaults: session.defaults, now: clock())
+        let shell = application.makeApp(defaults: session.defaults, environment: environment, now: clock())
         return try withBound(shell, session) { () throws -> Response in
             let response: Response
             do {

@@ -25,6 +25,9 @@ public final class Shell: Sendable {
     public let cookie: SessionCookie
     /// The time in milliseconds since 1970 (tests move it).
     public let clock: @Sendable () -> Int64
+    /// What every session's screens and coordinators reach (`RootController.environment`): the
+    /// app's values (`ShellApplication.environmentValues`, read once) with the shell's `clock`.
+    public let environment: EnvironmentValues
     /// Runs work with no request (the splash finishing, reminders).
     public let scheduler: ShellScheduler
     /// The open event streams of every live app.
@@ -92,6 +95,9 @@ public final class Shell: Sendable {
         self.registry = registry
         self.cookie = cookie
         self.clock = clock
+        var environment = application.environmentValues
+        environment.clock = clock
+        self.environment = environment
         self.tokens = CSRFTokens(key: csrfKey)
         self.assets = assets
         self.webApp = webApp
@@ -141,10 +147,11 @@ public final class Shell: Sendable {
         let shell: LiveApp
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
-            shell = application.makeApp(defaults: session.defaults, now: startedAt)
+            shell = application.makeApp(defaults: session.defaults, environment: environment, now: startedAt)
         } else if let kept = session.keptSnapshot, let json = try? JSON(parsing: kept.bytes),
             let snapshot = ShellSnapshot(json: json),
-            let restored = application.restoreApp(from: snapshot, defaults: session.defaults, now: now)
+            let restored = application.restoreApp(
+                from: snapshot, defaults: session.defaults, environment: environment, now: now)
         {
             shell = restored
             shell.stored = (restored.root.version, kept)
@@ -155,7 +162,7 @@ public final class Shell: Sendable {
                 shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
             }
         } else {
-            shell = application.makeApp(defaults: session.defaults, now: now)
+            shell = application.makeApp(defaults: session.defaults, environment: environment, now: now)
         }
         shell.join(cachedAnswers)
         session.attachment = shell
@@ -242,7 +249,7 @@ public final class Shell: Sendable {
         if let cached = freshStateCache.withLock({ $0 }) { return cached }
         let defaults = DefaultsStore()
         let now = clock()
-        let shell = application.makeApp(defaults: defaults, now: now)
+        let shell = application.makeApp(defaults: defaults, environment: environment, now: now)
         shell.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
         let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))

@@ -23,12 +23,18 @@ public protocol ShellApplication: Sendable {
     /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
     /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
-    /// A new session's app: the first screen, the started app coordinator, and the start-up work
-    /// begun at `now`.
-    func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp
-    /// The session's app rebuilt from `snapshot`, or `nil` when the snapshot cannot be used (the
-    /// session then starts afresh).
-    func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp?
+    /// The app's values for its screens and coordinators, under its own keys (its services, its
+    /// settings: `EnvironmentValues`), given once: the shell reads them when it is made, adds its
+    /// own (`clock`) and lends them to every session's root. By default none (each key's default).
+    var environmentValues: EnvironmentValues { get }
+    /// A new session's app, its root lending `environment`: the first screen, the started app
+    /// coordinator, and the start-up work begun at `now`.
+    func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp
+    /// The session's app rebuilt from `snapshot`, its root lending `environment`, or `nil` when the
+    /// snapshot cannot be used (the session then starts afresh).
+    func restoreApp(
+        from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
+    ) -> LiveApp?
     /// The URLs of the app's pages besides `/` (`/notes/:id` takes any segment as `id`). By
     /// default none; a `RoutedApplication` derives them from its routes.
     var pagePaths: [String] { get }
@@ -122,9 +128,9 @@ extension ShellApplication {
 
     /// The first screen, owned by a new app coordinator, which is then started; the start-up
     /// work (if any) begins at `now`.
-    public func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
+    public func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp {
         let first = makeFirstScreen()
-        let root = RootController(initial: first, defaults: defaults)
+        let root = RootController(initial: first, defaults: defaults, environment: environment)
         let coordinator = makeCoordinator(root: root)
         coordinator.own(first)
         let app = LiveApp(root: root, coordinator: coordinator)
@@ -136,12 +142,15 @@ extension ShellApplication {
     /// The screens the snapshot names, made by name; a new app coordinator; under it the
     /// coordinators of the snapshot's tree, made by type, each given the screens it shows
     /// (`RestorationRegistry`); and the start-up work where it was.
-    public func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
+    public func restoreApp(
+        from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
+    ) -> LiveApp? {
         let registry = RestorationRegistry.of(RootCoordinator.self)
         guard let screens = registry.screens.restore(snapshot) else { return nil }
         let root = RootController(
             restoring: screens.child, presented: screens.presented, log: LifecycleLog(records: snapshot.lifecycle),
-            version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults)
+            version: snapshot.version, lastTransition: snapshot.transition, defaults: defaults,
+            environment: environment)
         ScreenPlace.restore(snapshot.extra["screens"], in: root)
         let coordinator = makeCoordinator(root: root)
         guard registry.restoreCoordinators(snapshot.coordinators, under: coordinator, root: root) else { return nil }
