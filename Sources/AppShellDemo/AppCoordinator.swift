@@ -76,7 +76,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
 
     func showMain() {
         for child in children { removeChild(child) }
-        let main = MainCoordinator(root: root, reminderDelayMilliseconds: environment.reminderDelayMilliseconds)
+        let main = MainCoordinator(root: root)
         addChild(main)
         main.start()
     }

@@ -78,3 +78,41 @@ public final class DemoEnvironment: Sendable {
     /// The share of a busy core and the slice of the password checks by default.
     public static let defaultPasswordCheckShare = CoreShare(percent: 20, sliceMicroseconds: 1000)
 }
+
+// MARK: The demo's environment values
+
+/// The key of what the demo's coordinators share.
+private struct DemoEnvironmentKey: EnvironmentKey {
+    static let defaultValue: DemoEnvironment? = nil
+}
+
+/// The key of the reminder's delay: the configuration's default.
+private struct ReminderDelayKey: EnvironmentKey {
+    static let defaultValue = Int64(DemoConfiguration().reminderDelayMilliseconds)
+}
+
+extension EnvironmentValues {
+    /// What the demo's coordinators share (users, login throttle, password checks); `nil`
+    /// outside the demo's shell.
+    var demo: DemoEnvironment? {
+        get { self[DemoEnvironmentKey.self] }
+        set { self[DemoEnvironmentKey.self] = newValue }
+    }
+
+    /// How long after "Remind me" the notification comes, in milliseconds.
+    var reminderDelayMilliseconds: Int64 {
+        get { self[ReminderDelayKey.self] }
+        set { self[ReminderDelayKey.self] = newValue }
+    }
+}
+
+extension DemoShell {
+    /// What every session's screens and coordinators reach through their root, given once at
+    /// start: the shared environment and the reminder's delay.
+    public var environmentValues: EnvironmentValues {
+        var values = EnvironmentValues()
+        values.demo = environment
+        values.reminderDelayMilliseconds = environment.reminderDelayMilliseconds
+        return values
+    }
+}

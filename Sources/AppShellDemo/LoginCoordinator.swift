@@ -40,10 +40,10 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         own(screen)
     }
 
-    /// The flow of the login screen a snapshot restored.
+    /// The flow of the login screen a snapshot restored, with the app's environment.
     convenience init?(restoringUnder parent: Coordinator, root: RootController) {
-        guard let app = parent as? AppCoordinator, let screen = root.child as? LoginScreen else { return nil }
-        self.init(root: root, environment: app.environment, screen: screen)
+        guard let environment = root.environment.demo, let screen = root.child as? LoginScreen else { return nil }
+        self.init(root: root, environment: environment, screen: screen)
     }
 
     /// Shows the login screen with a cross-dissolve.

@@ -8,13 +8,10 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
 
     private let root: RootController
     private let navigation: NavigationController
-    /// How long after `remind` the notification comes.
-    private let reminderDelayMilliseconds: Int64
 
     /// A logged-in flow on `root`, with a new stack or (restoring) the one already shown.
-    init(root: RootController, reminderDelayMilliseconds: Int64, navigation: NavigationController? = nil) {
+    init(root: RootController, navigation: NavigationController? = nil) {
         self.root = root
-        self.reminderDelayMilliseconds = reminderDelayMilliseconds
         self.navigation = navigation ?? NavigationController(rootViewController: MainScreen())
         super.init(name: Self.restorationIdentifier)
         handle(MainAction.self) { [unowned self] action, _ in handle(action) }
@@ -28,11 +25,8 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
 
     /// The flow of the navigation stack a snapshot restored.
     convenience init?(restoringUnder parent: Coordinator, root: RootController) {
-        guard let app = parent as? AppCoordinator, let navigation = root.navigation,
-            navigation.viewControllers[0] is MainScreen
-        else { return nil }
-        self.init(
-            root: root, reminderDelayMilliseconds: app.environment.reminderDelayMilliseconds, navigation: navigation)
+        guard let navigation = root.navigation, navigation.viewControllers[0] is MainScreen else { return nil }
+        self.init(root: root, navigation: navigation)
     }
 
     private var main: MainScreen? { navigation.viewControllers.first as? MainScreen }
@@ -82,9 +76,10 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
             addChild(second)
             second.start()
         case .remind:
+            // The app's setting, from the environment it gave at start.
             root.context.scheduleNotification(
                 title: "AppShell", body: "Your reminder: open the list.",
-                afterMilliseconds: reminderDelayMilliseconds, launch: DemoLaunch.notification)
+                afterMilliseconds: root.environment.reminderDelayMilliseconds, launch: DemoLaunch.notification)
         case .logout:
             (parent as? AppCoordinator)?.logout()
         }

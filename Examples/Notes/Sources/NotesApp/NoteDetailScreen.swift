@@ -16,7 +16,15 @@ final class NoteDetailScreen: Screen<NoteDetailAction>, RestorableScreen, View {
     /// The number of the note shown.
     @SceneStorage("id") var noteID = 0
 
+    /// A screen showing no note yet: the one restoration makes, giving `noteID` back after.
     init() { super.init(name: "note") }
+
+    /// The screen of note `noteID`. It stays restorable: the value is kept in `@SceneStorage`,
+    /// which a restart gives back to the screen it makes with `init()`.
+    convenience init(noteID: Int) {
+        self.init()
+        self.noteID = noteID
+    }
 
     private var note: Note? { context.flatMap { Notebook(defaults: $0.defaults).note(noteID) } }
 

@@ -87,9 +87,7 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
 
     /// Pushes the note numbered `id`.
     private func push(_ id: Int, animated: Bool) {
-        let detail = NoteDetailScreen()
-        detail.noteID = id
-        navigation.push(own(detail), animated: animated)
+        navigation.push(own(NoteDetailScreen(noteID: id)), animated: animated)
     }
 
     /// Back to the list.

@@ -38,3 +38,27 @@ public final class NotesEnvironment: Sendable {
         return PasswordHash.verify(password: password, against: hash)
     }
 }
+
+/// The key of what Notes' coordinators share: none outside Notes' shell.
+private struct NotesEnvironmentKey: EnvironmentKey {
+    static let defaultValue: NotesEnvironment? = nil
+}
+
+extension EnvironmentValues {
+    /// What Notes' coordinators share (who can log in, the throttle, the password checks), given
+    /// at start (`NotesApp.environmentValues`); `nil` outside Notes' shell.
+    var notes: NotesEnvironment? {
+        get { self[NotesEnvironmentKey.self] }
+        set { self[NotesEnvironmentKey.self] = newValue }
+    }
+}
+
+extension NotesApp {
+    /// What every session's screens and coordinators reach through their root (`root.environment`),
+    /// given once at start: the shared environment.
+    public var environmentValues: EnvironmentValues {
+        var values = EnvironmentValues()
+        values.notes = environment
+        return values
+    }
+}
