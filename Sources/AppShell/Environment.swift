@@ -19,6 +19,10 @@ public struct Environment<Value> {
 
     /// The value in the environment of `screen`'s root, or in an empty one (the key's default)
     /// when it is shown in none.
+    ///
+    /// Inlinable, as `AppStorage`'s: specialized in the app's module, the wrapper is read as a plain
+    /// stored property.
+    @inlinable
     public static subscript<Owner: ViewController>(
         _enclosingInstance screen: Owner,
         wrapped wrappedKeyPath: KeyPath<Owner, Value>,
