@@ -121,7 +121,9 @@ open class Coordinator {
             for inner in navigation.viewControllers { own(inner) }
             return screen
         }
-        (screen as? any OwnedScreen)?.owner = self
+        guard let owned = screen as? any OwnedScreen else { return screen }
+        owned.owner = self
+        DeclarationCheck.noteOwner(type(of: self), owns: type(of: screen))
         return screen
     }
 

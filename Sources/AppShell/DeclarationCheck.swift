@@ -1,3 +1,5 @@
+import AppShellConcurrency
+
 /// A mistake in what an app's coordinators declare (`Coordinator.shows`, its routes): one line
 /// naming the coordinator and the screen, for the developer.
 ///
@@ -90,6 +92,36 @@ enum DeclarationCheck {
     /// The screen types `coordinator` declares, or a coordinator it shows, directly or not.
     static func screens(declaredFrom coordinator: Coordinator.Type) -> Set<ObjectIdentifier> {
         Set(RestorationRegistry.screenTypes(shownBy: coordinator).map(ObjectIdentifier.init))
+    }
+
+    /// Whether a coordinator has owned a screen its type does not declare, in this process: until
+    /// one has, the screens shown need no check when a snapshot is kept (`checkOwners` walked
+    /// them and cast each at every action: 1 750 of its instructions, callgrind). Set by
+    /// `noteOwner`, never cleared.
+    static let undeclaredOwnerSeen = Locked(false)
+
+    /// Whether each coordinator type declares each screen type it owned, worked out once per pair.
+    private static let declaredPairs = Locked<[OwnerPair: Bool]>([:])
+
+    /// A coordinator type and a screen type.
+    private struct OwnerPair: Hashable {
+        let coordinator: ObjectIdentifier
+        let screen: ObjectIdentifier
+    }
+
+    /// Notes that a `coordinator` owns a `screen`: when its `shows` does not declare the screen's
+    /// type, every snapshot kept from now on has its owners checked (`checkOwners`).
+    static func noteOwner(_ coordinator: Coordinator.Type, owns screen: any ScreenController.Type) {
+        let pair = OwnerPair(coordinator: ObjectIdentifier(coordinator), screen: ObjectIdentifier(screen))
+        if let declared = declaredPairs.withLock({ $0[pair] }) {
+            if !declared { undeclaredOwnerSeen.withLock { $0 = true } }
+            return
+        }
+        let declared = coordinator.shows.contains {
+            RestorationRegistry.screenType(of: $0).map(ObjectIdentifier.init) == pair.screen
+        }
+        declaredPairs.withLock { $0[pair] = declared }
+        if !declared { undeclaredOwnerSeen.withLock { $0 = true } }
     }
 
     /// Throws when a screen `root` shows has an owner whose type does not declare the screen's

@@ -71,6 +71,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
         by coordinator: C, _ body: @escaping (C, Action, ScreenAction) throws(ActionError) -> Void
     ) {
         self.coordinator = coordinator
+        if let owner = coordinator as? Coordinator { DeclarationCheck.noteOwner(type(of: owner), owns: Self.self) }
         handler = { [weak coordinator] action, request throws(ActionError) in
             guard let coordinator else {
                 throw ActionError(status: 409, "nothing handles \(request.name) now")
@@ -82,10 +83,13 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     /// Gives `action` to the coordinator, typed: a name this screen does not offer is refused
     /// (409), a missing or mistyped parameter too (400, naming it and the type it needs).
     open override func perform(_ action: ScreenAction) throws(ActionError) {
-        guard actions.contains(action.name) else {
+        // No look-up of `actions` first: the shell's dispatch did it, and the enum knows its cases.
+        let typed: Action
+        do {
+            typed = try Action(decoding: action)
+        } catch  where error.status == 409 {
             throw ActionError(status: 409, "the \(name) screen does not offer \"\(action.name)\"")
         }
-        let typed = try Action(decoding: action)
         if let handler { return try handler(typed, action) }
         if let handler = owner?.handler(for: Action.self) { return try handler(typed, action) }
         if let coordinated = typed as? any CoordinatedActions, try coordinated.perform(onAny: coordinator, action) {

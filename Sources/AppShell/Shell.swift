@@ -282,7 +282,9 @@ public final class Shell: Sendable {
             session.storesWithoutValues = true
         }
         guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
-        try DeclarationCheck.checkOwners(of: shell.root, restoration.owners)
+        if DeclarationCheck.undeclaredOwnerSeen.withLock({ $0 }) {
+            try DeclarationCheck.checkOwners(of: shell.root, restoration.owners)
+        }
         shell.root.snapshotIsStale = false
         let kept = shell.snapshot.kept
         shell.stored = (shell.root.version, kept)

@@ -37,4 +37,12 @@ import Testing
         #expect(ClientAddress(nil).text == "")
         #expect(ClientAddress(text: "::1").text == "::1")
     }
+
+    /// IPv4 addresses are written without `inet_ntop`: every byte's digits as `inet_ntop` writes them.
+    @Test(arguments: ["0.0.0.0", "127.0.0.1", "9.10.99.100", "255.255.255.255", "192.0.2.10", "1.200.30.4"])
+    func anIPv4AddressIsWrittenAsInetNtopWritesIt(text: String) {
+        var raw = in_addr()
+        #expect(inet_pton(AF_INET, text, &raw) == 1)
+        #expect(ClientAddress.dotted(raw) == text)
+    }
 }
