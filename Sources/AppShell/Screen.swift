@@ -57,13 +57,25 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     /// every call (with the key path `\.rawValue` it also instantiated the key path), and every
     /// action reads the names twice, for its dispatch and its answer (2 200 instructions a read
     /// with a closure, 20 000 an action with the key path; callgrind, README Performance).
+    /// The screen keeps the names once read: every action reads them twice (its dispatch, its
+    /// state), and the shared table's lock and look-up were 740 instructions a read (8 bytes a
+    /// screen; callgrind, bench/RESULTS.md).
     open override var actions: [String] {
+        if let keptActionNames { return keptActionNames }
         let type = ObjectIdentifier(Action.self)
-        if let names = screenActionNames.withLock({ $0[type] }) { return names }
-        let names = Action.descriptions.map { $0.name }
-        screenActionNames.withLock { $0[type] = names }
+        let names =
+            screenActionNames.withLock({ $0[type] })
+            ?? {
+                let names = Action.descriptions.map { $0.name }
+                screenActionNames.withLock { $0[type] = names }
+                return names
+            }()
+        keptActionNames = names
         return names
     }
+
+    /// `actions`, once read.
+    private var keptActionNames: [String]?
 
     /// Makes `coordinator` (not retained) handle this screen's actions with `body`; a screen
     /// whose coordinator is gone refuses them (409).

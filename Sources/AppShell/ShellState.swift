@@ -43,11 +43,20 @@ extension LiveApp {
         var output: [UInt8] = []
         output.reserveCapacity(root.log.byteCount + 512)
         JSON.append("{\"actions\":[", to: &output)
-        let actions = visibleActionNames()
-        for index in actions.indices {
+        // `visibleActionNames()`, written as it is found: that array, the screen's kept names with
+        // `launch` appended, was a copy at every state (1 300 instructions, callgrind).
+        let offered = visible.actions
+        var offersLaunch = false
+        for index in offered.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            JSON.writeString(actions[index], into: &output)
+            JSON.writeString(offered[index], into: &output)
+            if offered[index] == ActionDescription.launchName { offersLaunch = true }
         }
+        if !offersLaunch {
+            if !offered.isEmpty { output.append(UInt8(ascii: ",")) }
+            JSON.writeString(ActionDescription.launchName, into: &output)
+        }
+        if !routes.isEmpty && !visibleRoutes().isEmpty { JSON.append(",\"show\"", to: &output) }
         JSON.append("],\"coordinators\":", to: &output)
         output.append(contentsOf: coordinatorTree.bytes)
         JSON.append(",\"defaults\":", to: &output)
@@ -165,7 +174,7 @@ extension LiveApp {
     /// bytes.
     func visibleActionNames() -> [String] {
         var actions = root.visibleScreen.actions
-        if !actions.contains(ActionDescription.launch.name) { actions.append(ActionDescription.launch.name) }
+        if !actions.contains(ActionDescription.launchName) { actions.append(ActionDescription.launchName) }
         if !visibleRoutes().isEmpty { actions.append(ActionDescription.show.name) }
         return actions
     }

@@ -127,7 +127,10 @@ public struct ActionDescription: Sendable, Hashable {
     /// link. Every screen accepts it, and the app coordinator handles it; the page's script reads
     /// its name from the page (`data-launch-action`).
     public static let launch = ActionDescription(
-        name: "launch", parameters: [ActionParameter(name: "source", type: .string)])
+        name: launchName, parameters: [ActionParameter(name: "source", type: .string)])
+
+    /// `launch`'s name.
+    static let launchName = "launch"
 
     /// An action named `name`.
     public init(

@@ -21,22 +21,28 @@ public struct Section: View, PrimitiveView {
 
 /// A list: a row for each element of a collection, or for each view the closure builds.
 public struct List: View, PrimitiveView {
-    let rows: [[ViewNode]]
+    let rows: ListRows
 
     /// A row for each of `data`'s elements.
     public init<Data: Sequence>(_ data: Data, @ViewBuilder row: (Data.Element) -> ViewContent) {
-        rows = data.map { row($0).nodes }
+        var nodes: [ViewNode] = []
+        var ends: [Int] = []
+        for element in data {
+            nodes.append(contentsOf: row(element).nodes)
+            ends.append(nodes.count)
+        }
+        rows = ListRows(nodes: nodes, ends: ends)
     }
 
     /// A row for each view `content` builds.
     public init(@ViewBuilder content: () -> ViewContent) {
-        rows = content().nodes.map { [$0] }
+        rows = ListRows(nodes: content().nodes, ends: [])
     }
 
     /// A primitive view.
     public var body: Never { return noBody() }
 
-    func append(to nodes: inout ViewNodes) { nodes.append(.list(rows: rows)) }
+    func append(to nodes: inout ViewNodes) { nodes.append(.list(rows)) }
 }
 
 // The modifiers are inlinable: the app's module then sees the type they return

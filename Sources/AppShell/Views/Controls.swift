@@ -60,8 +60,9 @@ struct StyledButtons<Content: View>: View, PrimitiveView {
             return .form(form)
         case .section(let header, let footer, let content):
             return .section(header: header, footer: footer, content: content.map(restyled))
-        case .list(let rows):
-            return .list(rows: rows.map { $0.map(restyled) })
+        case .list(var rows):
+            rows.nodes = rows.nodes.map(restyled)
+            return .list(rows)
         case .toolbar(let items):
             return .toolbar(items.map(restyled))
         default:

@@ -4,7 +4,7 @@ import AppShellHTTP
 struct ViewHTML {
     let context: ScreenContext?
 
-    mutating func html(_ nodes: [ViewNode]) -> String {
+    mutating func html(_ nodes: some Collection<ViewNode>) -> String {
         var html = ""
         for node in nodes { write(node, into: &html) }
         return html
@@ -45,7 +45,7 @@ struct ViewHTML {
             html += "</section>\n"
         case .list(let rows):
             html += "<ul>\n"
-            for row in rows {
+            rows.forEachRow { row in
                 var item = self.html(row)
                 if item.hasSuffix("\n") { item.removeLast() }
                 html += "<li>\(item)</li>\n"

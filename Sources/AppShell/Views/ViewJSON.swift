@@ -17,7 +17,7 @@ struct ViewJSON {
     }
 
     /// Writes `nodes` as an array (raw HTML and the screen's marks left out).
-    mutating func write(_ nodes: [ViewNode]) {
+    mutating func write(_ nodes: some RandomAccessCollection<ViewNode>) {
         output.append(UInt8(ascii: "["))
         var first = true
         for index in nodes.indices where nodes[index].isInJSON {
@@ -92,9 +92,11 @@ struct ViewJSON {
             append(",\"type\":\"section\"}")
         case .list(let rows):
             append("{\"rows\":[")
-            for index in rows.indices {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(rows[index])
+            var first = true
+            rows.forEachRow { row in
+                if !first { output.append(UInt8(ascii: ",")) }
+                first = false
+                write(row)
             }
             append("],\"type\":\"list\"}")
         case .navigationTitle, .toolbar, .identity, .raw:
