@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellJSON
 
@@ -44,10 +45,14 @@ extension AppRoutes {
     /// The URL of this page: the pattern with the parameters in it, the others as the query
     /// (`/notes/3`, `/login?next=%2Fnotes%2F3`); a parameter without a value is left out.
     public var url: String {
+        let pattern = path
+        // A page without parameters is its pattern: no encoding of the case.
+        let table = RouteTable.of(Self.self)
+        if let index = table.byPattern[pattern], table.pages[index].parameters.isEmpty { return pattern }
         let sent = ActionEncoder.encode(self)
         var parameters = sent.parameters
         var segments: [String] = []
-        for segment in path.split(separator: "/") {
+        for segment in pattern.split(separator: "/") {
             if segment.hasPrefix(":"), let value = parameters.removeValue(forKey: String(segment.dropFirst())) {
                 segments.append(PercentEncoding.encode(value.formText))
             } else {
@@ -59,9 +64,10 @@ extension AppRoutes {
         return "/" + segments.joined(separator: "/") + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 
-    /// The case `url` names: its path matched against each case's pattern in the order of
-    /// `allCases` (the first whose parameters also decode: `/notes/new` is not `note(id:)`), the
-    /// query's members given to the parameters the pattern does not name. `nil` when none does.
+    /// The case `url` names: a page whose pattern is the path itself (no parameter in it) first,
+    /// else each case's pattern in the order of `allCases` (the first whose parameters also
+    /// decode: `/notes/abc` is not `note(id:)`), the query's members given to the parameters the
+    /// pattern does not name. `nil` when none does.
     public init?(url: String) {
         let (path, query) = Self.split(url)
         guard let route = Self(path: path, query: query) else { return nil }
@@ -70,12 +76,18 @@ extension AppRoutes {
 
     /// The case whose pattern matches `path`, with `query`'s members for its other parameters.
     init?(path: String, query: [String: String]) {
+        let table = RouteTable.of(Self.self)
+        if let index = table.byPattern[path], table.pages[index].parameters.isEmpty,
+            let page = table.samples[index] as? Self
+        {
+            self = page
+            return
+        }
         let given = path.split(separator: "/", omittingEmptySubsequences: true)
-        for (sample, pattern) in Self.patterns {
-            guard pattern.count == given.count else { continue }
+        for page in table.pages where page.segments.count == given.count && !page.parameters.isEmpty {
             var parameters: [String: JSON] = [:]
             var matches = true
-            for (expected, segment) in zip(pattern, given) {
+            for (expected, segment) in zip(page.segments, given) {
                 if expected.hasPrefix(":") {
                     guard let value = PercentEncoding.decode(String(segment)) else {
                         matches = false
@@ -88,11 +100,10 @@ extension AppRoutes {
                 }
             }
             guard matches else { continue }
-            let name = ActionEncoder.encode(sample).name
-            for parameter in ActionProbe.parameters(of: Self.self, name) where parameters[parameter.name] == nil {
+            for parameter in page.parameters where parameters[parameter.name] == nil {
                 if let value = query[parameter.name] { parameters[parameter.name] = .string(value) }
             }
-            if let route = try? ActionDecoder.decode(ScreenAction(name: name, parameters: parameters)) as Self {
+            if let route = try? ActionDecoder.decode(ScreenAction(name: page.name, parameters: parameters)) as Self {
                 self = route
                 return
             }
@@ -100,11 +111,8 @@ extension AppRoutes {
         return nil
     }
 
-    /// Every case's sample and its pattern's segments, in the order of `allCases`.
-    static var patterns: [(Self, [Substring])] { allCases.map { ($0, $0.path.split(separator: "/")) } }
-
     /// The page paths: every case's pattern (`/notes/:id`), as the router takes them.
-    public static var pagePaths: [String] { allCases.map(\.path) }
+    public static var pagePaths: [String] { RouteTable.of(Self.self).pages.map(\.pattern) }
 
     /// `url`'s path and its query's members (percent-decoded; the first of a name).
     static func split(_ url: String) -> (path: String, query: [String: String]) {
@@ -120,14 +128,75 @@ extension AppRoutes {
     /// The case whose screen `screen` is, its parameters read from the screen's `@SceneStorage`
     /// values of the same names (`nil` when no case shows it, or a parameter has no value).
     public static func showing(_ screen: any ScreenController) -> Self? {
-        let values = (screen as? ViewController)?.sceneValues ?? [:]
-        for sample in allCases where sample.screen == type(of: screen) {
-            let name = ActionEncoder.encode(sample).name
-            let parameters = values.mapValues(\.json)
-            if let route = try? ActionDecoder.decode(ScreenAction(name: name, parameters: parameters)) as Self {
+        let table = RouteTable.of(Self.self)
+        for index in table.byScreen[ObjectIdentifier(type(of: screen))] ?? [] {
+            let page = table.pages[index]
+            if page.parameters.isEmpty { return table.samples[index] as? Self }
+            let values = (screen as? ViewController)?.sceneValues ?? [:]
+            if let route = try? ActionDecoder.decode(
+                ScreenAction(name: page.name, parameters: values.mapValues(\.json))) as Self
+            {
                 return route
             }
         }
         return nil
     }
 }
+
+/// What an `AppRoutes` type's cases declare, read once per type: a page URL opened, a session's
+/// URL written, went through every case's encoding and decoding (50 000 instructions a page,
+/// callgrind) — a page without parameters is now found by its pattern, and is its sample. Not
+/// generic, so that reading it costs no generic metadata.
+final class RouteTable: @unchecked Sendable {
+    /// One case: its name, pattern, the pattern's segments, parameters and screen type.
+    struct Page {
+        let name: String
+        let pattern: String
+        let segments: [Substring]
+        let parameters: [ActionParameter]
+        let screen: ObjectIdentifier
+    }
+
+    /// The cases' samples (values of the `AppRoutes` type), in the order of `allCases`.
+    let samples: [Any]
+    /// The cases, in the same order.
+    let pages: [Page]
+    /// The index of the first case of each pattern.
+    let byPattern: [String: Int]
+    /// The indices of the cases of each screen type, in order.
+    let byScreen: [ObjectIdentifier: [Int]]
+
+    private init<Routes: AppRoutes>(_ type: Routes.Type) {
+        let cases = Array(Routes.allCases)
+        samples = cases
+        pages = cases.map { sample in
+            let name = ActionEncoder.encode(sample).name
+            return Page(
+                name: name, pattern: sample.path, segments: sample.path.split(separator: "/"),
+                parameters: ActionProbe.parameters(of: Routes.self, name), screen: ObjectIdentifier(sample.screen))
+        }
+        var byPattern: [String: Int] = [:]
+        var byScreen: [ObjectIdentifier: [Int]] = [:]
+        for (index, page) in pages.enumerated() {
+            if byPattern[page.pattern] == nil { byPattern[page.pattern] = index }
+            byScreen[page.screen, default: []].append(index)
+        }
+        self.byPattern = byPattern
+        self.byScreen = byScreen
+    }
+
+    /// The table of `type`, made at its first use (immutable: shared by every thread).
+    static func of<Routes: AppRoutes>(_ type: Routes.Type) -> RouteTable {
+        let key = ObjectIdentifier(type)
+        if let known = routeTables.withLock({ $0[key] }) { return known }
+        let made = RouteTable(type)
+        return routeTables.withLock { tables in
+            if let known = tables[key] { return known }
+            tables[key] = made
+            return made
+        }
+    }
+}
+
+/// Each `AppRoutes` type's table, made once.
+private let routeTables = Locked<[ObjectIdentifier: RouteTable]>([:])
