@@ -35,12 +35,15 @@ extension RoutedApplication {
 
     /// `path` read as a case (with `next` for a parameter of that name the pattern does not
     /// name): while the start-up work runs every page shows it, its deep link waiting; after,
-    /// `/` leads to the current page and a case is given to `open(_:in:)`. A path no case
-    /// matches, or whose parameters do not decode (`/notes/abc`), is 404.
+    /// `/` leads to the current page (or shows it, when no case is its: a screen shown by a
+    /// `Route` button has no URL of its own) and a case is given to `open(_:in:)`. A path no
+    /// case matches, or whose parameters do not decode (`/notes/abc`), is 404.
     public func open(path: String, next: String?, in app: LiveApp) -> PageRoute {
         guard let route = Routes(path: path, query: next.map { ["next": $0] } ?? [:]) else {
             guard path == "/" else { return .notFound }
-            return app.isStarting ? .show : .redirect(url(of: app))
+            guard !app.isStarting else { return .show }
+            let current = url(of: app)
+            return current == "/" ? .show : .redirect(current)
         }
         if app.isStarting {
             if let link = deepLink(for: route) { app.open(deepLink: link.url) }

@@ -1,5 +1,6 @@
 import AppShell
 import AppShellSessions
+import AppShellTesting
 import Testing
 
 /// A shelf's pages, for the tests: a plain page, one with a typed path parameter, one with two,
@@ -41,6 +42,15 @@ final class ShelfPageScreen: ViewController, RestorableScreen { init() { super.i
 final class BookPageScreen: ViewController, RestorableScreen {
     @SceneStorage("id") var bookID = 0
     init() { super.init(name: "book") }
+}
+
+/// The probe app with pages: its probe screen is none of them (as a screen a `Route` button
+/// shows), the shelf is one.
+struct RoutedPagesApp: RoutedApplication {
+    typealias Routes = ShelfPage
+    func makeFirstScreen() -> any ScreenController { ContextProbeScreen() }
+    func makeCoordinator(root: RootController) -> ContextProbeCoordinator { ContextProbeCoordinator(root: root) }
+    func open(_ page: ShelfPage, in app: LiveApp) -> PageRoute { .notFound }
 }
 
 /// A screen linking to a page by its case.
@@ -105,5 +115,23 @@ final class LinkingScreen: ViewController, View {
         let root = RootController(initial: screen, defaults: DefaultsStore())
         let html = withExtendedLifetime(root) { screen.renderHTML() }
         #expect(html.contains(#"href="/shelf/3/chapters/one""#), "\(html)")
+    }
+
+    /// `/` leads to the current page; when no page is the visible screen's, it shows it (a
+    /// redirect to `/` again would never end). A path no page has is 404, one the app refuses too.
+    @Test(arguments: TestMode.allCases)
+    func theRootShowsAScreenThatHasNoPage(mode: TestMode) throws {
+        var configuration = ShellConfiguration()
+        configuration.store = .memory
+        configuration.publicDirectory = PageScriptTests.packageRoot.appendingPathComponent("Public").path
+        let server = try ShellServer(
+            configuration: configuration, application: RoutedPagesApp(), chrome: PageChrome(name: "Pages"))
+        let client = try TestServer(mode, responder: try server.makeResponder()).client()
+        #expect(try client.get("/").status == 200)
+        #expect(try client.get("/").status == 200)
+        #expect(try client.get("/elsewhere").status == 404)
+        #expect(try client.get("/shelf/abc").status == 404)
+        #expect(try client.get("/shelf").status == 404)
+        #expect(server.pagePaths == ShelfPage.pagePaths)
     }
 }
