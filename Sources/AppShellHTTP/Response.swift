@@ -136,19 +136,46 @@ public struct Response: Sendable {
 /// HTML text helpers.
 public enum HTML {
     /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references.
+    ///
+    /// Works on the UTF-8 bytes (the five are ASCII, never part of another character's bytes): a
+    /// text with none of them is returned as it is, without a copy, and another is written into
+    /// one byte buffer. Appending scalar by scalar was 305 000 of the 657 000 instructions of a
+    /// page made anew (callgrind, bench/RESULTS.md).
     public static func escape(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(character)
+        let escaped = text.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard bytes.contains(where: needsReference) else { return nil }
+            return referencing(bytes)
+        }
+        switch escaped {
+        case .some(.some(let written)): return written
+        case .some(.none): return text
+        case .none: return referencing(Array(text.utf8))
+        }
+    }
+
+    /// Whether `byte` is one of the five bytes `escape` replaces.
+    @inline(__always)
+    private static func needsReference(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""), UInt8(ascii: "'"): true
+        default: false
+        }
+    }
+
+    /// `bytes` (UTF-8) with the five replaced, as a string.
+    private static func referencing(_ bytes: some Collection<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 24)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "&"): output.append(contentsOf: "&amp;".utf8)
+            case UInt8(ascii: "<"): output.append(contentsOf: "&lt;".utf8)
+            case UInt8(ascii: ">"): output.append(contentsOf: "&gt;".utf8)
+            case UInt8(ascii: "\""): output.append(contentsOf: "&quot;".utf8)
+            case UInt8(ascii: "'"): output.append(contentsOf: "&#39;".utf8)
+            default: output.append(byte)
             }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 }
