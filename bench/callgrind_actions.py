@@ -34,11 +34,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def count(binary: str, actions: int, directory: str) -> int:
     """The serving thread's instructions for `actions` actions (and the start, login, stop)."""
+
+    def act(request) -> None:
+        for i in range(actions):
+            name = "showList" if i % 2 == 0 else "pop"
+            if request("POST", "/api/actions", json.dumps({"action": name})) != 200:
+                sys.exit("an action failed")
+
+    return logged_in_run(binary, os.path.join(directory, f"callgrind-{actions}"), directory, act)
+
+
+def logged_in_run(binary: str, out: str, directory: str, work, get_headers: dict | None = None) -> int:
+    """Starts `binary` under callgrind (output files `out`*; one epoll thread, memory store, no
+    access log), logs the demo user in on one keep-alive connection, runs `work(request)`
+    (`request(method, path, body=None)` answers the status, with the session's cookie; a request
+    without a body also sends `get_headers`), stops the server, and returns the instructions of
+    the thread that served the requests."""
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
-    out = os.path.join(directory, f"callgrind-{actions}")
     env = dict(
         os.environ, APPSHELL_THREADS="1", APPSHELL_STORE="memory", APPSHELL_PORT=str(port),
         APPSHELL_ACCESS_LOG="false", APPSHELL_SPLASH_DELAY_MILLISECONDS="0",
@@ -66,7 +81,7 @@ def count(binary: str, actions: int, directory: str) -> int:
 
     def request(method: str, path: str, body: str | None = None) -> int:
         nonlocal cookie
-        headers = {"Content-Type": "application/json"} if body else {}
+        headers = {"Content-Type": "application/json"} if body else dict(get_headers or {})
         if cookie:
             headers["Cookie"] = cookie
         connection.request(method, path, body=body, headers=headers)
@@ -82,10 +97,7 @@ def count(binary: str, actions: int, directory: str) -> int:
     login = json.dumps({"action": "login", "username": "demo", "password": "appshell"})
     if request("POST", "/api/actions", login) != 200:
         sys.exit("the demo login failed (is config.json's demo user there?)")
-    for i in range(actions):
-        name = "showList" if i % 2 == 0 else "pop"
-        if request("POST", "/api/actions", json.dumps({"action": name})) != 200:
-            sys.exit("an action failed")
+    work(request)
     connection.close()
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=120)

@@ -18,86 +18,27 @@ Needs Debian's valgrind.
 Usage: python3 bench/callgrind_page.py [--functions N] [--keep DIRECTORY] .build/release/appshell
 """
 
-import glob
-import http.client
-import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
-from callgrind_actions import functions_between
+from callgrind_actions import functions_between, logged_in_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def count(binary: str, pages: int, rendered: bool, directory: str) -> int:
     """The serving thread's instructions for `pages` pages (and the start, login, stop)."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+
+    def browse(request) -> None:
+        for i in range(pages):
+            path = f"/main?r={i % 2}" if rendered else "/main"
+            if request("GET", path) != 200:
+                sys.exit(f"GET {path} failed")
+
     out = os.path.join(directory, f"callgrind-{'rendered' if rendered else 'kept'}-{pages}")
-    env = dict(
-        os.environ, APPSHELL_THREADS="1", APPSHELL_STORE="memory", APPSHELL_PORT=str(port),
-        APPSHELL_ACCESS_LOG="false", APPSHELL_SPLASH_DELAY_MILLISECONDS="0",
-        APPSHELL_PASSWORD_CHECK_THREADS="1",
-        APPSHELL_PASSWORD_CHECK_PRIORITY="normal", APPSHELL_CONFIG=os.path.join(ROOT, "config.json"),
-        APPSHELL_PUBLIC_DIRECTORY=os.path.join(ROOT, "Public"))
-    # As callgrind_actions.py: the allocator setting a server started normally runs with.
-    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=256")
-    server = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, binary],
-        env=env, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while True:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-            connection.connect()
-            break
-        except OSError:
-            if time.time() > deadline:
-                server.kill()
-                sys.exit("the server did not start")
-            time.sleep(0.3)
-    cookie = None
-
-    def request(method: str, path: str, body: str | None = None) -> int:
-        nonlocal cookie
-        headers = {"Content-Type": "application/json"} if body else {"Accept": "text/html"}
-        if cookie:
-            headers["Cookie"] = cookie
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        if response.getheader("Set-Cookie"):
-            cookie = response.getheader("Set-Cookie").split(";")[0]
-        return response.status
-
-    request("GET", "/api/state")
-    time.sleep(0.2)
-    request("GET", "/api/state")
-    login = json.dumps({"action": "login", "username": "demo", "password": "appshell"})
-    if request("POST", "/api/actions", login) != 200:
-        sys.exit("the demo login failed (is config.json's demo user there?)")
-    for i in range(pages):
-        path = f"/main?r={i % 2}" if rendered else "/main"
-        if request("GET", path) != 200:
-            sys.exit(f"GET {path} failed")
-    connection.close()
-    server.send_signal(signal.SIGTERM)
-    server.wait(timeout=120)
-    total = 0
-    for name in glob.glob(out + "*"):
-        text = open(name).read()
-        if "accessHandlerCallback" not in text:
-            continue
-        total += sum(int(line.split()[1]) for line in text.splitlines() if line.startswith("summary:"))
-    return total
+    return logged_in_run(binary, out, directory, browse, get_headers={"Accept": "text/html"})
 
 
 def main() -> None:
