@@ -73,7 +73,7 @@ public final class Shell: Sendable {
     /// `ledger` counts the streams a session has open at all of them; an action's body is at most
     /// `maxActionBodyBytes`, and one client starts at most `newSessionsPerMinute` sessions held in
     /// memory a minute (0: no limit); the answers the live apps keep prepared hold at most
-    /// `maxCachedAnswerBytes` in all.
+    /// `maxCachedAnswerBytes` in all; the framework's login flow uses `accounts`.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
@@ -83,7 +83,7 @@ public final class Shell: Sendable {
         relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil,
         maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes,
         newSessionsPerMinute: Int = ShellConfiguration.defaultNewSessionsPerMinute,
-        maxCachedAnswerBytes: Int = ShellConfiguration.defaultMaxCachedAnswerBytes
+        maxCachedAnswerBytes: Int = ShellConfiguration.defaultMaxCachedAnswerBytes, accounts: Accounts? = nil
     ) {
         cachedAnswers = CachedAnswerBudget(limit: maxCachedAnswerBytes)
         self.maxActionBodyBytes = maxActionBodyBytes
@@ -97,6 +97,7 @@ public final class Shell: Sendable {
         self.clock = clock
         var environment = application.environmentValues
         environment.clock = clock
+        if let accounts { environment.accounts = accounts }
         self.environment = environment
         self.tokens = CSRFTokens(key: csrfKey)
         self.assets = assets

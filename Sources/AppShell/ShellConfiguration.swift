@@ -27,6 +27,8 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var metricsToken: String?
     /// Session timeouts and the in-memory cap.
     public var sessions = SessionConfiguration()
+    /// Accounts: who can log in, and how logins are limited and their passwords checked.
+    public var accounts = AccountsConfiguration()
     /// Requests' writes that may wait for the SQLite store's writer (group commit); one more gets
     /// 503 with `Retry-After` and changes nothing.
     public var storeWriteQueue = ShellConfiguration.defaultStoreWriteQueue

@@ -21,6 +21,9 @@ public final class ShellServer: Sendable {
     public let statistics = ServerStatistics()
     /// The app shell serving the app.
     public let shell: Shell
+    /// Who can log in, the login throttle and the password-check threads: what the framework's
+    /// login flow uses (`root.environment.accounts`).
+    public let accounts: Accounts
     /// The one thread for work at a time with no request: the shell's scheduler (splash,
     /// reminders), the event streams' heartbeats and the session sweeper. `run()` stops it before
     /// the store closes, so no timer work touches a closed store.
@@ -49,19 +52,27 @@ public final class ShellServer: Sendable {
     ///   - webApp: the installable shell (manifest, service worker, offline page), if any.
     ///   - metrics: the app's own `/metrics` sources.
     ///   - stopping: the app's work to stop after the HTTP server stops (its worker pools).
+    ///   - accounts: who can log in and how logins are checked; by default the configuration's
+    ///     (`ShellConfiguration.accounts`). Tests pass accounts with a password check of their own.
     ///   - clock: the shell's clock in milliseconds since 1970 (`Shell.clock`): the system's, or a
     ///     test's own to move the splash and scheduled work on by hand.
     public init(
         configuration: ShellConfiguration, application: any ShellApplication, pagePaths: [String]? = nil,
         chrome: PageChrome, assets: AssetVersions? = nil, webApp: InstallableWebApp? = nil,
         metrics: [any MetricsSource] = [], stopping: @escaping @Sendable () -> Void = {},
-        clock: @escaping @Sendable () -> Int64 = Shell.systemClock
+        accounts: Accounts? = nil, clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) throws {
         try application.checkDeclarations()
         self.configuration = configuration
         self.pagePaths = pagePaths ?? application.pagePaths
-        metricsSources = metrics
-        stopApplication = stopping
+        let accounts = accounts ?? Accounts(configuration: configuration.accounts)
+        self.accounts = accounts
+        metricsSources = [PasswordCheckMetrics(pool: accounts.passwordChecks)] + metrics
+        // Logins still queued were answered 503 by the shutdown: their checks are skipped.
+        stopApplication = {
+            accounts.passwordChecks.stop()
+            stopping()
+        }
         let backend: any DefaultsBackend
         // The form-token key: every instance sharing a store must have the same one.
         let key: [UInt8]
@@ -105,7 +116,7 @@ public final class ShellServer: Sendable {
             webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
             maxActionBodyBytes: configuration.maxActionBodyBytes,
             newSessionsPerMinute: configuration.newSessionsPerMinute,
-            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes)
+            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes, accounts: accounts)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -12,7 +12,6 @@ public enum DemoLaunch: String, LaunchSources {
 /// deep link that waits for it, and rebuilds the tree after a restart from what `shows` declares.
 public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
-    let environment: DemoEnvironment
 
     /// The splash, and the two flows it leads to.
     public override class var shows: [any Restorable.Type] {
@@ -20,16 +19,15 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     }
 
     /// The app coordinator of a session on `root` (the splash, or what a snapshot restored).
-    init(root: RootController, environment: DemoEnvironment) {
+    init(root: RootController) {
         self.root = root
-        self.environment = environment
         super.init(name: "app")
     }
 
     /// The splash's work is done: main when `isLogin` (at the deep link the splash was opened
     /// with, if any), else login, which leads there after logging in.
     public func startupDidFinish(deepLink: String?) {
-        if root.defaults.bool(forKey: "isLogin") {
+        if root.username != nil {
             showMain()
             if let page = deepLink.flatMap(DemoRoute.init(url:)) { show(page) }
         } else {
@@ -69,7 +67,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
 
     func showLogin() {
         for child in children { removeChild(child) }
-        let login = LoginCoordinator(root: root, environment: environment)
+        let login = LoginCoordinator(root: root)
         addChild(login)
         login.start()
     }
@@ -85,10 +83,13 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     /// their name, a launch flag — goes with them: whoever uses the browser next sees neither,
     /// and a pending launch does not push the list on the way out.
     func logout() {
-        root.defaults.set(false, forKey: "isLogin")
-        root.defaults.removeObject(forKey: "username")
         root.defaults.removeObject(forKey: "viewType")
-        root.rotateSessionID()
+        root.logOut()
         showLogin()
     }
+}
+
+extension AppCoordinator: LoginCoordinatorDelegate {
+    /// Logged in: main (the framework opens the page asked for before, if any, after this).
+    public func loginCoordinatorDidLogIn(_ login: LoginCoordinator) { showMain() }
 }

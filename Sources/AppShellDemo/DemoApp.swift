@@ -1,12 +1,11 @@
 import AppShell
 
-/// The demo application on the framework's `ShellServer`: its environment (users, login limiter,
-/// delays, password-check threads), its shell, its chrome and installable shell, and its
-/// password checks' `/metrics` families.
+/// The demo application on the framework's `ShellServer`: its environment (the splash's and the
+/// reminder's delays), its shell, its chrome and installable shell.
 public final class DemoApp: Sendable {
     /// The configuration the app was built from.
     public let configuration: DemoConfiguration
-    /// What the demo's coordinators share (users, login limiter, splash delay).
+    /// What the demo's coordinators share (the splash's and the reminder's delays).
     public let environment: DemoEnvironment
     /// The server: store, sessions, routes, graceful shutdown.
     public let server: ShellServer
@@ -40,15 +39,8 @@ public final class DemoApp: Sendable {
         // Before the first check: the server's threads must not wait for a check's memory map.
         PasswordHash.reserveHeapHeadroom()
         let environment = DemoEnvironment(
-            users: configuration.users, splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
-            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds),
-            throttle: LoginThrottle(policy: configuration.throttlePolicy),
-            passwordChecks: WorkerPool(
-                threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
-                name: "appshell-password-checks", priority: configuration.passwordCheckPriority,
-                share: configuration.passwordCheckCoreShare),
-            checkQuota: PasswordCheckQuota(perClient: configuration.passwordChecksPerClient),
-            verifyPassword: verifyPassword)
+            splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
+            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds))
         self.environment = environment
         let directory = configuration.publicDirectory
         let assets = AssetVersions(directory: directory, names: DemoWebApp.shellFiles)
@@ -56,23 +48,12 @@ public final class DemoApp: Sendable {
             configuration: configuration.shell, application: DemoShell(environment: environment),
             chrome: DemoApp.chrome, assets: assets,
             webApp: DemoWebApp.make(directory: directory, assets: assets),
-            metrics: [PasswordCheckMetrics(pool: environment.passwordChecks)],
-            // Logins still queued were answered 503 by the shutdown: their checks are skipped.
-            stopping: { environment.passwordChecks.stop() }, clock: clock)
+            accounts: Accounts(configuration: configuration.accounts, verifyPassword: verifyPassword), clock: clock)
     }
 
     /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
-    /// with: the priority asked for and what the kernel granted (a refused slice or priority is
-    /// said, and the checks run anyway).
-    public func logPasswordCheckScheduling() {
-        let pool = environment.passwordChecks
-        AccessLog.event(
-            "passwordChecks",
-            [
-                "threads": .integer(pool.threads), "priority": .string(pool.priority.rawValue),
-                "scheduling": .string(pool.schedulingDescription()),
-            ])
-    }
+    /// with (`Accounts.logScheduling`).
+    public func logPasswordCheckScheduling() { server.accounts.logScheduling() }
 
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
@@ -98,21 +79,5 @@ public final class DemoApp: Sendable {
             AccessLog.error("hash-password: \(error)")
             return 1
         }
-    }
-}
-
-/// The password checks (Argon2id) waiting for and running on their worker pool.
-struct PasswordCheckMetrics: MetricsSource {
-    let pool: WorkerPool
-
-    func writeMetrics(into text: inout PrometheusText) {
-        text.single(
-            "appshell_password_checks_queued", .gauge,
-            "Password checks waiting for a thread (at most passwordCheckQueue; a login past it gets 503).",
-            pool.queued)
-        text.single("appshell_password_checks_running", .gauge, "Password checks running now.", pool.running)
-        text.single(
-            "appshell_password_check_threads", .gauge, "Threads that check passwords (passwordCheckThreads).",
-            pool.threads)
     }
 }

@@ -51,7 +51,7 @@ public struct DemoShell: RoutedApplication {
     /// The demo's app coordinator: what it shows (`AppCoordinator.shows`) is every screen and
     /// coordinator the demo has, so its known actions and its restoration come from there.
     public func makeCoordinator(root: RootController) -> AppCoordinator {
-        AppCoordinator(root: root, environment: environment)
+        AppCoordinator(root: root)
     }
 
     /// The splash's start-up work: at least `splashDelayMilliseconds`, then the environment's.

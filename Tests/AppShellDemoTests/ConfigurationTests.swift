@@ -1,3 +1,4 @@
+import AppShell
 import AppShellConcurrency
 import AppShellDemo
 import Foundation
@@ -85,7 +86,7 @@ import Testing
         let configuration = try DemoConfiguration.load(
             path: root.appendingPathComponent("config.json").path, required: true, environment: [:])
         #expect(configuration.server.port == 8080)
-        #expect(configuration.users.keys.sorted() == ["demo"])
+        #expect(configuration.accounts.users.keys.sorted() == ["demo"])
         #expect(configuration.splashDelayMilliseconds == 1000)
     }
 
@@ -221,11 +222,11 @@ extension ConfigurationTests {
         #expect(defaults.server.allowedHosts.entries == [])
         #expect(defaults.server.trustedProxies.isEmpty)
         #expect(defaults.server.idleTimeoutSeconds == 30)
-        #expect(defaults.passwordCheckThreads == max(1, DemoEnvironment.processorCount / 2))
-        #expect(defaults.passwordCheckQueue == 64)
+        #expect(defaults.accounts.passwordCheckThreads == max(1, AccountsConfiguration.processorCount / 2))
+        #expect(defaults.accounts.passwordCheckQueue == 64)
         #expect(defaults.storeWriteQueue == 1024)
-        #expect(defaults.passwordCheckPriority == .share)
-        #expect(defaults.passwordCheckCoreShare == CoreShare(percent: 20, sliceMicroseconds: 1000))
+        #expect(defaults.accounts.passwordCheckPriority == .share)
+        #expect(defaults.accounts.passwordCheckCoreShare == CoreShare(percent: 20, sliceMicroseconds: 1000))
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -243,11 +244,11 @@ extension ConfigurationTests {
             ])
         #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
         #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
-        #expect(environment.passwordCheckThreads == 3)
-        #expect(environment.passwordCheckQueue == 5)
+        #expect(environment.accounts.passwordCheckThreads == 3)
+        #expect(environment.accounts.passwordCheckQueue == 5)
         #expect(environment.storeWriteQueue == 7)
-        #expect(environment.passwordCheckPriority == .low)
-        #expect(environment.passwordCheckCoreShare == CoreShare(percent: 10, sliceMicroseconds: 0))
+        #expect(environment.accounts.passwordCheckPriority == .low)
+        #expect(environment.accounts.passwordCheckCoreShare == CoreShare(percent: 10, sliceMicroseconds: 0))
         let empty = try DemoConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])
@@ -280,8 +281,8 @@ extension ConfigurationTests {
             #"{"passwordCheckPriority": "share", "passwordCheckShare": 30, "passwordCheckSliceMicroseconds": 500}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let file = try DemoConfiguration.load(path: path, required: true, environment: [:])
-        #expect(file.passwordCheckPriority == .share)
-        #expect(file.passwordCheckCoreShare == CoreShare(percent: 30, sliceMicroseconds: 500))
+        #expect(file.accounts.passwordCheckPriority == .share)
+        #expect(file.accounts.passwordCheckCoreShare == CoreShare(percent: 30, sliceMicroseconds: 500))
         let bad = try Self.write(#"{"passwordCheckSliceMicroseconds": 99}"#)
         defer { try? FileManager.default.removeItem(atPath: bad) }
         let message = Self.message { _ = try DemoConfiguration.load(path: bad, required: true, environment: [:]) }

@@ -17,7 +17,7 @@ import Testing
     /// The hash the check looks for is the one config.json ships, and it is the password `appshell`.
     @Test func theCheckedHashIsTheShippedOne() throws {
         let shipped = try Self.load([:])
-        #expect(shipped.users["demo"] == DemoConfiguration.demoPasswordHash)
+        #expect(shipped.accounts.users["demo"] == DemoConfiguration.demoPasswordHash)
         #expect(PasswordHash.verify(password: "appshell", against: DemoConfiguration.demoPasswordHash))
     }
 
@@ -31,15 +31,15 @@ import Testing
     }
 
     @Test func loopbackTheAllowanceOrOwnUsersStart() throws {
-        #expect(try Self.load(["APPSHELL_HOST": "127.0.0.1"]).users["demo"] != nil)
-        #expect(try Self.load(["APPSHELL_HOST": "::1"]).users["demo"] != nil)
+        #expect(try Self.load(["APPSHELL_HOST": "127.0.0.1"]).accounts.users["demo"] != nil)
+        #expect(try Self.load(["APPSHELL_HOST": "::1"]).accounts.users["demo"] != nil)
         let allowed = try Self.load(["APPSHELL_HOST": "0.0.0.0", "APPSHELL_ALLOW_DEMO_ACCOUNT": "true"])
         #expect(allowed.allowDemoAccount)
         let hash = try PasswordHash.make(password: "a long passphrase")
         let own = try Self.load([
             "APPSHELL_HOST": "0.0.0.0", "APPSHELL_USERS": #"[{"username":"alice","passwordHash":"\#(hash)"}]"#,
         ])
-        #expect(own.users.keys.sorted() == ["alice"])
+        #expect(own.accounts.users.keys.sorted() == ["alice"])
     }
 
     /// The real executable: exit status 2 and one line on standard error, as other configuration

@@ -44,16 +44,16 @@ import Testing
     @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
         var configuration = DemoConfiguration()
         configuration.store = .memory
-        let defaults = try DemoApp(configuration: configuration).environment.passwordChecks
+        let defaults = try DemoApp(configuration: configuration).server.accounts.passwordChecks
         #expect(defaults.priority == .share)
         #expect(defaults.share == CoreShare(percent: 20, sliceMicroseconds: 1000))
-        configuration.passwordCheckPriority = .low
-        configuration.passwordCheckThreads = 2
-        configuration.passwordCheckShare = 10
-        configuration.passwordCheckSliceMicroseconds = 0
+        configuration.accounts.passwordCheckPriority = .low
+        configuration.accounts.passwordCheckThreads = 2
+        configuration.accounts.passwordCheckShare = 10
+        configuration.accounts.passwordCheckSliceMicroseconds = 0
         let app = try DemoApp(configuration: configuration)
-        #expect(app.environment.passwordChecks.priority == .low)
-        #expect(app.environment.passwordChecks.threads == 2)
-        #expect(app.environment.passwordChecks.share == CoreShare(percent: 10, sliceMicroseconds: 0))
+        #expect(app.server.accounts.passwordChecks.priority == .low)
+        #expect(app.server.accounts.passwordChecks.threads == 2)
+        #expect(app.server.accounts.passwordChecks.share == CoreShare(percent: 10, sliceMicroseconds: 0))
     }
 }

@@ -112,12 +112,12 @@ import Testing
 
     @Test func noFreePasswordCheckIs503WithRetryAfterAndTheState() throws {
         let (app, live) = try AllowedHostsTests.start {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 1
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 1
         }
         let client = try LoginLimitTests.visitor(live)
         // The queue's only place is taken.
-        let place = try #require(app.environment.passwordChecks.reserve())
+        let place = try #require(app.server.accounts.passwordChecks.reserve())
         defer { place.cancel() }
         let busy = try LoginLimitTests.right(client)
         #expect(busy.status == 503)

@@ -155,7 +155,7 @@ extension LiveEventsTests {
         // The login must finish within the second the session lives: a password check that costs
         // nothing, at the server's own priority (an idle-priority Argon2id check on a machine the
         // other suites keep busy took longer, and the session expired before the login ended).
-        configuration.passwordCheckPriority = .normal
+        configuration.accounts.passwordCheckPriority = .normal
         let app = try DemoApp(configuration: configuration, verifyPassword: { password, _ in password == "appshell" })
         let live = try LiveServer(responder: try app.makeResponder())
         let (_, cookie) = try Self.loggedIn(live)

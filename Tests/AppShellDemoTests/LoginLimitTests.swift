@@ -86,12 +86,12 @@ import Testing
 
     @Test func moreLoginsAtOnceThanSlotsGet503WithRetryAfter() throws {
         let (app, live) = try AllowedHostsTests.start {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 1
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 1
         }
         let client = try Self.visitor(live)
         // The queue's only place is taken.
-        let place = try #require(app.environment.passwordChecks.reserve())
+        let place = try #require(app.server.accounts.passwordChecks.reserve())
         let busy = try Self.right(client)
         #expect(busy.status == 503)
         #expect(busy.headers["Retry-After"] == "1")

@@ -118,8 +118,8 @@ import Testing
         let verifier = PasswordCheckPoolTests.HeldVerifier()
         defer { verifier.release() }
         let (_, live) = try Self.start(verifier: verifier) {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 2
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 2
         }
         var answers: [Locked<TestResponse?>] = []
         for _ in 0..<2 {

@@ -96,14 +96,14 @@ extension LoginFormTests {
 
     @Test func aBusyServerFormSaysWhatTheJSONSays() throws {
         let (app, live) = try AllowedHostsTests.start {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 1
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 1
         }
         let client = live.client()
         _ = try client.get("/api/state")
         let token = try PageTests.token(try PageTests.html(client, "/login").text)
         // The queue's only place is taken.
-        let place = try #require(app.environment.passwordChecks.reserve())
+        let place = try #require(app.server.accounts.passwordChecks.reserve())
         defer { place.cancel() }
         let busy = try client.postForm("/actions", "csrf=\(token)&action=login&username=demo&password=appshell")
         let page = try PageTests.html(client, try #require(busy.headers["Location"])).text

@@ -57,7 +57,7 @@ import Testing
         #expect(document["openapi"]?.stringValue == "3.1.0")
         let mapping = try #require(
             document["components"]?["schemas"]?["Action"]?["discriminator"]?["mapping"]?.objectValue)
-        let environment = DemoEnvironment(users: [:], splashDelayMilliseconds: 0)
+        let environment = DemoEnvironment(splashDelayMilliseconds: 0)
         #expect(Set(mapping.keys) == DemoShell(environment: environment).knownActions)
     }
 
@@ -67,7 +67,7 @@ import Testing
         let document = try Self.document()
         let schemas = try #require(document["components"]?["schemas"])
         let mapping = try #require(schemas["Action"]?["discriminator"]?["mapping"]?.objectValue)
-        let catalog = DemoShell(environment: DemoEnvironment(users: [:], splashDelayMilliseconds: 0)).actionCatalog
+        let catalog = DemoShell(environment: DemoEnvironment(splashDelayMilliseconds: 0)).actionCatalog
         #expect(catalog.map(\.name).sorted() == mapping.keys.sorted())
         for action in catalog {
             let reference = try #require(mapping[action.name]?.stringValue)

@@ -12,7 +12,7 @@ import Testing
         var configuration = ShellConfiguration()
         configuration.store = .memory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let environment = DemoEnvironment(users: [:], splashDelayMilliseconds: 0)
+        let environment = DemoEnvironment(splashDelayMilliseconds: 0)
         let server = try ShellServer(
             configuration: configuration, application: DemoShell(environment: environment), chrome: chrome)
         return (server, try LiveServer(responder: try server.makeResponder()))

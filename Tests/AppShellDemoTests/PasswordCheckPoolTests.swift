@@ -95,8 +95,8 @@ import Testing
         let verifier = HeldVerifier()
         defer { verifier.release() }
         let (app, live) = try Self.start(verifier) {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 1
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 1
         }
         // One login is checked (the only thread), another waits (the only place in the queue).
         let first = live.client()
@@ -106,7 +106,7 @@ import Testing
         let second = live.client()
         _ = try second.get("/api/state")
         let queued = Self.loginInBackground(second)
-        #expect(Self.eventually { app.environment.passwordChecks.queued == 1 })
+        #expect(Self.eventually { app.server.accounts.passwordChecks.queued == 1 })
         let third = live.client()
         let before = try third.get("/api/state")
         let busy = try third.postJSON(
@@ -154,8 +154,8 @@ import Testing
         let verifier = HeldVerifier()
         defer { verifier.release() }
         let (app, live) = try Self.start(verifier) {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 4
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 4
         }
         var answers: [Locked<TestResponse?>] = []
         for _ in 0..<3 {
@@ -163,7 +163,7 @@ import Testing
             _ = try client.get("/api/state")
             answers.append(Self.loginInBackground(client))
         }
-        #expect(Self.eventually { verifier.began == 1 && app.environment.passwordChecks.queued == 2 })
+        #expect(Self.eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 2 })
         // The running check (held) and the queued ones are waited for up to the timeout, then
         // answered 503.
         #expect(live.stop(timeoutSeconds: 1) == false)
@@ -173,8 +173,8 @@ import Testing
         }
         // The queued checks never run.
         verifier.release()
-        #expect(Self.eventually { app.environment.passwordChecks.queued == 0 })
-        #expect(Self.eventually { app.environment.passwordChecks.running == 0 })
+        #expect(Self.eventually { app.server.accounts.passwordChecks.queued == 0 })
+        #expect(Self.eventually { app.server.accounts.passwordChecks.running == 0 })
         #expect(verifier.began == 1)
     }
 
@@ -183,14 +183,14 @@ import Testing
     @Test func aLoginQueuedWhenShutdownBeginsIsCheckedAndAnswered() throws {
         let verifier = HeldVerifier()
         defer { verifier.release() }
-        let (app, live) = try Self.start(verifier) { $0.passwordCheckThreads = 1 }
+        let (app, live) = try Self.start(verifier) { $0.accounts.passwordCheckThreads = 1 }
         var answers: [Locked<TestResponse?>] = []
         for _ in 0..<2 {
             let client = live.client()
             _ = try client.get("/api/state")
             answers.append(Self.loginInBackground(client))
         }
-        #expect(Self.eventually { verifier.began == 1 && app.environment.passwordChecks.queued == 1 })
+        #expect(Self.eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 1 })
         Thread.detachNewThread {
             usleep(200_000)
             verifier.release()
@@ -228,7 +228,7 @@ import Testing
     @Test func attemptsBeingCheckedCountAgainstTheLimits() throws {
         let verifier = HeldVerifier()
         defer { verifier.release() }
-        let (_, live) = try Self.start(verifier) { $0.passwordCheckThreads = 8 }
+        let (_, live) = try Self.start(verifier) { $0.accounts.passwordCheckThreads = 8 }
         var answers: [Locked<TestResponse?>] = []
         for _ in 0..<8 {
             let client = live.client()

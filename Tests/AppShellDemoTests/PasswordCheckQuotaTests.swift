@@ -16,9 +16,9 @@ import Testing
     /// network, sixteen in the queue.
     static func start(_ verifier: PasswordCheckPoolTests.HeldVerifier) throws -> (DemoApp, LiveServer) {
         let configuration = try ShellAPITests.configuration {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 16
-            $0.passwordChecksPerClient = 2
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 16
+            $0.accounts.passwordChecksPerClient = 2
         }
         let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
@@ -42,7 +42,7 @@ import Testing
         let verifier = PasswordCheckPoolTests.HeldVerifier()
         defer { verifier.release() }
         let (app, live) = try Self.start(verifier)
-        let quota = app.environment.checkQuota
+        let quota = app.server.accounts.checkQuota
         let first = try Self.login(live, from: "203.0.113.1")
         let second = try Self.login(live, from: "203.0.113.2")
         #expect(PasswordCheckPoolTests.eventually { quota.checks(for: "203.0.113.77") == 2 })
@@ -95,15 +95,15 @@ import Testing
     @Test func networksQueuedChecksAreServedInTurns() throws {
         let verifier = RecordingVerifier()
         let configuration = try ShellAPITests.configuration {
-            $0.passwordCheckThreads = 1
-            $0.passwordCheckQueue = 16
-            $0.passwordChecksPerClient = 3
+            $0.accounts.passwordCheckThreads = 1
+            $0.accounts.passwordCheckQueue = 16
+            $0.accounts.passwordChecksPerClient = 3
         }
         let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])
         let live = try LiveServer(configuration: server, responder: try app.makeResponder())
-        let pool = app.environment.passwordChecks
+        let pool = app.server.accounts.passwordChecks
         var answers: [Locked<TestResponse?>] = []
         // One login of each, each queued before the next is sent: the first holds the one thread.
         for (number, (password, address)) in [

@@ -35,11 +35,21 @@ import Testing
     }
 
     @Test func theFrameworkKnowsNoKeyOfTheDemo() {
-        for variable in ["APPSHELL_USERS", "APPSHELL_SPLASH_DELAY_MILLISECONDS", "APPSHELL_PASSWORD_CHECK_THREADS"] {
+        for variable in ["APPSHELL_SPLASH_DELAY_MILLISECONDS", "APPSHELL_ALLOW_DEMO_ACCOUNT"] {
             #expect(throws: ConfigurationError("environment: unknown variable \(variable)")) {
                 try ShellConfiguration.load(
                     path: "/nonexistent/config.json", required: false, environment: [variable: "1"])
             }
+        }
+    }
+
+    @Test func accountsAreTheFrameworks() throws {
+        let configuration = try ShellConfiguration.load(
+            path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_PASSWORD_CHECK_THREADS": "3"])
+        #expect(configuration.accounts.passwordCheckThreads == 3)
+        #expect(throws: ConfigurationError.self) {
+            try ShellConfiguration.load(
+                path: "/nonexistent/config.json", required: false, environment: ["APPSHELL_USERS": "1"])
         }
     }
 }

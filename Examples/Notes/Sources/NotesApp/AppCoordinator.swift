@@ -15,7 +15,6 @@ public enum NotesLaunch: LaunchSources {
 /// keeps the deep link that waits for it, and rebuilds the tree after a restart from `shows`.
 public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
-    let environment: NotesEnvironment
 
     /// The splash, and the two flows it leads to.
     public override class var shows: [any Restorable.Type] {
@@ -23,9 +22,8 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     }
 
     /// The app coordinator of a session on `root` (the splash, or what a snapshot restored).
-    init(root: RootController, environment: NotesEnvironment) {
+    init(root: RootController) {
         self.root = root
-        self.environment = environment
         super.init(name: "app")
     }
 
@@ -33,9 +31,9 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     private var login: LoginCoordinator? { child(named: "login") as? LoginCoordinator }
 
     /// The splash is done: the notes (at the deep link the splash was opened with or a launch
-    /// asked for, if any) when `isLogin`, else login, which leads there after.
+    /// asked for, if any) when logged in, else login, which leads there after.
     public func startupDidFinish(deepLink: String?) {
-        if root.defaults.bool(forKey: "isLogin") { showNotes(opening: deepLink) } else { showLogin(next: deepLink) }
+        if root.username != nil { showNotes(opening: deepLink) } else { showLogin(next: deepLink) }
     }
 
     /// `launch` with `"source": "note"` and the note's `id`: opens the note now, after the splash,
@@ -73,7 +71,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
 
     func showLogin(next: String?) {
         for child in children { removeChild(child) }
-        let login = LoginCoordinator(root: root, environment: environment)
+        let login = LoginCoordinator(root: root)
         addChild(login)
         login.next = next
         login.start()
@@ -90,9 +88,15 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     /// `isLogin` = false, the name removed, a new session id, back to login. The notes stay, under
     /// the user's name, for their next login in this browser.
     func logout() {
-        root.defaults.set(false, forKey: "isLogin")
-        root.defaults.removeObject(forKey: "username")
-        root.rotateSessionID()
+        root.logOut()
         showLogin(next: nil)
+    }
+}
+
+extension AppCoordinator: LoginCoordinatorDelegate {
+    /// Logged in: the welcome note the first time, then the notes, at the page asked for before.
+    public func loginCoordinatorDidLogIn(_ login: LoginCoordinator) {
+        Notebook(defaults: root.defaults).welcomeOnce()
+        showNotes(opening: login.next)
     }
 }

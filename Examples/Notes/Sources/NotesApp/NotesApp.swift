@@ -42,22 +42,22 @@ public enum NotesRoute: AppRoutes, Equatable {
 /// the framework every screen and coordinator, so the known actions and restoration), its splash's
 /// start-up work, and its pages (`NotesRoute`).
 public struct NotesApp: RoutedApplication {
-    /// What the coordinators share.
-    public let environment: NotesEnvironment
+    /// How long the splash shows before it routes (milliseconds).
+    public let splashMilliseconds: Int64
 
-    /// The app over `environment`.
-    public init(environment: NotesEnvironment) { self.environment = environment }
+    /// The app, its splash showing for `splashMilliseconds`.
+    public init(splashMilliseconds: Int64) { self.splashMilliseconds = splashMilliseconds }
 
     /// The splash, where every new session starts.
     public func makeFirstScreen() -> any ScreenController { SplashScreen() }
 
     /// The app coordinator of a session on `root`.
     public func makeCoordinator(root: RootController) -> AppCoordinator {
-        AppCoordinator(root: root, environment: environment)
+        AppCoordinator(root: root)
     }
 
     /// The splash shows for `splashMilliseconds`, then the app coordinator routes.
-    public var startup: StartupWork? { StartupWork(milliseconds: environment.splashMilliseconds) }
+    public var startup: StartupWork? { StartupWork(milliseconds: splashMilliseconds) }
 
     /// Shows `page` once the splash is done: logged out, a page of the notes leads to login,
     /// which leads back to it; logged in, login leads to what is shown.

@@ -1,10 +1,8 @@
 import AppShell
 
-/// Notes served: its environment, its page chrome and the framework's `ShellServer` (store,
-/// sessions, `/healthz`, `/metrics`, the JSON API, pages, static files, graceful shutdown).
+/// Notes served: its page chrome and the framework's `ShellServer` (store, sessions, accounts,
+/// `/healthz`, `/metrics`, the JSON API, pages, static files, graceful shutdown).
 public final class NotesServer: Sendable {
-    /// What the coordinators share.
-    public let environment: NotesEnvironment
     /// The framework's server running the app.
     public let server: ShellServer
 
@@ -23,14 +21,10 @@ public final class NotesServer: Sendable {
     public init(
         configuration: NotesConfiguration, clock: @escaping @Sendable () -> Int64 = Shell.systemClock
     ) throws {
-        let environment = NotesEnvironment(
-            users: configuration.users, splashMilliseconds: Int64(configuration.splashMilliseconds),
-            passwordCheckThreads: configuration.passwordCheckThreads)
-        self.environment = environment
         server = try ShellServer(
-            configuration: configuration.shell, application: NotesApp(environment: environment),
-            chrome: NotesServer.chrome,
-            stopping: { environment.passwordChecks.stop() }, clock: clock)
+            configuration: configuration.shell,
+            application: NotesApp(splashMilliseconds: Int64(configuration.splashMilliseconds)),
+            chrome: NotesServer.chrome, clock: clock)
     }
 
     /// `notes hash-password`: one line of standard input becomes an Argon2id hash for `users`.

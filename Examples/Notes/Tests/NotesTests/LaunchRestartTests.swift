@@ -23,14 +23,14 @@ final class ManualClock: @unchecked Sendable {
         configuration.shell.storePath = store
         configuration.shell.publicDirectory = NotesHarness.publicDirectory
         configuration.splashMilliseconds = 1000
-        configuration.users = ["demo": NotesHarness.demoHash]
+        configuration.shell.accounts.users = ["demo": NotesHarness.demoHash]
         let app = try NotesServer(configuration: configuration, clock: clock.read)
         return (app, try TestServer(.inProcess, responder: try app.server.makeResponder()))
     }
 
     /// What `run()` does once the server has stopped: the store's writes committed, the store closed.
     static func stop(_ app: NotesServer) {
-        app.environment.passwordChecks.stop()
+        app.server.accounts.passwordChecks.stop()
         app.server.sessions.stopWriter()
         app.server.sessions.backend.close()
     }

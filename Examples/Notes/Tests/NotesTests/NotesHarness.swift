@@ -24,7 +24,7 @@ final class NotesHarness: HTTPTestClient {
         configuration.shell.store = .memory
         configuration.shell.publicDirectory = NotesHarness.publicDirectory
         configuration.splashMilliseconds = splashMilliseconds
-        configuration.users = ["demo": NotesHarness.demoHash]
+        configuration.shell.accounts.users = ["demo": NotesHarness.demoHash]
         app = try NotesServer(configuration: configuration)
         server = try TestServer(mode, responder: try app.server.makeResponder())
         client = server.client()
@@ -32,7 +32,7 @@ final class NotesHarness: HTTPTestClient {
 
     deinit {
         server.stop()
-        app.environment.passwordChecks.stop()
+        app.server.accounts.passwordChecks.stop()
     }
 
     /// Logs in as `demo` through the JSON API.

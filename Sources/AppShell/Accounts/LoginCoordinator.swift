@@ -1,34 +1,73 @@
-import AppShell
+import AppShellAuth
+import AppShellHTTP
 
-/// The login flow: checks the credentials (on the password-check pool, off the session's lock),
-/// and on success stores the flags, rotates the session id and hands over to the app
-/// coordinator. A failure changes nothing stored.
-final class LoginCoordinator: Coordinator, RestorableCoordinator {
-    static let restorationIdentifier = "login"
-    override class var shows: [any Restorable.Type] { [LoginScreen.self] }
+/// What a login flow's parent does once the user has logged in: the delegate of
+/// `LoginCoordinator`, as a view controller's delegate is told it finished.
+public protocol LoginCoordinatorDelegate: AnyObject {
+    /// `login` let its user in: the session holds who is logged in (`RootController.username`)
+    /// and has a new id. Show what a logged-in user sees; the page the user asked for before
+    /// logging in (`next`) is opened after this by the framework.
+    func loginCoordinatorDidLogIn(_ login: LoginCoordinator)
+}
+
+/// The framework's login flow: its screen, the throttle, the password check on the
+/// password-check threads (off the session's lock), and on success who is logged in and a new
+/// session id. A failure changes nothing stored. An app shows it from its app coordinator, whose
+/// `shows` lists it, and is told of a login as the flow's parent (`LoginCoordinatorDelegate`):
+///
+/// ```swift
+/// func showLogin() {
+///     let login = LoginCoordinator(root: root)
+///     addChild(login)
+///     login.start()
+/// }
+///
+/// extension AppCoordinator: LoginCoordinatorDelegate {
+///     func loginCoordinatorDidLogIn(_ login: LoginCoordinator) { showMain() }
+/// }
+/// ```
+public final class LoginCoordinator: Coordinator, RestorableCoordinator {
+    /// The flow's name in the coordinator tree and its snapshot.
+    public static let restorationIdentifier = "login"
+    /// The login screen.
+    public override class var shows: [any Restorable.Type] { [LoginScreen.self] }
 
     private let root: RootController
-    private let environment: DemoEnvironment
+    private let accounts: Accounts
     private let screen: LoginScreen
     /// Names this login flow to the throttle when no session is bound (never, for a request):
-    /// made when first asked for, as most flows never need it (a visitor's session kept it,
-    /// 96 bytes, from its first page on).
+    /// made when first asked for, as most flows never need it.
     private lazy var flowKey = "flow:" + SessionID.random().text
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
     /// Whether a password check of this flow is under way (its answer not yet applied).
     private var checking = false
+
     /// The page asked for before logging in (the form sends it back as `next`).
-    var next: String? {
+    public var next: String? {
         get { screen.next }
         set { screen.next = newValue }
     }
 
-    /// A login flow on `root`, with a new login screen or (restoring) the one already shown.
-    init(root: RootController, environment: DemoEnvironment, screen: LoginScreen = LoginScreen()) {
+    /// A login flow on `root` with a new login screen; the server's accounts
+    /// (`root.environment.accounts`) say who can log in.
+    public convenience init(root: RootController) {
+        guard let accounts = root.environment.accounts else {
+            preconditionFailure("LoginCoordinator needs the server's accounts (root.environment.accounts)")
+        }
+        self.init(root: root, accounts: accounts, screen: LoginScreen())
+    }
+
+    /// The flow of the login screen a snapshot restored.
+    public convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let accounts = root.environment.accounts, let screen = root.child as? LoginScreen else { return nil }
+        self.init(root: root, accounts: accounts, screen: screen)
+    }
+
+    private init(root: RootController, accounts: Accounts, screen: LoginScreen) {
         self.root = root
-        self.environment = environment
+        self.accounts = accounts
         self.screen = screen
         super.init(name: Self.restorationIdentifier)
         handle(LoginAction.self) { [unowned self] action, request throws(ActionError) in
@@ -40,41 +79,37 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         own(screen)
     }
 
-    /// The flow of the login screen a snapshot restored, with the app's environment.
-    convenience init?(restoringUnder parent: Coordinator, root: RootController) {
-        guard let environment = root.environment.demo, let screen = root.child as? LoginScreen else { return nil }
-        self.init(root: root, environment: environment, screen: screen)
-    }
-
     /// Shows the login screen with a cross-dissolve.
-    override func start() {
+    public override func start() {
         root.transition(to: screen, animated: true)
     }
 
-    /// `login`: checks the password off the session's lock, then `finish`es.
+    /// `login`: counts the attempt, then checks the password off the session's lock; the request's
+    /// answer waits for `finish`.
     private func login(
         username: String, password: String, next: String?, from clientAddress: String
     ) throws(ActionError) {
         // Where the form says the user is going: kept when this attempt fails, so the next one
         // (and the page's URL) still goes there.
-        if let next, Shell.isSameSitePath(next) { self.next = next }
+        if let next, RequestChecks.isSameSitePath(next) { self.next = next }
         var admitted = LoginThrottle.Attempt(
             sessionKey: limiterKey, username: username, clientAddress: clientAddress)
         // Admitted attempts count at once (as failures until their check says otherwise), so
         // that checks running at the same time count against each other.
-        let wait = environment.throttle.admit(&admitted)
+        let throttle = accounts.throttle
+        let wait = throttle.admit(&admitted)
         let attempt = admitted
         guard wait == 0 else {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
         // One check at a time per session: its attempts stay counted one after another.
         guard !checking else {
-            environment.throttle.withdraw(attempt)
+            throttle.withdraw(attempt)
             throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
         }
         // A few checks at a time per client network: no client fills the queue every login waits in.
-        guard let place = environment.checkQuota.take(for: clientAddress) else {
-            environment.throttle.withdraw(attempt)
+        guard let place = accounts.checkQuota.take(for: clientAddress) else {
+            throttle.withdraw(attempt)
             throw refusal(
                 429, "Too many logins from your network are being checked. Wait for their answers.",
                 retryAfterSeconds: 1)
@@ -83,15 +118,15 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
         // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
         // The check keeps its place until it has run, or until it is dropped unrun; it waits in
         // its network's lane, served in turns with the others'.
-        let queued = root.finishLater(on: environment.passwordChecks, lane: place.network) { [environment] in
-            let valid = environment.authenticate(username: username, password: password)
+        let queued = root.finishLater(on: accounts.passwordChecks, lane: place.network) { [accounts] in
+            let valid = accounts.authenticate(username: username, password: password)
             // Free before the answer: the client may log in again as soon as it has it.
             place.giveBack()
             return valid
-        } settle: { [environment] valid in
+        } settle: { [accounts] valid in
             // At normal priority, off the pool's thread: other logins take the throttle's lock.
-            environment.throttle.recordOutcome(attempt, succeeded: valid)
-            if !valid { LoginCoordinator.logFailure(attempt, environment.throttle) }
+            accounts.throttle.recordOutcome(attempt, succeeded: valid)
+            if !valid { LoginCoordinator.logFailure(attempt, accounts.throttle) }
         } then: { root, valid throws(ActionError) in
             // Other requests of the session ran meanwhile: it must still be at the login screen.
             guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
@@ -101,23 +136,20 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
             try flow.finish(username: username, valid: valid)
         }
         guard queued else {
-            environment.throttle.withdraw(attempt)
+            throttle.withdraw(attempt)
             throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
         checking = true
     }
 
     /// Applies a checked password (already counted by the throttle), under the session's lock: a
-    /// success stores the flags, rotates the session id and hands over to the app coordinator; a
-    /// failure changes nothing stored.
+    /// success logs the user in (a new session id) and tells the parent; a failure changes
+    /// nothing stored.
     private func finish(username: String, valid: Bool) throws(ActionError) {
         checking = false
         guard valid else { throw refusal(401, "Wrong username or password.") }
-        let defaults = root.defaults
-        defaults.set(true, forKey: "isLogin")
-        defaults.set(username, forKey: "username")
-        root.rotateSessionID()
-        (parent as? AppCoordinator)?.showMain()
+        root.logIn(as: username)
+        (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)
     }
 
     /// Logs a failed login, and the lockout it caused when it made the attempt's keys reach a

@@ -1,0 +1,115 @@
+import AppShellAuth
+import AppShellConcurrency
+import AppShellJSON
+import Glibc
+
+/// How the framework's accounts are configured: who can log in from the start (`users`), and how
+/// logins are limited and their passwords checked. Part of every app's configuration
+/// (`ShellConfiguration.accounts`), each value a key of config.json and an `APPSHELL_*` variable.
+public struct AccountsConfiguration: Equatable, Sendable {
+    /// Who can log in: username → Argon2id hash (`appshell hash-password` makes one); none by
+    /// default.
+    public var users: [String: String] = [:]
+    /// The threads that check passwords (64 MiB and ~65 ms of a core each): as many checks run at
+    /// once, off the server's threads.
+    public var passwordCheckThreads = AccountsConfiguration.defaultPasswordCheckThreads
+    /// Logins that may wait for a password-check thread; one more gets 503 with `Retry-After`.
+    public var passwordCheckQueue = 64
+    /// Password checks one client network (an IPv4 /24, an IPv6 /64) may have queued or running at
+    /// once; one more gets 429 with `Retry-After` (see `PasswordCheckQuota`): the queue takes eight
+    /// networks to fill.
+    public var passwordChecksPerClient = 8
+    /// Login attempts one client network may make a minute, whatever their outcome; one more gets
+    /// 429 with `Retry-After` (0: no limit).
+    public var loginAttemptsPerNetwork = LoginThrottle.Policy().attemptsPerNetwork
+    /// How the password-check threads share a core with the server's: `share` by default (a
+    /// bounded share of a busy core in short slices, so logins get through while reads keep their
+    /// latency).
+    public var passwordCheckPriority = ThreadPriority.share
+    /// At `share`: the percent of a core a busy server thread keeps that each check thread gets.
+    public var passwordCheckShare = 20
+    /// At `share`: how long a check keeps a core from a waiting server thread at most, in
+    /// microseconds (0: until the kernel's tick, 4 ms at 250 Hz).
+    public var passwordCheckSliceMicroseconds = 1000
+
+    /// The defaults.
+    public init() {}
+
+    /// The login throttle's policy: its defaults, with `loginAttemptsPerNetwork`.
+    public var throttlePolicy: LoginThrottle.Policy {
+        var policy = LoginThrottle.Policy()
+        policy.attemptsPerNetwork = loginAttemptsPerNetwork
+        return policy
+    }
+
+    /// The share and slice of the password-check threads at `share`.
+    public var passwordCheckCoreShare: CoreShare {
+        CoreShare(percent: passwordCheckShare, sliceMicroseconds: passwordCheckSliceMicroseconds)
+    }
+
+    /// The number of online processors (at least 1).
+    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Password-check threads by default: half the cores, at least 1 (the rest keep serving).
+    public static var defaultPasswordCheckThreads: Int { max(1, processorCount / 2) }
+
+    /// The keys of the accounts' part, in the order the README lists them.
+    static let keys: [ConfigurationKey<AccountsConfiguration>] = [
+        ConfigurationKey("users", usersKind, "who can log in: usernames and Argon2id password hashes") {
+            $1.users = parseUsers($0.arrayValue!)!
+        },
+        ConfigurationKey("passwordCheckThreads", .integer(1...256), "threads that check passwords") {
+            $1.passwordCheckThreads = $0.integerValue!
+        },
+        ConfigurationKey("passwordCheckQueue", .integer(1...65_536), "logins waiting for a password check at most") {
+            $1.passwordCheckQueue = $0.integerValue!
+        },
+        ConfigurationKey(
+            "passwordChecksPerClient", .integer(1...65_536),
+            "password checks one client network (IPv4 /24, IPv6 /64) may have waiting or running"
+        ) { $1.passwordChecksPerClient = $0.integerValue! },
+        ConfigurationKey(
+            "loginAttemptsPerNetwork", .integer(0...1_000_000),
+            "login attempts one client network may make a minute, whatever their outcome (0: no limit)"
+        ) { $1.loginAttemptsPerNetwork = $0.integerValue! },
+        ConfigurationKey(
+            "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
+            "how password checks share a core with the server's threads"
+        ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .share },
+        ConfigurationKey(
+            "passwordCheckShare", .integer(CoreShare.percents),
+            "percent of a busy core each password check gets (passwordCheckPriority \"share\")"
+        ) { $1.passwordCheckShare = $0.integerValue! },
+        ConfigurationKey(
+            "passwordCheckSliceMicroseconds", sliceKind,
+            "how long a password check keeps a busy core at most (passwordCheckPriority \"share\")"
+        ) { $1.passwordCheckSliceMicroseconds = $0.integerValue! },
+    ]
+
+    /// The `passwordCheckSliceMicroseconds` key's type: 0, or 100 µs to 100 ms.
+    static let sliceKind = ConfigurationKind.json(
+        expectation: "0 (the kernel's tick) or an integer from \(CoreShare.sliceMicrosecondsRange.lowerBound) "
+            + "to \(CoreShare.sliceMicrosecondsRange.upperBound)",
+        isValid: { value in
+            value.integerValue.map { $0 == 0 || CoreShare.sliceMicrosecondsRange.contains($0) } ?? false
+        })
+
+    /// The `users` key's type: an array of username and Argon2id hash pairs.
+    static let usersKind = ConfigurationKind.json(
+        expectation: "an array of {\"username\": non-empty string, \"passwordHash\": Argon2id hash from "
+            + "`appshell hash-password`} with distinct usernames",
+        isValid: { value in value.arrayValue.flatMap(parseUsers) != nil })
+
+    /// Username → hash from the `users` array; `nil` when an entry is malformed or repeated.
+    static func parseUsers(_ entries: [JSON]) -> [String: String]? {
+        var users: [String: String] = [:]
+        for entry in entries {
+            guard let members = entry.objectValue, members.count == 2,
+                let username = members["username"]?.stringValue, !username.isEmpty,
+                let hash = members["passwordHash"]?.stringValue, PasswordHash.isWellFormed(hash),
+                users.updateValue(hash, forKey: username) == nil
+            else { return nil }
+        }
+        return users
+    }
+}
