@@ -8,7 +8,11 @@ import AppShellHTTP
 /// `root.environment.accounts`.
 public final class Accounts: Sendable {
     /// Username → Argon2id password hash.
-    public let users: [String: String]
+    private let users: Locked<[String: String]>
+    /// Whether anyone may make an account (`AccountsConfiguration.signUp`).
+    public let allowsSignUp: Bool
+    /// Sign-ups per client network within the hour.
+    let signUps: LoginRateLimiter
     /// Failed logins per session, client, username and (username, client) pair.
     public let throttle: LoginThrottle
     /// The threads that check passwords (each Argon2id check holds 64 MiB and about 65 ms of a
@@ -28,7 +32,12 @@ public final class Accounts: Sendable {
             PasswordHash.verify(password: $0, against: $1)
         }
     ) {
-        users = configuration.users
+        users = Locked(
+            Dictionary(
+                configuration.users.map { (AccountRules.canonicalName($0.key), $0.value) },
+                uniquingKeysWith: { first, _ in first }))
+        allowsSignUp = configuration.signUp
+        signUps = LoginRateLimiter(maxFailures: configuration.signUpsPerNetworkPerHour, window: 3600)
         throttle = LoginThrottle(policy: configuration.throttlePolicy)
         passwordChecks = WorkerPool(
             threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
@@ -42,12 +51,28 @@ public final class Accounts: Sendable {
     /// costs the same time as a known one, so the answer's timing does not tell which usernames
     /// exist.
     public func authenticate(username: String, password: String) -> Bool {
-        guard let hash = users[username] else {
+        guard let hash = passwordHash(of: AccountRules.canonicalName(username)) else {
             PasswordHash.verifyDummy(password: password)
             return false
         }
         return verifyPassword(password, hash)
     }
+
+    /// The password hash of the account `name` (its canonical name), if there is one.
+    func passwordHash(of name: String) -> String? { users.withLock { $0[name] } }
+
+    /// Makes the account `name` (its canonical name) with `passwordHash`; false, making nothing,
+    /// when the name is taken.
+    func insert(_ name: String, passwordHash: String) -> Bool {
+        users.withLock { users in
+            guard users[name] == nil else { return false }
+            users[name] = passwordHash
+            return true
+        }
+    }
+
+    /// The accounts' names, sorted.
+    public var names: [String] { users.withLock { $0.keys.sorted() } }
 
     /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
     /// with: the priority asked for and what the kernel granted (a refused slice or priority is

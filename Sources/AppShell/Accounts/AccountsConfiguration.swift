@@ -10,6 +10,11 @@ public struct AccountsConfiguration: Equatable, Sendable {
     /// Who can log in: username → Argon2id hash (`appshell hash-password` makes one); none by
     /// default.
     public var users: [String: String] = [:]
+    /// Whether anyone may make an account (a sign-up screen beside the login's); off by default.
+    public var signUp = false
+    /// Accounts one client network (an IPv4 /24, an IPv6 /64) may make an hour; one more attempt
+    /// gets 429 with `Retry-After`.
+    public var signUpsPerNetworkPerHour = 10
     /// The threads that check passwords (64 MiB and ~65 ms of a core each): as many checks run at
     /// once, off the server's threads.
     public var passwordCheckThreads = AccountsConfiguration.defaultPasswordCheckThreads
@@ -58,6 +63,13 @@ public struct AccountsConfiguration: Equatable, Sendable {
         ConfigurationKey("users", usersKind, "who can log in: usernames and Argon2id password hashes") {
             $1.users = parseUsers($0.arrayValue!)!
         },
+        ConfigurationKey("signUp", .boolean, "anyone may make an account (a sign-up screen beside the login's)") {
+            $1.signUp = $0.boolValue!
+        },
+        ConfigurationKey(
+            "signUpsPerNetworkPerHour", .integer(1...1_000_000),
+            "accounts one client network (IPv4 /24, IPv6 /64) may make an hour"
+        ) { $1.signUpsPerNetworkPerHour = $0.integerValue! },
         ConfigurationKey("passwordCheckThreads", .integer(1...256), "threads that check passwords") {
             $1.passwordCheckThreads = $0.integerValue!
         },

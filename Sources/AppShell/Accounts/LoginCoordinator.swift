@@ -29,12 +29,14 @@ public protocol LoginCoordinatorDelegate: AnyObject {
 public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// The flow's name in the coordinator tree and its snapshot.
     public static let restorationIdentifier = "login"
-    /// The login screen.
-    public override class var shows: [any Restorable.Type] { [LoginScreen.self] }
+    /// The login screen, and the sign-up screen it leads to.
+    public override class var shows: [any Restorable.Type] { [LoginScreen.self, SignUpScreen.self] }
 
     private let root: RootController
     private let accounts: Accounts
     private let screen: LoginScreen
+    /// The sign-up screen, made when it is first shown.
+    private var signUpScreen: SignUpScreen?
     /// Names this login flow to the throttle when no session is bound (never, for a request):
     /// made when first asked for, as most flows never need it.
     private lazy var flowKey = "flow:" + SessionID.random().text
@@ -46,8 +48,11 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
 
     /// The page asked for before logging in (the form sends it back as `next`).
     public var next: String? {
-        get { screen.next }
-        set { screen.next = newValue }
+        get { signUpScreen?.next ?? screen.next }
+        set {
+            screen.next = newValue
+            signUpScreen?.next = newValue
+        }
     }
 
     /// A login flow on `root` with a new login screen; the server's accounts
@@ -59,10 +64,17 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         self.init(root: root, accounts: accounts, screen: LoginScreen())
     }
 
-    /// The flow of the login screen a snapshot restored.
+    /// The flow of the login or sign-up screen a snapshot restored.
     public convenience init?(restoringUnder parent: Coordinator, root: RootController) {
-        guard let accounts = root.environment.accounts, let screen = root.child as? LoginScreen else { return nil }
-        self.init(root: root, accounts: accounts, screen: screen)
+        guard let accounts = root.environment.accounts else { return nil }
+        if let screen = root.child as? LoginScreen {
+            self.init(root: root, accounts: accounts, screen: screen)
+        } else if let signUp = root.child as? SignUpScreen {
+            self.init(root: root, accounts: accounts, screen: LoginScreen())
+            signUpScreen = own(signUp)
+        } else {
+            return nil
+        }
     }
 
     private init(root: RootController, accounts: Accounts, screen: LoginScreen) {
@@ -74,6 +86,17 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
             switch action {
             case .login(let username, let password, let next):
                 try login(username: username, password: password, next: next, from: request.clientAddress)
+            case .createAccount:
+                try showSignUp()
+            }
+        }
+        handle(SignUpAction.self) { [unowned self] action, request throws(ActionError) in
+            switch action {
+            case .signUp(let username, let password, let next):
+                try signUp(username: username, password: password, next: next, from: request.clientAddress)
+            case .logIn:
+                screen.next = signUpScreen?.next ?? screen.next
+                root.transition(to: screen, animated: true)
             }
         }
         own(screen)
@@ -148,7 +171,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     private func finish(username: String, valid: Bool) throws(ActionError) {
         checking = false
         guard valid else { throw refusal(401, "Wrong username or password.") }
-        root.logIn(as: username)
+        root.logIn(as: AccountRules.canonicalName(username))
         (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)
     }
 
@@ -165,6 +188,111 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
                 "username": attempt.username, "client": attempt.clientAddress,
                 "limits": reached.joined(separator: ", "),
             ])
+    }
+
+    // MARK: Sign-up
+
+    /// `createAccount`: the sign-up screen, when the server allows sign-up.
+    private func showSignUp() throws(ActionError) {
+        guard accounts.allowsSignUp else {
+            throw refusal(403, "This server does not let visitors make accounts; ask its operator for one.")
+        }
+        let signUp = signUpScreen ?? own(SignUpScreen())
+        signUpScreen = signUp
+        signUp.next = screen.next
+        signUp.message = nil
+        root.transition(to: signUp, animated: true)
+    }
+
+    /// `signUp`: checks the name and the password against the rules, counts the attempt as a
+    /// login's (the throttle, the client network's place in the checks) and against the network's
+    /// sign-ups this hour, then makes the password's hash and the account on the password-check
+    /// threads, off the session's lock; `finishSignUp` logs the session in.
+    private func signUp(
+        username: String, password: String, next: String?, from clientAddress: String
+    ) throws(ActionError) {
+        guard accounts.allowsSignUp else {
+            throw refusal(403, "This server does not let visitors make accounts; ask its operator for one.")
+        }
+        if let next, RequestChecks.isSameSitePath(next) { self.next = next }
+        let name = AccountRules.canonicalName(username)
+        if let problem = AccountRules.problem(withUsername: username) ?? AccountRules.problem(withPassword: password) {
+            throw signUpRefusal(422, problem)
+        }
+        let network = PasswordCheckQuota.network(of: clientAddress)
+        let signUpKey = "signup:" + network
+        guard !accounts.signUps.isBlocked(keys: [signUpKey]) else {
+            throw signUpRefusal(
+                429, "Too many accounts were made from your network this hour. Try again later.",
+                retryAfterSeconds: Int(max(1, accounts.signUps.secondsUntilUnblocked(keys: [signUpKey]))))
+        }
+        var admitted = LoginThrottle.Attempt(sessionKey: limiterKey, username: name, clientAddress: clientAddress)
+        let throttle = accounts.throttle
+        let wait = throttle.admit(&admitted)
+        let attempt = admitted
+        guard wait == 0 else {
+            throw signUpRefusal(429, "Too many attempts. Try again in a minute.", retryAfterSeconds: Int(wait))
+        }
+        guard !checking else {
+            throttle.withdraw(attempt)
+            throw signUpRefusal(429, "An attempt is already being checked. Wait for its answer.", retryAfterSeconds: 1)
+        }
+        guard let place = accounts.checkQuota.take(for: clientAddress) else {
+            throttle.withdraw(attempt)
+            throw signUpRefusal(
+                429, "Too many logins from your network are being checked. Wait for their answers.",
+                retryAfterSeconds: 1)
+        }
+        let queued = root.finishLater(on: accounts.passwordChecks, lane: place.network) { [accounts] in
+            defer { place.giveBack() }
+            guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
+            return accounts.insert(name, passwordHash: hash) ? SignUpOutcome.made : SignUpOutcome.taken
+        } settle: { [accounts] outcome in
+            accounts.throttle.recordOutcome(attempt, succeeded: outcome == .made)
+            if outcome == .made {
+                accounts.signUps.recordFailure(keys: [signUpKey])
+                AccessLog.security("account made", ["username": name, "client": clientAddress])
+            }
+        } then: { root, outcome throws(ActionError) in
+            guard let flow = (root.visibleScreen as? SignUpScreen)?.coordinator as? LoginCoordinator else {
+                throw ActionError(
+                    status: 409,
+                    "The session left the sign-up screen while the account was made; log in with it.")
+            }
+            try flow.finishSignUp(name: name, outcome: outcome)
+        }
+        guard queued else {
+            throttle.withdraw(attempt)
+            throw signUpRefusal(
+                503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        }
+        checking = true
+    }
+
+    /// What making an account came to.
+    private enum SignUpOutcome: Sendable {
+        case made, taken, failed
+    }
+
+    /// Applies a sign-up under the session's lock: a new account logs the session in as it (a new
+    /// session id) and tells the parent; a taken name or a failure changes nothing stored.
+    private func finishSignUp(name: String, outcome: SignUpOutcome) throws(ActionError) {
+        checking = false
+        switch outcome {
+        case .taken:
+            throw signUpRefusal(409, "The username \(name) is taken. Choose another.")
+        case .failed:
+            throw signUpRefusal(500, "The account could not be made. Try again.")
+        case .made:
+            root.logIn(as: name)
+            (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)
+        }
+    }
+
+    /// A refused sign-up, shown on the sign-up screen with the words of the JSON answer's `error`.
+    private func signUpRefusal(_ status: Int, _ message: String, retryAfterSeconds: Int? = nil) -> ActionError {
+        signUpScreen?.message = message
+        return ActionError(status: status, message, retryAfterSeconds: retryAfterSeconds)
     }
 
     /// A refused attempt: the screen shows the same words the JSON answer's `error` carries, so

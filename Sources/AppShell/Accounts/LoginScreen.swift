@@ -2,12 +2,22 @@
 public enum LoginAction: ScreenActions {
     /// Checks the username and password; success gives the session a new id and opens `next`.
     case login(username: String, password: String, next: String?)
+    /// Shows the sign-up screen (when the server allows sign-up: `AccountsConfiguration.signUp`).
+    case createAccount
 
-    /// The sample is the API document's example (what its stateful tests send): the demo's account.
-    public static let allCases: [LoginAction] = [.login(username: "demo", password: "appshell", next: nil)]
+    /// One sample of each: the API document's examples (a login with the demo's account is what
+    /// its stateful tests send).
+    public static let allCases: [LoginAction] = [
+        .login(username: "demo", password: "appshell", next: nil), .createAccount,
+    ]
 
     /// A login gives the session a new id: the page starts its event stream again after it.
-    public var role: ActionRole? { .rotatesSession }
+    public var role: ActionRole? {
+        switch self {
+        case .login: .rotatesSession
+        case .createAccount: nil
+        }
+    }
 }
 
 /// The framework's login screen: a username and a password, and the message of the last failed
@@ -19,6 +29,8 @@ public final class LoginScreen: Screen<LoginAction>, RestorableScreen, View {
     /// the same version shows the same screen when the app is made again from its snapshot (after
     /// a restart, or at another instance sharing the store).
     @SceneStorage("next") public var next: String?
+    /// The server's accounts: whether it offers sign-up.
+    @Environment(\.accounts) private var accounts
 
     /// A login screen with no message.
     public init() { super.init(name: "login") }
@@ -32,5 +44,8 @@ public final class LoginScreen: Screen<LoginAction>, RestorableScreen, View {
             if let next { HiddenField(name: "next", value: next) }
         }
         .navigationTitle("Log in")
+        if accounts?.allowsSignUp == true {
+            Button("Create an account", action: LoginAction.createAccount)
+        }
     }
 }

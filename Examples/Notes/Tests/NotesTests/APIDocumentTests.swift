@@ -33,7 +33,10 @@ import Testing
         let schemas = try #require(try Self.document()["components"]?["schemas"])
         let mapping = try #require(schemas["Action"]?["discriminator"]?["mapping"]?.objectValue)
         #expect(
-            Set(mapping.keys) == ["open", "compose", "logout", "back", "delete", "save", "cancel", "login", "launch"])
+            Set(mapping.keys) == [
+                "open", "compose", "logout", "back", "delete", "save", "cancel", "login", "launch", "createAccount",
+                "signUp", "logIn",
+            ])
         let open = try #require(schemas["OpenAction"])
         #expect(open["required"] == ["action", "id"])
         #expect(open["properties"]?["id"]?["oneOf"]?[0]?["type"] == "integer")

@@ -81,8 +81,8 @@ import Testing
         let unknown = try notes.act(#"{"action": "showList"}"#)
         #expect(unknown.status == 400)
         #expect(
-            unknown.json["error"]?.stringValue?.contains("cancel, compose, delete, launch, login, logout, open, save")
-                == true)
+            unknown.json["error"]?.stringValue?.contains(
+                "cancel, compose, createAccount, delete, launch, logIn, login, logout, open, save, signUp") == true)
         // A missing or mistyped parameter: 400 naming it and its type; a note that is not there:
         // 404 with the state.
         let noID = try notes.act(#"{"action": "open"}"#)

@@ -1,0 +1,144 @@
+import AppShell
+import AppShellDemo
+import AppShellJSON
+import AppShellTesting
+import Foundation
+import Testing
+
+/// The framework's sign-up, on the demo: off by default; on, its rules, a taken name, the
+/// network's hourly cap, a new account that logs in, and the screen after a restart.
+@Suite struct SignUpTests {
+    static func signUp(
+        _ client: TestClient, _ username: String, _ password: String, from address: String? = nil
+    ) throws -> TestResponse {
+        try client.postJSON(
+            "/api/actions",
+            JSON.object(["action": "signUp", "username": .string(username), "password": .string(password)])
+                .serializedString,
+            headers: address.map { [("X-Forwarded-For", $0)] } ?? [])
+    }
+
+    static func act(_ client: TestClient, _ action: String, from address: String? = nil) throws -> TestResponse {
+        try client.postJSON(
+            "/api/actions", "{\"action\": \"\(action)\"}", headers: address.map { [("X-Forwarded-For", $0)] } ?? [])
+    }
+
+    /// A visitor at the sign-up screen.
+    static func atSignUp(_ live: LiveServer, from address: String? = nil) throws -> TestClient {
+        let client = try LoginLimitTests.visitor(live, from: address)
+        let shown = try act(client, "createAccount", from: address)
+        #expect(shown.status == 200)
+        #expect(shown.json["screen"] == "signup")
+        return client
+    }
+
+    @Test func signUpIsOffByDefault() throws {
+        let (_, live) = try AllowedHostsTests.start()
+        let client = try LoginLimitTests.visitor(live)
+        let page = try client.get("/login")
+        #expect(!page.text.contains("Create an account"))
+        let refused = try Self.act(client, "createAccount")
+        #expect(refused.status == 403)
+        #expect(refused.json["error"]?.stringValue?.contains("does not let visitors make accounts") == true)
+        #expect(refused.json["screen"] == "login")
+        let notOffered = try Self.signUp(client, "alice", "a long passphrase")
+        #expect(notOffered.status == 409)
+        #expect(notOffered.json["screen"] == "login")
+    }
+
+    @Test func aNewAccountIsLoggedInAndCanLogInAgain() throws {
+        let (app, live) = try AllowedHostsTests.start { $0.accounts.signUp = true }
+        let visitor = try LoginLimitTests.visitor(live)
+        #expect(try visitor.get("/login").text.contains("Create an account"))
+        let client = try Self.atSignUp(live)
+        let made = try Self.signUp(client, "Alice.B", "a long passphrase")
+        #expect(made.status == 200)
+        #expect(made.json["screen"] == "main")
+        #expect(made.json["defaults"]?["username"] == "alice.b")
+        #expect(made.headers["Set-Cookie"] != nil)
+        #expect(app.server.accounts.names.contains("alice.b"))
+        // Another browser logs in with it, in any case.
+        let other = try LoginLimitTests.visitor(live)
+        let login = try other.postJSON(
+            "/api/actions", #"{"action": "login", "username": "ALICE.B", "password": "a long passphrase"}"#)
+        #expect(login.status == 200)
+        #expect(login.json["screen"] == "main")
+    }
+
+    @Test func theRulesAndATakenNameSayWhatIsWrong() throws {
+        let (_, live) = try AllowedHostsTests.start { $0.accounts.signUp = true }
+        let client = try Self.atSignUp(live)
+        let cases: [(String, String, String)] = [
+            ("", "a long passphrase", "Choose a username."),
+            ("-alice", "a long passphrase", "A username starts with a letter or a digit."),
+            ("ali ce", "a long passphrase", "A username has only letters a–z, digits, dots, dashes and underscores."),
+            (String(repeating: "a", count: 65), "a long passphrase", "A username has at most 64 characters."),
+            ("alice", "short", "A password has at least 8 characters."),
+        ]
+        for (username, password, message) in cases {
+            let refused = try Self.signUp(client, username, password)
+            #expect(refused.status == 422, "\(username)")
+            #expect(refused.json["error"]?.stringValue == message)
+            #expect(refused.json["screen"] == "signup")
+        }
+        // The page shows the same words.
+        #expect(try client.get("/").text.contains("A password has at least 8 characters."))
+        let taken = try Self.signUp(client, "Demo", "a long passphrase")
+        #expect(taken.status == 409)
+        #expect(taken.json["error"] == "The username demo is taken. Choose another.")
+        #expect(taken.json["defaults"]?["isLogin"] == nil)
+        // Back to login.
+        #expect(try Self.act(client, "logIn").json["screen"] == "login")
+    }
+
+    @Test func aNetworkMakesAtMostItsAccountsAnHour() throws {
+        let (_, live) = try AllowedHostsTests.start {
+            $0.accounts.signUp = true
+            $0.accounts.signUpsPerNetworkPerHour = 2
+            $0.server.trustedProxies = try TrustedProxies(["127.0.0.1"])
+        }
+        for index in 1...2 {
+            let client = try Self.atSignUp(live, from: "203.0.113.\(index)")
+            #expect(
+                try Self.signUp(client, "user\(index)", "a long passphrase", from: "203.0.113.\(index)").status == 200)
+        }
+        let third = try Self.atSignUp(live, from: "203.0.113.3")
+        let refused = try Self.signUp(third, "user3", "a long passphrase", from: "203.0.113.3")
+        #expect(refused.status == 429)
+        #expect(Int(refused.headers["Retry-After"] ?? "") ?? 0 > 0)
+        // Another network still may.
+        let other = try Self.atSignUp(live, from: "198.51.100.1")
+        #expect(try Self.signUp(other, "user4", "a long passphrase", from: "198.51.100.1").status == 200)
+    }
+
+    @Test func theSignUpScreenComesBackAfterARestart() throws {
+        let folder = try TemporaryDirectory("signup")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
+        func start() throws -> (ServerProcess, Int) {
+            let server = try CommandTests.run(
+                environment: [
+                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+                    "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SIGN_UP": "true",
+                ])
+            return (server, try server.port())
+        }
+        var (server, port) = try start()
+        var client = TestClient(port: port)
+        _ = try client.get("/api/state")
+        // A session that holds values (a visitor's that holds none is kept in memory only).
+        _ = try RestorationTests.act(client, #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(try RestorationTests.act(client, #"{"action": "logout"}"#)["screen"] == "login")
+        #expect(try Self.act(client, "createAccount").json["screen"] == "signup")
+        #expect(try Self.signUp(client, "x", "short").status == 422)
+        RestorationTests.stop(server, "SIGKILL")
+        let cookies = client.cookies
+        (server, port) = try start()
+        defer { RestorationTests.stop(server, "SIGTERM") }
+        client = TestClient(port: port)
+        client.cookies = cookies
+        #expect(try client.get("/api/state").json["screen"] == "signup")
+        #expect(try client.get("/").text.contains("A password has at least 8 characters."))
+        #expect(try Self.act(client, "logIn").json["screen"] == "login")
+    }
+}
