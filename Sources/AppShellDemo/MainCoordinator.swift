@@ -4,7 +4,9 @@ import AppShell
 /// coordinator.
 final class MainCoordinator: Coordinator, RestorableCoordinator {
     static let restorationIdentifier = "main"
-    override class var shows: [any Restorable.Type] { [MainScreen.self, ListScreen.self, SecondCoordinator.self] }
+    override class var shows: [any Restorable.Type] {
+        [MainScreen.self, ListScreen.self, SecondCoordinator.self, AccountCoordinator.self]
+    }
 
     private let root: RootController
     private let navigation: NavigationController
@@ -80,6 +82,11 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
             root.context.scheduleNotification(
                 title: "AppShell", body: "Your reminder: open the list.",
                 afterMilliseconds: root.environment.reminderDelayMilliseconds, launch: DemoLaunch.notification)
+        case .account:
+            // The framework's account screen (a password change), presented modally.
+            let account = AccountCoordinator(root: root)
+            addChild(account)
+            account.start()
         case .logout:
             (parent as? AppCoordinator)?.logout()
         }

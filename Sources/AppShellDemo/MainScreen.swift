@@ -2,13 +2,13 @@ import AppShell
 
 /// What main offers.
 enum MainAction: String, ScreenActions {
-    case showList, presentSecond, remind, logout
+    case showList, presentSecond, remind, account, logout
 
     var role: ActionRole? {
         switch self {
         case .logout: return .rotatesSession
         case .remind: return .notifies
-        case .showList, .presentSecond: return nil
+        case .showList, .presentSecond, .account: return nil
         }
     }
 }
@@ -44,6 +44,7 @@ final class MainScreen: Screen<MainAction>, RestorableScreen, View {
             Button("Show the list", action: MainAction.showList)
             Button("Present the second screen", action: MainAction.presentSecond)
             Button("Remind me in 5 seconds", action: MainAction.remind)
+            Button("Account", action: MainAction.account)
             Button("Log out", action: MainAction.logout)
         }
         .navigationTitle("Welcome, \(username)")

@@ -142,3 +142,46 @@ import Testing
         #expect(try Self.act(client, "logIn").json["screen"] == "login")
     }
 }
+
+/// The framework's account screen on the demo: a password change asks for the current password,
+/// gives the session a new id, and the new password is the one that logs in.
+@Suite struct ChangePasswordTests {
+    static func change(_ client: TestClient, current: String, new: String) throws -> TestResponse {
+        try client.postJSON(
+            "/api/actions",
+            JSON.object(["action": "changePassword", "current": .string(current), "new": .string(new)])
+                .serializedString)
+    }
+
+    @Test func aPasswordChangeAsksForTheCurrentOneAndRotatesTheSession() throws {
+        let (_, live) = try AllowedHostsTests.start { $0.accounts.signUp = true }
+        let client = try SignUpTests.atSignUp(live)
+        #expect(try SignUpTests.signUp(client, "carol", "first passphrase").status == 200)
+        let shown = try SignUpTests.act(client, "account")
+        #expect(shown.json["presented"] == "account")
+        #expect(try client.get("/").text.contains("Logged in as carol."))
+        // The new password's rules, then the current password, are checked.
+        let short = try Self.change(client, current: "first passphrase", new: "short")
+        #expect(short.status == 422)
+        #expect(short.json["error"] == "A password has at least 8 characters.")
+        let wrong = try Self.change(client, current: "not it at all", new: "second passphrase")
+        #expect(wrong.status == 401)
+        #expect(wrong.json["error"] == "The current password is wrong.")
+        let cookie = client.cookies
+        let changed = try Self.change(client, current: "first passphrase", new: "second passphrase")
+        #expect(changed.status == 200)
+        #expect(changed.json["presented"] == "account")
+        #expect(changed.headers["Set-Cookie"] != nil)
+        #expect(client.cookies != cookie)
+        #expect(try client.get("/").text.contains("Your password was changed."))
+        #expect(try SignUpTests.act(client, "close").json["presented"] == .null)
+        // Only the new password logs in now.
+        let other = try LoginLimitTests.visitor(live)
+        let old = try other.postJSON(
+            "/api/actions", #"{"action": "login", "username": "carol", "password": "first passphrase"}"#)
+        #expect(old.status == 401)
+        let new = try other.postJSON(
+            "/api/actions", #"{"action": "login", "username": "carol", "password": "second passphrase"}"#)
+        #expect(new.status == 200)
+    }
+}

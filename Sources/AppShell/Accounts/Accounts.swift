@@ -71,6 +71,16 @@ public final class Accounts: Sendable {
         }
     }
 
+    /// Sets the password hash of the account `name` (its canonical name); false when there is no
+    /// such account.
+    func setPasswordHash(_ passwordHash: String, of name: String) -> Bool {
+        users.withLock { users in
+            guard users[name] != nil else { return false }
+            users[name] = passwordHash
+            return true
+        }
+    }
+
     /// The accounts' names, sorted.
     public var names: [String] { users.withLock { $0.keys.sorted() } }
 

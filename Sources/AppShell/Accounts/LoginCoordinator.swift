@@ -115,52 +115,24 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         // Where the form says the user is going: kept when this attempt fails, so the next one
         // (and the page's URL) still goes there.
         if let next, RequestChecks.isSameSitePath(next) { self.next = next }
-        var admitted = LoginThrottle.Attempt(
-            sessionKey: limiterKey, username: username, clientAddress: clientAddress)
-        // Admitted attempts count at once (as failures until their check says otherwise), so
-        // that checks running at the same time count against each other.
-        let throttle = accounts.throttle
-        let wait = throttle.admit(&admitted)
-        let attempt = admitted
-        guard wait == 0 else {
-            throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
-        }
-        // One check at a time per session: its attempts stay counted one after another.
-        guard !checking else {
-            throttle.withdraw(attempt)
-            throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
-        }
-        // A few checks at a time per client network: no client fills the queue every login waits in.
-        guard let place = accounts.checkQuota.take(for: clientAddress) else {
-            throttle.withdraw(attempt)
-            throw refusal(
-                429, "Too many logins from your network are being checked. Wait for their answers.",
-                retryAfterSeconds: 1)
-        }
-        // The check runs on the password-check pool, with no lock held; the request waits. Its
-        // outcome is counted as soon as it is known, whatever happens to the session meanwhile.
-        // The check keeps its place until it has run, or until it is dropped unrun; it waits in
-        // its network's lane, served in turns with the others'.
-        let queued = root.finishLater(on: accounts.passwordChecks, lane: place.network) { [accounts] in
-            let valid = accounts.authenticate(username: username, password: password)
-            // Free before the answer: the client may log in again as soon as it has it.
-            place.giveBack()
-            return valid
-        } settle: { [accounts] valid in
-            // At normal priority, off the pool's thread: other logins take the throttle's lock.
-            accounts.throttle.recordOutcome(attempt, succeeded: valid)
-            if !valid { LoginCoordinator.logFailure(attempt, accounts.throttle) }
-        } then: { root, valid throws(ActionError) in
-            // Other requests of the session ran meanwhile: it must still be at the login screen.
-            guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
-                throw ActionError(
-                    status: 409, "The session left the login screen while the password was checked; nothing was done.")
+        do throws(ActionError) {
+            try accounts.runCheck(
+                on: root, sessionKey: limiterKey, username: username, clientAddress: clientAddress, busy: checking
+            ) { [accounts] () -> Bool in
+                accounts.authenticate(username: username, password: password)
+            } succeeded: {
+                $0
+            } then: { root, valid throws(ActionError) in
+                // Other requests of the session ran meanwhile: it must still be at the login screen.
+                guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
+                    throw ActionError(
+                        status: 409,
+                        "The session left the login screen while the password was checked; nothing was done.")
+                }
+                try flow.finish(username: username, valid: valid)
             }
-            try flow.finish(username: username, valid: valid)
-        }
-        guard queued else {
-            throttle.withdraw(attempt)
-            throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        } catch {
+            throw refusal(error)
         }
         checking = true
     }
@@ -173,21 +145,6 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         guard valid else { throw refusal(401, "Wrong username or password.") }
         root.logIn(as: AccountRules.canonicalName(username))
         (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)
-    }
-
-    /// Logs a failed login, and the lockout it caused when it made the attempt's keys reach a
-    /// limit (later attempts are refused before any check, and not logged one by one): the
-    /// username and the client, never the password.
-    private static func logFailure(_ attempt: LoginThrottle.Attempt, _ throttle: LoginThrottle) {
-        AccessLog.security("login failed", ["username": attempt.username, "client": attempt.clientAddress])
-        let reached = throttle.reachedLimits(attempt)
-        guard !reached.isEmpty else { return }
-        AccessLog.security(
-            "login lockout",
-            [
-                "username": attempt.username, "client": attempt.clientAddress,
-                "limits": reached.joined(separator: ", "),
-            ])
     }
 
     // MARK: Sign-up
@@ -226,45 +183,26 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
                 429, "Too many accounts were made from your network this hour. Try again later.",
                 retryAfterSeconds: Int(max(1, accounts.signUps.secondsUntilUnblocked(keys: [signUpKey]))))
         }
-        var admitted = LoginThrottle.Attempt(sessionKey: limiterKey, username: name, clientAddress: clientAddress)
-        let throttle = accounts.throttle
-        let wait = throttle.admit(&admitted)
-        let attempt = admitted
-        guard wait == 0 else {
-            throw signUpRefusal(429, "Too many attempts. Try again in a minute.", retryAfterSeconds: Int(wait))
-        }
-        guard !checking else {
-            throttle.withdraw(attempt)
-            throw signUpRefusal(429, "An attempt is already being checked. Wait for its answer.", retryAfterSeconds: 1)
-        }
-        guard let place = accounts.checkQuota.take(for: clientAddress) else {
-            throttle.withdraw(attempt)
-            throw signUpRefusal(
-                429, "Too many logins from your network are being checked. Wait for their answers.",
-                retryAfterSeconds: 1)
-        }
-        let queued = root.finishLater(on: accounts.passwordChecks, lane: place.network) { [accounts] in
-            defer { place.giveBack() }
-            guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
-            return accounts.insert(name, passwordHash: hash) ? SignUpOutcome.made : SignUpOutcome.taken
-        } settle: { [accounts] outcome in
-            accounts.throttle.recordOutcome(attempt, succeeded: outcome == .made)
-            if outcome == .made {
+        do throws(ActionError) {
+            try accounts.runCheck(
+                on: root, sessionKey: limiterKey, username: name, clientAddress: clientAddress, busy: checking
+            ) { [accounts] () -> SignUpOutcome in
+                guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
+                guard accounts.insert(name, passwordHash: hash) else { return SignUpOutcome.taken }
                 accounts.signUps.recordFailure(keys: [signUpKey])
                 AccessLog.security("account made", ["username": name, "client": clientAddress])
+                return SignUpOutcome.made
+            } succeeded: {
+                $0 == .made
+            } then: { root, outcome throws(ActionError) in
+                guard let flow = (root.visibleScreen as? SignUpScreen)?.coordinator as? LoginCoordinator else {
+                    throw ActionError(
+                        status: 409, "The session left the sign-up screen while the account was made; log in with it.")
+                }
+                try flow.finishSignUp(name: name, outcome: outcome)
             }
-        } then: { root, outcome throws(ActionError) in
-            guard let flow = (root.visibleScreen as? SignUpScreen)?.coordinator as? LoginCoordinator else {
-                throw ActionError(
-                    status: 409,
-                    "The session left the sign-up screen while the account was made; log in with it.")
-            }
-            try flow.finishSignUp(name: name, outcome: outcome)
-        }
-        guard queued else {
-            throttle.withdraw(attempt)
-            throw signUpRefusal(
-                503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        } catch {
+            throw signUpRefusal(error.status, error.message, retryAfterSeconds: error.retryAfterSeconds)
         }
         checking = true
     }
@@ -298,7 +236,12 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// A refused attempt: the screen shows the same words the JSON answer's `error` carries, so
     /// the form (which shows the screen) and the API always say the same thing.
     private func refusal(_ status: Int, _ message: String, retryAfterSeconds: Int? = nil) -> ActionError {
-        screen.message = message
-        return ActionError(status: status, message, retryAfterSeconds: retryAfterSeconds)
+        refusal(ActionError(status: status, message, retryAfterSeconds: retryAfterSeconds))
+    }
+
+    /// `error`, shown on the login screen.
+    private func refusal(_ error: ActionError) -> ActionError {
+        screen.message = error.message
+        return error
     }
 }

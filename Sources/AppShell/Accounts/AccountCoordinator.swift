@@ -1,0 +1,112 @@
+import AppShellAuth
+
+/// The framework's account flow: presents the account screen (who is logged in, a password
+/// change) modally, and finishes (leaves its parent) once it is closed. An app starts it from a
+/// logged-in screen and lists it in that coordinator's `shows`:
+///
+/// ```swift
+/// case .account:
+///     let account = AccountCoordinator(root: root)
+///     addChild(account)
+///     account.start()
+/// ```
+///
+/// A password change asks for the current password, checked as a login is (the throttle, the
+/// password-check threads); it gives the session a new id.
+public final class AccountCoordinator: Coordinator, RestorableCoordinator {
+    /// The flow's name in the coordinator tree and its snapshot.
+    public static let restorationIdentifier = "account"
+    /// The account screen.
+    public override class var shows: [any Restorable.Type] { [AccountScreen.self] }
+
+    private let root: RootController
+    private let accounts: Accounts
+    private let screen: AccountScreen
+    /// Whether a password check of this flow is under way (its answer not yet applied).
+    private var checking = false
+
+    /// An account flow on `root`, with a new screen.
+    public convenience init(root: RootController) {
+        guard let accounts = root.environment.accounts else {
+            preconditionFailure("AccountCoordinator needs the server's accounts (root.environment.accounts)")
+        }
+        self.init(root: root, accounts: accounts, screen: AccountScreen())
+    }
+
+    /// The flow of the account screen a snapshot restored.
+    public convenience init?(restoringUnder parent: Coordinator, root: RootController) {
+        guard let accounts = root.environment.accounts, let screen = root.presented as? AccountScreen else {
+            return nil
+        }
+        self.init(root: root, accounts: accounts, screen: screen)
+    }
+
+    private init(root: RootController, accounts: Accounts, screen: AccountScreen) {
+        self.root = root
+        self.accounts = accounts
+        self.screen = screen
+        super.init(name: Self.restorationIdentifier)
+        handle(AccountAction.self) { [unowned self] action, request throws(ActionError) in
+            switch action {
+            case .changePassword(let current, let new):
+                try changePassword(current: current, new: new, from: request.clientAddress)
+            case .close:
+                root.dismiss(animated: true) { [self] in finish() }
+            }
+        }
+        own(screen)
+    }
+
+    /// Presents the account screen modally.
+    public override func start() { root.present(screen, animated: true) }
+
+    /// `changePassword`: the new password's rules, then the current one checked and the new one
+    /// hashed and kept on the password-check threads, off the session's lock.
+    private func changePassword(current: String, new: String, from clientAddress: String) throws(ActionError) {
+        guard let username = root.username else {
+            throw refusal(ActionError(status: 409, "The session is not logged in any more."))
+        }
+        if let problem = AccountRules.problem(withPassword: new) { throw refusal(ActionError(status: 422, problem)) }
+        let key = root.sessionID.map { "session:" + $0.text } ?? "account:" + username
+        do throws(ActionError) {
+            try accounts.runCheck(
+                on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checking
+            ) { [accounts] () -> Bool in
+                guard accounts.authenticate(username: username, password: current),
+                    let hash = try? PasswordHash.make(password: new)
+                else { return false }
+                return accounts.setPasswordHash(hash, of: username)
+            } succeeded: {
+                $0
+            } then: { root, changed throws(ActionError) in
+                guard let flow = (root.presented as? AccountScreen)?.coordinator as? AccountCoordinator else {
+                    throw ActionError(
+                        status: 409,
+                        changed
+                            ? "The password was changed, but the session left the account screen meanwhile."
+                            : "The session left the account screen while the password was checked.")
+                }
+                try flow.finishChange(changed: changed, username: username, clientAddress: clientAddress)
+            }
+        } catch {
+            throw refusal(error)
+        }
+        checking = true
+    }
+
+    /// Applies a password change under the session's lock: done, the session gets a new id (a
+    /// change of privilege); refused, nothing changes.
+    private func finishChange(changed: Bool, username: String, clientAddress: String) throws(ActionError) {
+        checking = false
+        guard changed else { throw refusal(ActionError(status: 401, "The current password is wrong.")) }
+        AccessLog.security("password changed", ["username": username, "client": clientAddress])
+        root.rotateSessionID()
+        screen.message = "Your password was changed."
+    }
+
+    /// `error`, shown on the screen with the same words as the JSON answer's `error`.
+    private func refusal(_ error: ActionError) -> ActionError {
+        screen.message = error.message
+        return error
+    }
+}

@@ -1,0 +1,81 @@
+import AppShellAuth
+import AppShellHTTP
+
+/// The way every password's slow work (an Argon2id check or hash: a login, a sign-up, a
+/// password change) is let in: counted as a login attempt by the throttle, given a place among its
+/// client network's checks, run on the password-check threads with no lock held while the request
+/// waits, and finished under the session's lock.
+extension Accounts {
+    /// Admits an attempt of `username` from `clientAddress` on the session named by `sessionKey`,
+    /// then runs `work` on the password-check threads and `finish` with its result under the
+    /// session's lock (`RootController.finishLater`). `succeeded` tells the throttle the outcome
+    /// (a failure stays counted, and is logged); `busy` says the flow has a check under way already
+    /// (one at a time per session: its attempts stay counted one after another).
+    ///
+    /// Throws, having queued nothing and counted nothing, when the attempt is refused: 429 with
+    /// `Retry-After` past the throttle's limits, with a check under way, or with the network's
+    /// checks all taken; 503 when the threads' queue is full.
+    func runCheck<Result: Sendable>(
+        on root: RootController, sessionKey: String, username: String, clientAddress: String, busy: Bool,
+        work: @escaping @Sendable () -> Result, succeeded: @escaping @Sendable (Result) -> Bool,
+        then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
+    ) throws(ActionError) {
+        var admitted = LoginThrottle.Attempt(sessionKey: sessionKey, username: username, clientAddress: clientAddress)
+        // Admitted attempts count at once (as failures until their check says otherwise), so
+        // that checks running at the same time count against each other.
+        let wait = throttle.admit(&admitted)
+        let attempt = admitted
+        guard wait == 0 else {
+            throw ActionError(
+                status: 429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
+        }
+        guard !busy else {
+            throttle.withdraw(attempt)
+            throw ActionError(
+                status: 429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
+        }
+        // A few checks at a time per client network: no client fills the queue every login waits in.
+        guard let place = checkQuota.take(for: clientAddress) else {
+            throttle.withdraw(attempt)
+            throw ActionError(
+                status: 429, "Too many logins from your network are being checked. Wait for their answers.",
+                retryAfterSeconds: 1)
+        }
+        // The check keeps its place until it has run, or until it is dropped unrun; it waits in
+        // its network's lane, served in turns with the others'. Its outcome is counted as soon as
+        // it is known, whatever happens to the session meanwhile.
+        let queued = root.finishLater(on: passwordChecks, lane: place.network) {
+            let result = work()
+            // Free before the answer: the client may try again as soon as it has it.
+            place.giveBack()
+            return result
+        } settle: { [throttle] result in
+            // At normal priority, off the pool's thread: other logins take the throttle's lock.
+            let success = succeeded(result)
+            throttle.recordOutcome(attempt, succeeded: success)
+            if !success { Accounts.logFailure(attempt, throttle) }
+        } then: { root, result throws(ActionError) in
+            try finish(root, result)
+        }
+        guard queued else {
+            throttle.withdraw(attempt)
+            throw ActionError(
+                status: 503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
+        }
+    }
+
+    /// Logs a failed attempt, and the lockout it caused when it made the attempt's keys reach a
+    /// limit (later attempts are refused before any check, and not logged one by one): the
+    /// username and the client, never the password.
+    private static func logFailure(_ attempt: LoginThrottle.Attempt, _ throttle: LoginThrottle) {
+        AccessLog.security("login failed", ["username": attempt.username, "client": attempt.clientAddress])
+        let reached = throttle.reachedLimits(attempt)
+        guard !reached.isEmpty else { return }
+        AccessLog.security(
+            "login lockout",
+            [
+                "username": attempt.username, "client": attempt.clientAddress,
+                "limits": reached.joined(separator: ", "),
+            ])
+    }
+}
