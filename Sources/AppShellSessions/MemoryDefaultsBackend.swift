@@ -2,8 +2,7 @@ import AppShellConcurrency
 
 /// A backend that keeps records in memory: for tests and benchmarks. Nothing survives the process.
 ///
-/// Everything is one value under one lock, so a batch (`applyAll`) is all or nothing: it is made
-/// on a copy, which replaces the contents only when every write of it held.
+/// Everything is one value under one lock, so a batch (`applyAll`) is all or nothing.
 public final class MemoryDefaultsBackend: DefaultsBackend {
     private let contents = Locked(Contents())
 
@@ -49,12 +48,20 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
         try contents.withLock { contents throws(StoreError) in try contents.apply(write) }
     }
 
-    /// Makes `writes` in order, all or nothing.
+    /// Makes `writes` in order, all or nothing: every user write is checked first, against the
+    /// versions the batch's earlier writes leave (a conflict is the one way a write fails here),
+    /// then all are made — without a copy of the store.
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         try contents.withLock { contents throws(StoreError) in
-            var changed = contents
-            for write in writes { try changed.apply(write) }
-            contents = changed
+            var versions: [String: Int64] = [:]
+            for case let userWrite? in writes.lazy.map(\.userWrite) {
+                let version = versions[userWrite.user] ?? contents.userStores[userWrite.user]?.version ?? 0
+                guard version == userWrite.expectedVersion else {
+                    throw UserWrite.conflict(userWrite.user, store: "memory")
+                }
+                versions[userWrite.user] = version + 1
+            }
+            for write in writes { try contents.apply(write) }
         }
     }
 
