@@ -28,14 +28,15 @@ enum RedisScript {
               store = storeOf(ARGV[9])
               if tonumber(redis.call('HGET', store, 'n') or '0') ~= tonumber(ARGV[10]) then return -1 end
             end
-            for _, key in ipairs(KEYS) do forget(key) end
             local target = KEYS[#KEYS]
+            -- The target stays in the set when it stays logged in as the same user: no walk of the set.
+            for _, key in ipairs(KEYS) do forget(key, key == target and ARGV[8] or nil) end
             redis.call('HSET', target, 'v', ARGV[2], 'c', ARGV[3], 'a', ARGV[4], 'n', version + 1)
             if ARGV[5] == '1' then redis.call('HSET', target, 's', ARGV[6]) end
             if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
             if ARGV[8] ~= '' then
               redis.call('HSET', target, 'u', ARGV[8])
-              redis.call('SADD', sessionsOf(ARGV[8]), target)
+              enter(sessionsOf(ARGV[8]), target, ARGV[8])
               outlive(sessionsOf(ARGV[8]), ARGV[7])
             end
             if store then redis.call('HSET', store, 'v', ARGV[11], 'n', tonumber(ARGV[10]) + 1) end
@@ -67,7 +68,7 @@ enum RedisScript {
             redis.call('RENAME', KEYS[1], KEYS[2])
             if user then
               redis.call('SREM', sessionsOf(user), KEYS[1])
-              redis.call('SADD', sessionsOf(user), KEYS[2])
+              enter(sessionsOf(user), KEYS[2], user)
             end
             return 1
             """
@@ -150,17 +151,27 @@ enum RedisScript {
     /// What the scripts that know users share: the keys of a user's store and set of sessions
     /// (made from the key prefix, the script's last argument: keys of users the script finds in
     /// records, which no caller could name — fine on the one server this backend supports, not in
-    /// a Redis Cluster), `forget` (a record deleted and taken out of its user's set) and
-    /// `outlive` (a set made to expire no sooner than a deadline, -1: none, so that it goes once
-    /// its sessions expired, and never before one of them).
+    /// a Redis Cluster), `forget` (a record deleted and taken out of its user's set, unless it
+    /// is logged in as `keeping`, which it will be again), `enter` (a record put in its user's
+    /// set; when it is new there — a login, a rotation — the members no longer logged in as the
+    /// user are taken out: a logged-out session's record, written by `write`, which does not
+    /// look for a user to keep the common write short) and `outlive` (a set made to expire no
+    /// sooner than a deadline, -1: none, so that it goes once its sessions expired, and never
+    /// before one of them).
     private static let userKeys = """
         local prefix = ARGV[#ARGV]
         local function sessionsOf(user) return prefix .. 'user-sessions:{' .. user .. '}' end
         local function storeOf(user) return prefix .. 'user:{' .. user .. '}' end
-        local function forget(key)
+        local function forget(key, keeping)
           local user = redis.call('HGET', key, 'u')
-          if user then redis.call('SREM', sessionsOf(user), key) end
+          if user and user ~= keeping then redis.call('SREM', sessionsOf(user), key) end
           redis.call('DEL', key)
+        end
+        local function enter(set, key, user)
+          if redis.call('SADD', set, key) == 0 then return end
+          for _, member in ipairs(redis.call('SMEMBERS', set)) do
+            if redis.call('HGET', member, 'u') ~= user then redis.call('SREM', set, member) end
+          end
         end
         local function outlive(set, deadline)
           deadline = tonumber(deadline)

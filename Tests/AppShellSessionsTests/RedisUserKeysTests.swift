@@ -50,6 +50,33 @@ import Testing
         #expect(try connection.command([Array("EXISTS".utf8), set]) == .integer(0))
     }
 
+    /// A logged-out session's record keeps its key in the user's set until the set is next
+    /// entered (a login): then every member no longer logged in as the user leaves it. A save of
+    /// a session that stays logged in leaves the set as it is.
+    @Test func aLoginTidiesTheUsersSet() throws {
+        let backend = try RedisTestServer.shared().backend()
+        defer { backend.close() }
+        let connection = try RedisConnection(url: backend.url)
+        defer { connection.close() }
+        func members() throws -> Set<[UInt8]> {
+            let reply = try connection.command([Array("SMEMBERS".utf8), backend.userSessionsKey("ann")])
+            guard case .array(let keys) = reply else { return [] }
+            return Set(keys.compactMap(\.bytes))
+        }
+        var loggedIn = SessionRecord(values: [:], created: 1, accessed: 1)
+        loggedIn.user = "ann"
+        let loggedOut = SessionRecord(values: [:], created: 1, accessed: 1)
+        let ids = (0..<4).map { _ in SessionID.random() }
+        for id in ids.prefix(3) { try backend.save(id, loggedIn) }
+        for id in ids.prefix(2) { try backend.save(id, loggedOut) }
+        #expect(try members() == Set(ids.prefix(3).map(backend.key)))
+        try backend.save(ids[2], loggedIn)
+        #expect(try members() == Set(ids.prefix(3).map(backend.key)))
+        try backend.save(ids[3], loggedIn)
+        #expect(try members() == [backend.key(ids[2]), backend.key(ids[3])])
+        #expect(try backend.removeSessions(of: "ann", except: nil) == [ids[2].storeKey, ids[3].storeKey])
+    }
+
     /// The users' keys are not sessions' keys: counting and sweeping sessions never see them.
     @Test func usersKeysAreNotCountedAsSessions() throws {
         let backend = try RedisTestServer.shared().backend()
