@@ -44,6 +44,7 @@ public enum ShellCommand {
         return """
             usage: \(executable) [--config PATH]
             \(indent)\(executable) health [--config PATH]   exit 0 when the server so configured answers GET /healthz
+            \(indent)\(executable) users …            \(UsersCommand.summary)
             \(lines.joined())  --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
               --help          show this help
             Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
@@ -56,6 +57,7 @@ public enum ShellCommand {
     /// the environment, builds the server with `makeServer` and runs it. `health` instead asks
     /// the server so configured, on this machine, for `/healthz` (over TLS when it speaks HTTPS):
     /// exit 0 when it answers, 1 (and why, on standard error) when not: a container's health check.
+    /// `users` manages the accounts of the configured store (`appshell users --help`).
     public static func run<Configuration: AppConfiguration>(
         _ configurationType: Configuration.Type, executable: String = "appshell", subcommands: [Subcommand] = [],
         arguments: [String] = CommandLine.arguments,
@@ -69,6 +71,11 @@ public enum ShellCommand {
         var remaining = arguments.dropFirst()
         if let first = remaining.first, let command = subcommands.first(where: { $0.name == first }) {
             return command.run(Array(remaining.dropFirst()))
+        }
+        if remaining.first == "users" {
+            return UsersCommand.run(
+                Configuration.self, arguments: Array(remaining.dropFirst()), environment: environment,
+                executable: executable)
         }
         let probesHealth = remaining.first == "health"
         if probesHealth { remaining = remaining.dropFirst() }

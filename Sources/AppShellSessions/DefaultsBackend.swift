@@ -23,6 +23,15 @@ public struct SessionRecord: Sendable, Equatable {
     /// the write is refused as a conflict instead (`StoreError.isConflict`), and the record gets
     /// `expectedVersion + 1`. `nil`: written whatever is stored. Other stores ignore it.
     public var expectedVersion: Int64?
+    /// The account the session is logged in as (its stored, lowercased name), `nil` when none:
+    /// stored with the record and indexed, so that every session of a user can be found and
+    /// ended (`removeSessions(of:except:)`, `removeAccount(named:)`).
+    public var user: String?
+    /// A write of a user's store to make with this record's, all or nothing: when the user's
+    /// stored version is not the write's expected one, neither is made and the record's write is
+    /// refused as a conflict (`StoreError.isConflict`; in a batch, its position in
+    /// `applyAllReportingConflicts`). Not part of the record (`==` ignores it, a load has none).
+    public var userWrite: UserWrite?
 
     /// `keptSnapshot`'s bytes (made when it was made from a value).
     public var snapshot: [UInt8]? {
@@ -47,6 +56,7 @@ public struct SessionRecord: Sendable, Equatable {
     /// Records are equal when their parts and their snapshots' bytes are.
     public static func == (left: SessionRecord, right: SessionRecord) -> Bool {
         left.values == right.values && left.created == right.created && left.accessed == right.accessed
+            && left.user == right.user
             && (SessionSnapshot.same(left.keptSnapshot, right.keptSnapshot) || left.snapshot == right.snapshot)
     }
 }
@@ -91,6 +101,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 ///   `created < createdBefore` and returns how many it deleted.
 /// - `applyAll` makes every write of the list, in order, all or nothing when the backend has
 ///   transactions (`isTransactional`): a group commit's batch.
+/// - A record's `user` is stored with it and follows it through `rename`; `removeSessions(of:except:)`
+///   finds every record of a user, whatever renamed, replaced or removed records before.
+/// - A record's `userWrite` is made with the record's write or, on a conflict, neither is; a
+///   conflict in a batch refuses that write alone in `applyAllReportingConflicts` (the others
+///   hold), and the whole batch in `applyAll`.
+/// - Accounts: names are compared exactly (the caller folds them); `insertAccount` never replaces
+///   one; `removeAccount` takes the user's store and every session logged in as the user along, in
+///   one step.
 /// - Every method may be called from many threads at once.
 public protocol DefaultsBackend: Sendable {
     /// The record of `id`, or `nil` when there is none.
@@ -132,6 +150,26 @@ public protocol DefaultsBackend: Sendable {
     /// there is none — what a session in memory is checked against before each request, cheaper
     /// than loading the record.
     func storedVersion(of id: SessionID) throws(StoreError) -> Int64?
+
+    /// The account named `name`, or `nil` when there is none.
+    func account(named name: String) throws(StoreError) -> Account?
+    /// Adds `account`; returns false, and changes nothing, when its name is taken.
+    func insertAccount(_ account: Account) throws(StoreError) -> Bool
+    /// Sets the password hash of the account `name`; returns false when there is no such account.
+    func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool
+    /// The names of every account, sorted.
+    func accountNames() throws(StoreError) -> [String]
+    /// Removes the account `name` with its user's store and every session record logged in as it,
+    /// all at once; returns what was removed, or `nil` (nothing removed) when there is no such account.
+    func removeAccount(named name: String) throws(StoreError) -> RemovedAccount?
+    /// Removes every session record logged in as `user` but `kept`'s (log out everywhere; a
+    /// password change ends the other sessions); returns the store keys of those removed.
+    func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey>
+    /// The user's store of `user`: empty at version 0 when nothing is stored.
+    func userStore(of user: String) throws(StoreError) -> UserRecord
+    /// Writes a user's store alone (no session's write with it); returns its new version. Throws a
+    /// conflict (`StoreError.isConflict`), writing nothing, when it is not at `write.expectedVersion`.
+    func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64
 }
 
 extension DefaultsBackend {

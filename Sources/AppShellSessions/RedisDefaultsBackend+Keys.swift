@@ -10,7 +10,7 @@ extension RedisDefaultsBackend {
             let checks = keys.map { key in
                 [
                     bytes("EVAL"), bytes(RedisScript.removeIfExpired), bytes("1"), key, number(accessedBefore),
-                    number(createdBefore),
+                    number(createdBefore), bytes(keyPrefix),
                 ]
             }
             let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(checks) }
@@ -56,5 +56,29 @@ extension RedisDefaultsBackend {
             if !keys.isEmpty { try body(keys) }
             cursor = next
         } while cursor != bytes("0")
+    }
+}
+
+extension RedisDefaultsBackend {
+    /// The key of the account `name`: a hash of `h` (the password hash) and `c` (created).
+    func accountKey(_ name: String) -> [UInt8] { bytes(keyPrefix + "account:{" + name + "}") }
+
+    /// The key of the set of every account's name.
+    var accountsKey: [UInt8] { bytes(keyPrefix + "accounts") }
+
+    /// The key of `user`'s store: a hash of `v` (the values, encoded as a session's) and `n` (the
+    /// version). Its name is also made by the scripts (`RedisScript.userKeys`).
+    func userStoreKey(_ user: String) -> [UInt8] { bytes(keyPrefix + "user:{" + user + "}") }
+
+    /// The key of the set of the keys of `user`'s sessions (the records with `u` = `user`; a
+    /// member may name a record gone or changed since, which is checked before use). Its name is
+    /// also made by the scripts (`RedisScript.userKeys`).
+    func userSessionsKey(_ user: String) -> [UInt8] { bytes(keyPrefix + "user-sessions:{" + user + "}") }
+
+    /// The store key a record's key names (`key(_:)` undone), if it is one of this store's.
+    func storeKey(ofKey key: [UInt8]) -> SessionStoreKey? {
+        let head = bytes(keyPrefix + "{")
+        guard key.count > head.count + 1, key.starts(with: head), key.last == UInt8(ascii: "}") else { return nil }
+        return SessionStoreKey(text: String(decoding: key[head.count..<(key.count - 1)], as: UTF8.self))
     }
 }

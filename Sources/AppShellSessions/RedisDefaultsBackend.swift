@@ -15,6 +15,12 @@ import AppShellConcurrency
 /// absolute timeout): Redis removes expired sessions itself, and `removeExpired` (the sweeper) only
 /// catches what it has not yet.
 ///
+/// A logged-in session's hash also has `u`, its user, and its key is a member of the user's set of
+/// sessions (`userSessionsKey`), which renames, removals and sweeps keep up to date and which
+/// expires no sooner than its last session; a member whose record expired or changed user is
+/// checked and dropped when the set is used. Accounts and users' stores have keys of their own
+/// (`RedisDefaultsBackend+Accounts.swift`), none of them matching the sessions' `<prefix>{…}`.
+///
 /// Durability is Redis's: a write has returned once the server has it; what survives the server's
 /// restart depends on its persistence settings (`appendonly yes` with `appendfsync always`: every
 /// acknowledged write; `everysec`: all but about the last second; none: nothing). See the README,
@@ -64,16 +70,17 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let reply = try reader.withLock { connection throws(StoreError) in
             try connection.command([
-                bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"),
+                bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"), bytes("u"),
             ])
         }
-        guard case .array(let fields) = reply, fields.count == 5 else { throw unexpected(reply, "HMGET") }
+        guard case .array(let fields) = reply, fields.count == 6 else { throw unexpected(reply, "HMGET") }
         guard let created = fields[2].integer, let accessed = fields[3].integer else { return nil }
         guard let data = fields[0].bytes, let values = DefaultsValue.decode(data) else {
             throw StoreError("store \(url): the record of session \(id) holds data that is not a defaults object")
         }
         var record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
         record.version = fields[4].integer ?? 0
+        record.user = fields[5].bytes.map { String(decoding: $0, as: UTF8.self) }
         return record
     }
 
@@ -92,7 +99,8 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     public var isShared: Bool { true }
 
     /// Inserts or replaces the record of `id` (refused as a conflict when it is not at the
-    /// record's `expectedVersion`).
+    /// record's `expectedVersion`, or its user's store, when it carries a write of it, is not at
+    /// the write's: nothing is written then).
     public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         try runChecked(.save(id, record))
     }
@@ -177,14 +185,14 @@ public final class RedisDefaultsBackend: DefaultsBackend {
         case .touch(let id, let accessed):
             return [
                 bytes("EVAL"), bytes(RedisScript.touch), bytes("1"), key(id), number(accessed),
-                number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
+                number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1), bytes(keyPrefix),
             ]
         case .rename(let id, let newID):
-            return [bytes("EVAL"), bytes(RedisScript.rename), bytes("2"), key(id), key(newID)]
+            return [bytes("EVAL"), bytes(RedisScript.rename), bytes("2"), key(id), key(newID), bytes(keyPrefix)]
         case .renameReplacing(let id, let newID, let record):
             return recordWrite(record, checking: key(id), replacing: [key(newID)], at: key(newID))
         case .remove(let id):
-            return [bytes("DEL"), key(id)]
+            return [bytes("EVAL"), bytes(RedisScript.remove), bytes("1"), key(id), bytes(keyPrefix)]
         case .removeExpired:
             return [bytes("PING")]
         }
@@ -200,10 +208,18 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     {
         let keys = [checked] + others + (target == checked ? [] : [target])
         let deadline = expiry?.deadline(created: record.created, accessed: record.accessed) ?? -1
-        return [bytes("EVAL"), bytes(RedisScript.write), number(Int64(keys.count))] + keys + [
+        let arguments = [
             record.expectedVersion.map(number) ?? [], DefaultsValue.encode(record.values), number(record.created),
             number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"), record.snapshot ?? [],
             number(deadline),
+        ]
+        guard record.user != nil || record.userWrite != nil else {
+            return [bytes("EVAL"), bytes(RedisScript.write), number(Int64(keys.count))] + keys + arguments
+        }
+        let userWrite = record.userWrite
+        return [bytes("EVAL"), bytes(RedisScript.writeWithUser), number(Int64(keys.count))] + keys + arguments + [
+            bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
+            userWrite.map { DefaultsValue.encode($0.values) } ?? [], bytes(keyPrefix),
         ]
     }
 

@@ -14,31 +14,171 @@ enum RedisScript {
         if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
         return version + 1
         """
-    /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry).
-    static let touch = """
-        local created = redis.call('HGET', KEYS[1], 'c')
-        if not created then return 0 end
-        redis.call('HSET', KEYS[1], 'a', ARGV[1])
-        local idle = tonumber(ARGV[2])
-        if idle >= 0 then
-          redis.call('EXPIREAT', KEYS[1], math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3])))
-        end
+    /// `write` for a record logged in as a user (field `u`, and a member of the user's set of
+    /// sessions) or carrying a write of its user's store; the user-less records keep the shorter
+    /// `write`. ARGV 1 to 7 as `write`'s, then the user ('' none), the written store's user (''
+    /// none), its expected version, its values, and the key prefix. Returns -1, with nothing
+    /// written, when KEYS[1] or the user's store is not at its expected version.
+    static let writeWithUser =
+        userKeys + """
+            local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+            if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then return -1 end
+            local store
+            if ARGV[9] ~= '' then
+              store = storeOf(ARGV[9])
+              if tonumber(redis.call('HGET', store, 'n') or '0') ~= tonumber(ARGV[10]) then return -1 end
+            end
+            local target = KEYS[#KEYS]
+            -- The target stays in the set when it stays logged in as the same user: no walk of the set.
+            for _, key in ipairs(KEYS) do forget(key, key == target and ARGV[8] or nil) end
+            redis.call('HSET', target, 'v', ARGV[2], 'c', ARGV[3], 'a', ARGV[4], 'n', version + 1)
+            if ARGV[5] == '1' then redis.call('HSET', target, 's', ARGV[6]) end
+            if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
+            if ARGV[8] ~= '' then
+              redis.call('HSET', target, 'u', ARGV[8])
+              enter(sessionsOf(ARGV[8]), target, ARGV[8])
+              outlive(sessionsOf(ARGV[8]), ARGV[7])
+            end
+            if store then redis.call('HSET', store, 'v', ARGV[11], 'n', tonumber(ARGV[10]) + 1) end
+            return version + 1
+            """
+    /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry), the key
+    /// prefix. A logged-in session's user's set of sessions lives at least as long as it.
+    static let touch =
+        userKeys + """
+            local fields = redis.call('HMGET', KEYS[1], 'c', 'u')
+            local created = fields[1]
+            if not created then return 0 end
+            redis.call('HSET', KEYS[1], 'a', ARGV[1])
+            local idle = tonumber(ARGV[2])
+            if idle >= 0 then
+              local deadline = math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3]))
+              redis.call('EXPIREAT', KEYS[1], deadline)
+              if fields[2] then outlive(sessionsOf(fields[2]), deadline) end
+            end
+            return 1
+            """
+    /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists; ARGV[1] is the key prefix.
+    /// The users' sets of sessions follow.
+    static let rename =
+        userKeys + """
+            if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+            local user = redis.call('HGET', KEYS[1], 'u')
+            forget(KEYS[2])
+            redis.call('RENAME', KEYS[1], KEYS[2])
+            if user then
+              redis.call('SREM', sessionsOf(user), KEYS[1])
+              enter(sessionsOf(user), KEYS[2], user)
+            end
+            return 1
+            """
+    /// KEYS[1] deleted (and taken out of its user's set); ARGV[1] is the key prefix.
+    static let remove =
+        userKeys + """
+            forget(KEYS[1])
+            return 1
+            """
+    /// KEYS[1] deleted when its access is before ARGV[1] or its creation before ARGV[2]; ARGV[3] is
+    /// the key prefix.
+    static let removeIfExpired =
+        userKeys + """
+            local times = redis.call('HMGET', KEYS[1], 'c', 'a')
+            if not times[1] then return 0 end
+            if tonumber(times[2]) < tonumber(ARGV[1]) or tonumber(times[1]) < tonumber(ARGV[2]) then
+              forget(KEYS[1])
+              return 1
+            end
+            return 0
+            """
+    /// KEYS[1]: a user's set of sessions; ARGV: the user, a session's key to keep ('' none), the
+    /// key prefix. Deletes every record of the set logged in as the user but the kept one (a member
+    /// whose record is gone or logged in as another is only taken out); returns their keys.
+    static let removeSessions = userKeys + removeSessionsBody + "return removeSessions(KEYS[1], ARGV[1], ARGV[2])\n"
+    /// KEYS: the account, the set of accounts' names, the user's store and set of sessions; ARGV:
+    /// the name, the key prefix. Deletes them all and the user's sessions; returns nil when there is
+    /// no such account, else the password hash, the created time, the store's values and version
+    /// ('' and 0 when none) and the removed sessions' keys.
+    static let removeAccount =
+        userKeys + removeSessionsBody + """
+            local account = redis.call('HMGET', KEYS[1], 'h', 'c')
+            if not account[1] then return false end
+            local store = redis.call('HMGET', KEYS[3], 'v', 'n')
+            local removed = removeSessions(KEYS[4], ARGV[1], '')
+            redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+            redis.call('SREM', KEYS[2], ARGV[1])
+            return {account[1], account[2], store[1] or '', store[2] or '0', removed}
+            """
+    /// KEYS: the account, the set of accounts' names; ARGV: the name, the hash, the created time.
+    /// Returns 0, with nothing changed, when the account exists.
+    static let insertAccount = """
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+        redis.call('HSET', KEYS[1], 'h', ARGV[2], 'c', ARGV[3])
+        redis.call('SADD', KEYS[2], ARGV[1])
         return 1
         """
-    /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists.
-    static let rename = """
+    /// KEYS[1]: the account; ARGV[1]: the hash. Returns 0 when there is no such account.
+    static let setPasswordHash = """
         if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-        redis.call('RENAME', KEYS[1], KEYS[2])
+        redis.call('HSET', KEYS[1], 'h', ARGV[1])
         return 1
         """
-    /// KEYS[1] deleted when its access is before ARGV[1] or its creation before ARGV[2].
-    static let removeIfExpired = """
-        local times = redis.call('HMGET', KEYS[1], 'c', 'a')
-        if not times[1] then return 0 end
-        if tonumber(times[2]) < tonumber(ARGV[1]) or tonumber(times[1]) < tonumber(ARGV[2]) then
-          redis.call('DEL', KEYS[1])
-          return 1
+    /// KEYS[1]: a user's store; ARGV: the expected version, the values. Returns the new version,
+    /// or -1, with nothing written, when the store is not at the expected one.
+    static let writeUserStore = """
+        local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+        if version ~= tonumber(ARGV[1]) then return -1 end
+        redis.call('HSET', KEYS[1], 'v', ARGV[2], 'n', version + 1)
+        return version + 1
+        """
+
+    private static let removeSessionsBody = """
+        local function removeSessions(set, user, kept)
+          local removed = {}
+          for _, key in ipairs(redis.call('SMEMBERS', set)) do
+            if key ~= kept then
+              if redis.call('HGET', key, 'u') == user then
+                redis.call('DEL', key)
+                table.insert(removed, key)
+              end
+              redis.call('SREM', set, key)
+            end
+          end
+          return removed
         end
-        return 0
+
+        """
+
+    /// What the scripts that know users share: the keys of a user's store and set of sessions
+    /// (made from the key prefix, the script's last argument: keys of users the script finds in
+    /// records, which no caller could name — fine on the one server this backend supports, not in
+    /// a Redis Cluster), `forget` (a record deleted and taken out of its user's set, unless it
+    /// is logged in as `keeping`, which it will be again), `enter` (a record put in its user's
+    /// set; when it is new there — a login, a rotation — the members no longer logged in as the
+    /// user are taken out: a logged-out session's record, written by `write`, which does not
+    /// look for a user to keep the common write short) and `outlive` (a set made to expire no
+    /// sooner than a deadline, -1: none, so that it goes once its sessions expired, and never
+    /// before one of them).
+    private static let userKeys = """
+        local prefix = ARGV[#ARGV]
+        local function sessionsOf(user) return prefix .. 'user-sessions:{' .. user .. '}' end
+        local function storeOf(user) return prefix .. 'user:{' .. user .. '}' end
+        local function forget(key, keeping)
+          local user = redis.call('HGET', key, 'u')
+          if user and user ~= keeping then redis.call('SREM', sessionsOf(user), key) end
+          redis.call('DEL', key)
+        end
+        local function enter(set, key, user)
+          if redis.call('SADD', set, key) == 0 then return end
+          for _, member in ipairs(redis.call('SMEMBERS', set)) do
+            if redis.call('HGET', member, 'u') ~= user then redis.call('SREM', set, member) end
+          end
+        end
+        local function outlive(set, deadline)
+          deadline = tonumber(deadline)
+          if deadline < 0 then return end
+          local ttl = redis.call('TTL', set)
+          if ttl < 0 or tonumber(redis.call('TIME')[1]) + ttl < deadline then redis.call('EXPIREAT', set, deadline) end
+        end
+
         """
 }

@@ -52,7 +52,30 @@ extension SQLiteDefaultsBackend {
             """),
         // Version 4: rows keyed by the hash of the id, not the id (`keyRowsByHash`).
         .keyRowsByHash,
+        // Version 5: accounts, the user's store of each, and the account a session is logged in
+        // as. The index on `user` holds only logged-in sessions' rows: a save of any other session
+        // writes no entry of it. A table with row ids for the users' stores, which may hold tens of
+        // kilobytes (see version 3); the accounts' rows are small.
+        .sql(
+            """
+            ALTER TABLE sessions ADD COLUMN user TEXT;
+            CREATE INDEX sessions_user ON sessions (user) WHERE user IS NOT NULL;
+            CREATE TABLE accounts (
+                name TEXT PRIMARY KEY NOT NULL,
+                password_hash TEXT NOT NULL,
+                created INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE user_stores (
+                name TEXT PRIMARY KEY NOT NULL,
+                data TEXT NOT NULL,
+                version INTEGER NOT NULL
+            );
+            """),
     ]
+
+    /// The last version whose step rewrites every session (3 copies them, 4 changes their keys):
+    /// migrating a file from before it rebuilds the file and empties the log afterwards.
+    private static let lastRewritingVersion = 4
 
     /// One step of the schema.
     private enum Migration {
@@ -150,7 +173,7 @@ extension SQLiteDefaultsBackend {
             // Rebuilt first (VACUUM): `secure_delete` zeroes what a row leaves behind, but not
             // every copy a page split makes of it — one run in about fifteen of the migration
             // test, loaded, found a raw id left in the file. The rebuilt file holds live rows only.
-            if found > 0 && found < known {
+            if found > 0 && found < lastRewritingVersion {
                 try? connection.execute("VACUUM")
                 emptyLog(connection)
             }

@@ -30,10 +30,10 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     public let path: String
     // One connection writes for the process: SQLite serialises writers to a file anyway, and one
     // connection used under one lock keeps to its rule of one thread per connection at a time.
-    private let connection: Locked<SQLiteConnection>
+    let connection: Locked<SQLiteConnection>
     // Loads use a second one: in WAL mode a reader never waits for the writer, so a request that
     // loads a session is not held up by a group commit in progress.
-    private let reader: Locked<SQLiteConnection>
+    let reader: Locked<SQLiteConnection>
     // Checkpoints on a thread of its own, so that no commit waits for one (see `SQLiteCheckpointer`).
     let checkpointer: SQLiteCheckpointer
 
@@ -59,7 +59,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             try connection.query(SQL.load, .storeKey(id)) { row in
                 (
                     created: row.int64(at: 0), accessed: row.int64(at: 1), data: row.text(at: 2),
-                    snapshot: row.isNull(at: 3) ? nil : row.blob(at: 3)
+                    snapshot: row.isNull(at: 3) ? nil : row.blob(at: 3),
+                    user: row.isNull(at: 4) ? nil : row.string(at: 4)
                 )
             }
         }
@@ -68,11 +69,16 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         guard let values = DefaultsValue.decode(row.data) else {
             throw StoreError("store \(path): the record of session \(id) holds data that is not a defaults object")
         }
-        return SessionRecord(values: values, created: row.created, accessed: row.accessed, snapshot: row.snapshot)
+        var record = SessionRecord(values: values, created: row.created, accessed: row.accessed, snapshot: row.snapshot)
+        record.user = row.user
+        return record
     }
 
-    /// Inserts or replaces the record of `id`.
+    /// Inserts or replaces the record of `id` (with its user's store, in one transaction, when it
+    /// carries a write of it: refused as a conflict, neither written, when that store is not at
+    /// the expected version).
     public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+        if record.userWrite != nil { return try applyAll([.save(id, record)]) }
         let data = DefaultsValue.encode(record.values)
         let snapshot: SQLiteValue = record.snapshot.map { .blob($0) } ?? .null
         try connection.withLock { connection throws(StoreError) in
@@ -89,13 +95,17 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     private static func save(
         _ id: SessionID, _ record: SessionRecord, data: [UInt8], snapshot: SQLiteValue, on connection: SQLiteConnection
     ) throws(StoreError) {
+        let user = userValue(record.user)
         let kept = try connection.run(
             SQL.saveKeepingTimes, .storeKey(id), .integer(record.created), .integer(record.accessed), .text(data),
-            snapshot)
+            snapshot, user)
         guard kept == 0 else { return }
         _ = try connection.run(
-            SQL.save, .storeKey(id), .integer(record.created), .integer(record.accessed), .text(data), snapshot)
+            SQL.save, .storeKey(id), .integer(record.created), .integer(record.accessed), .text(data), snapshot, user)
     }
+
+    /// A session's user as a column's value (NULL: logged in as no one).
+    static func userValue(_ user: String?) -> SQLiteValue { user.map { .text(Array($0.utf8)) } ?? .null }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
     public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
@@ -114,23 +124,32 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         }
     }
 
-    /// Moves the record of `id` to `newID` with `record` as its content, in one transaction.
+    /// Moves the record of `id` to `newID` with `record` as its content (and its user's store's
+    /// write, if it carries one), in one transaction.
     public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
-        let data = DefaultsValue.encode(record.values)
-        let snapshot = record.snapshot
-        try connection.withLock { connection throws(StoreError) in
-            try connection.transaction { () throws(StoreError) in
-                _ = try connection.run(SQL.remove, .storeKey(id))
-                _ = try connection.run(
-                    SQL.save, .storeKey(newID), .integer(record.created), .integer(record.accessed), .text(data),
-                    snapshot.map { .blob($0) } ?? .null)
-            }
-        }
+        try applyAll([.renameReplacing(id, to: newID, record)])
     }
 
     /// Makes `writes` in order in one transaction (a group commit's batch: one commit, one WAL
-    /// append, for the writes of many requests); when it throws, none of them holds.
+    /// append, for the writes of many requests); when it throws, none of them holds — a write
+    /// whose user's store changed meanwhile throws the conflict.
     public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+        if let conflict = try commit(writes, reportingConflicts: false).min() {
+            // Not reached: without reporting, the first conflict throws.
+            throw StoreError("store \(path): write \(conflict + 1) of the batch was refused", isConflict: true)
+        }
+    }
+
+    /// `applyAll`, with the writes whose user's store changed meanwhile (`SessionRecord.userWrite`)
+    /// left out and reported by position: nothing of them is made, the others hold, in one
+    /// transaction.
+    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+        try commit(writes, reportingConflicts: true)
+    }
+
+    /// Makes `writes` in one transaction; a refused one throws its conflict (rolling back the
+    /// others) unless `reportingConflicts`, which leaves it out and returns its position.
+    private func commit(_ writes: [StoreWrite], reportingConflicts: Bool) throws(StoreError) -> Set<Int> {
         // Encoded before the lock: the lock is the store's one writer's, keep it short. The
         // snapshots' bytes are made here, on the writer's thread, not on the requests' threads.
         // Only the encoded parts are kept, by position: no copy of the writes.
@@ -140,21 +159,38 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             switch write {
             case .save(_, let record) where record.valuesAsStored:
                 // The values are encoded only if the record is not found as it was (`save`).
-                encoded.append(Encoded(data: nil, snapshot: record.snapshot))
+                encoded.append(
+                    Encoded(data: nil, snapshot: record.snapshot, userData: record.userWrite.map(Self.encode)))
             case .save(_, let record), .renameReplacing(_, _, let record):
-                encoded.append(Encoded(data: DefaultsValue.encode(record.values), snapshot: record.snapshot))
+                encoded.append(
+                    Encoded(
+                        data: DefaultsValue.encode(record.values), snapshot: record.snapshot,
+                        userData: record.userWrite.map(Self.encode)))
             case .touch, .rename, .remove, .removeExpired:
-                encoded.append(Encoded(data: nil, snapshot: nil))
+                encoded.append(Encoded(data: nil, snapshot: nil, userData: nil))
             }
         }
-        try connection.withLock { connection throws(StoreError) in
-            try connection.transaction { () throws(StoreError) in
+        let path = path
+        return try connection.withLock { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) -> Set<Int> in
+                var conflicts = Set<Int>()
                 for index in writes.indices {
+                    // Checked before anything of the write is made: refused, it leaves nothing.
+                    if let userWrite = writes[index].userWrite,
+                        try !SQLiteDefaultsBackend.isAtExpectedVersion(userWrite, on: connection)
+                    {
+                        guard reportingConflicts else { throw UserWrite.conflict(userWrite.user, store: path) }
+                        conflicts.insert(index)
+                        continue
+                    }
                     try SQLiteDefaultsBackend.run(writes[index], encoded[index], on: connection)
                 }
+                return conflicts
             }
         }
     }
+
+    private static func encode(_ write: UserWrite) -> [UInt8] { DefaultsValue.encode(write.values) }
 
     /// A write's parts encoded before the writer's lock is taken.
     private struct Encoded {
@@ -162,6 +198,8 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
         let data: [UInt8]?
         /// The snapshot's bytes.
         let snapshot: [UInt8]?
+        /// The encoding of the values of the user's store written with the record, if any.
+        let userData: [UInt8]?
 
         var snapshotValue: SQLiteValue { snapshot.map { .blob($0) } ?? .null }
     }
@@ -170,15 +208,19 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     {
         switch write {
         case .save(let id, let record):
-            if encoded.data == nil {
-                // The values are stored already: the snapshot alone, if the record is as it was.
-                let kept = try connection.run(
+            // When the values are stored already, the snapshot alone, if the record is as it was.
+            let kept =
+                encoded.data == nil
+                ? try connection.run(
                     SQL.saveSnapshotKeepingTimes, .storeKey(id), .integer(record.created), .integer(record.accessed),
-                    encoded.snapshotValue)
-                guard kept == 0 else { return }
+                    encoded.snapshotValue, userValue(record.user)) : 0
+            if kept == 0 {
+                let data = encoded.data ?? DefaultsValue.encode(record.values)
+                try save(id, record, data: data, snapshot: encoded.snapshotValue, on: connection)
             }
-            let data = encoded.data ?? DefaultsValue.encode(record.values)
-            try save(id, record, data: data, snapshot: encoded.snapshotValue, on: connection)
+            if let userWrite = record.userWrite {
+                try storeUserWrite(userWrite, data: encoded.userData, on: connection)
+            }
         case .touch(let id, let accessed):
             _ = try connection.run(SQL.touch, .storeKey(id), .integer(accessed))
         case .rename(let id, let newID):
@@ -187,7 +229,11 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
             _ = try connection.run(SQL.remove, .storeKey(id))
             _ = try connection.run(
                 SQL.save, .storeKey(newID), .integer(record.created), .integer(record.accessed),
-                .text(encoded.data ?? DefaultsValue.encode(record.values)), encoded.snapshotValue)
+                .text(encoded.data ?? DefaultsValue.encode(record.values)), encoded.snapshotValue,
+                userValue(record.user))
+            if let userWrite = record.userWrite {
+                try storeUserWrite(userWrite, data: encoded.userData, on: connection)
+            }
         case .remove(let id):
             _ = try connection.run(SQL.remove, .storeKey(id))
         case .removeExpired(let accessedBefore, let createdBefore):
@@ -239,19 +285,20 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 extension SQLiteDefaultsBackend {
     /// The statements the store runs; each is prepared once and reused, with every value bound.
     private enum SQL {
-        static let load: StaticString = "SELECT created, accessed, data, snapshot FROM sessions WHERE id = ?1"
+        static let load: StaticString = "SELECT created, accessed, data, snapshot, user FROM sessions WHERE id = ?1"
         static let save: StaticString = """
-            INSERT INTO sessions (id, created, accessed, data, snapshot) VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO sessions (id, created, accessed, data, snapshot, user) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT (id) DO UPDATE SET created = excluded.created, accessed = excluded.accessed,
-                data = excluded.data, snapshot = excluded.snapshot
+                data = excluded.data, snapshot = excluded.snapshot, user = excluded.user
             """
-        // The same when the record exists with these times; changes no indexed column.
+        // The same when the record exists with these times and user; changes no indexed column.
         static let saveKeepingTimes: StaticString = """
-            UPDATE sessions SET data = ?4, snapshot = ?5 WHERE id = ?1 AND created = ?2 AND accessed = ?3
+            UPDATE sessions SET data = ?4, snapshot = ?5
+            WHERE id = ?1 AND created = ?2 AND accessed = ?3 AND user IS ?6
             """
         // The snapshot alone, when the record holds the values already (`valuesAsStored`).
         static let saveSnapshotKeepingTimes: StaticString = """
-            UPDATE sessions SET snapshot = ?4 WHERE id = ?1 AND created = ?2 AND accessed = ?3
+            UPDATE sessions SET snapshot = ?4 WHERE id = ?1 AND created = ?2 AND accessed = ?3 AND user IS ?5
             """
         static let touch: StaticString = "UPDATE sessions SET accessed = ?2 WHERE id = ?1"
         // OR REPLACE: a record already under the new id gives way, as a dictionary assignment would.

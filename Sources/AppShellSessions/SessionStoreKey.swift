@@ -62,6 +62,12 @@ public struct SessionStoreKey: Hashable, Sendable {
     /// The 43 characters of unpadded base64url (what the relay's messages carry).
     public var text: String { digest.text }
 
+    /// The key whose 32 bytes are `bytes` (as SQLite keys its rows), if they are 32.
+    init?(bytes: [UInt8]) {
+        guard let digest = SessionID(bytes: bytes) else { return nil }
+        self.digest = digest
+    }
+
     /// The key `text` writes, if it is one.
     public init?(text: some StringProtocol) {
         guard let digest = SessionID(text) else { return nil }

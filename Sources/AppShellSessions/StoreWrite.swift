@@ -30,3 +30,13 @@ extension DefaultsBackend {
         }
     }
 }
+
+extension StoreWrite {
+    /// The write of a user's store the write carries (`SessionRecord.userWrite`), if any.
+    public var userWrite: UserWrite? {
+        switch self {
+        case .save(_, let record), .renameReplacing(_, _, let record): record.userWrite
+        case .touch, .rename, .remove, .removeExpired: nil
+        }
+    }
+}

@@ -211,7 +211,7 @@ import Testing
             let description = try #require(error).description
             #expect(description.contains(path))
             #expect(description.contains("999"))
-            #expect(description.contains("the 4 this program knows"))
+            #expect(description.contains("the 5 this program knows"))
             #expect(try RawDatabase(path).integer("PRAGMA user_version") == 999)
         }
     }
@@ -239,7 +239,7 @@ import Testing
             #expect(Self.exists(path + "-wal"))
             // journal_mode=WAL is recorded in the file, so a second connection sees it.
             #expect(try RawDatabase(path).text("PRAGMA journal_mode") == "wal")
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 4)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 5)
             withExtendedLifetime(backend) {}
         }
     }
@@ -267,7 +267,7 @@ import Testing
             updated.snapshot = Array("{\"root\":\"main\"}".utf8)
             try backend.save(id, updated)
             #expect(try backend.load(id) == updated)
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 4)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 5)
         }
     }
 
@@ -313,10 +313,11 @@ import Testing
             for (id, record) in expected { #expect(try backend.load(id) == record) }
             #expect(try backend.count() == expected.count)
             let raw = try RawDatabase(path)
-            #expect(try raw.integer("PRAGMA user_version") == 4)
+            #expect(try raw.integer("PRAGMA user_version") == 5)
             let table = try #require(try raw.text("SELECT sql FROM sqlite_schema WHERE name = 'sessions'"))
             #expect(!table.uppercased().contains("WITHOUT ROWID"))
-            #expect(try raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'") == 1)
+            // The sessions, and since version 5 the accounts and the users' stores.
+            #expect(try raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'") == 3)
             #expect(
                 try raw.integer(
                     "SELECT count(*) FROM sqlite_schema WHERE name IN ('sessions_accessed', 'sessions_created')") == 2)

@@ -15,7 +15,7 @@ final class HeldLoadBackend: DefaultsBackend {
         hold.withLock { $0 }?.wait()
         return inner.load(id)
     }
-    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
+    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { try inner.save(id, record) }
     func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
     func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
     func remove(_ id: SessionID) throws(StoreError) { inner.remove(id) }

@@ -20,7 +20,7 @@ final class FaultyBackend: DefaultsBackend {
     func load(_ id: SessionID) throws(StoreError) -> SessionRecord? { inner.load(id) }
     func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         try check()
-        inner.save(id, record)
+        try inner.save(id, record)
     }
     func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
     func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
@@ -41,7 +41,7 @@ final class WriteRecordingBackend: DefaultsBackend {
     let batches = Locked<[[StoreWrite]]>([])
     let directRemoves = Locked(0)
     func load(_ id: SessionID) throws(StoreError) -> SessionRecord? { inner.load(id) }
-    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { inner.save(id, record) }
+    func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) { try inner.save(id, record) }
     func touch(_ id: SessionID, accessed: Int64) throws(StoreError) { inner.touch(id, accessed: accessed) }
     func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) { inner.rename(id, to: newID) }
     func remove(_ id: SessionID) throws(StoreError) {

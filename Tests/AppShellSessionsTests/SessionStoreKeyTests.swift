@@ -100,7 +100,7 @@ import Testing
             for (index, id) in ids.enumerated().dropFirst() {
                 #expect(try backend.load(id)?.accessed == Self.loggedIn.accessed + Int64(index))
             }
-            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 4)
+            #expect(try RawDatabase(path).integer("PRAGMA user_version") == 5)
             // Logged in by its cookie, through the registry, as a request finds it.
             let registry = SessionRegistry(
                 configuration: SessionConfiguration(), backend: backend, clock: { Self.loggedIn.accessed + 10 })

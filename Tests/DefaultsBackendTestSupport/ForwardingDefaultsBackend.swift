@@ -40,4 +40,26 @@ open class ForwardingDefaultsBackend: DefaultsBackend, @unchecked Sendable {
     open func close() { inner.close() }
     /// Makes the writes in the inner backend.
     open func applyAll(_ writes: [StoreWrite]) throws(StoreError) { try inner.applyAll(writes) }
+    /// The inner backend's account.
+    open func account(named name: String) throws(StoreError) -> Account? { try inner.account(named: name) }
+    /// Adds the account to the inner backend.
+    open func insertAccount(_ account: Account) throws(StoreError) -> Bool { try inner.insertAccount(account) }
+    /// Sets the password hash in the inner backend.
+    open func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
+        try inner.setPasswordHash(passwordHash, ofAccount: name)
+    }
+    /// The inner backend's account names.
+    open func accountNames() throws(StoreError) -> [String] { try inner.accountNames() }
+    /// Removes the account from the inner backend.
+    open func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
+        try inner.removeAccount(named: name)
+    }
+    /// Removes the user's sessions from the inner backend.
+    open func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
+        try inner.removeSessions(of: user, except: kept)
+    }
+    /// The inner backend's user's store.
+    open func userStore(of user: String) throws(StoreError) -> UserRecord { try inner.userStore(of: user) }
+    /// Writes the user's store in the inner backend.
+    open func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 { try inner.writeUserStore(write) }
 }

@@ -1,18 +1,18 @@
-import AppShell
+import AppShellConcurrency
 import Glibc
 
 /// Reading a password from standard input, without echo when it is a terminal.
-enum PasswordPrompt {
+package enum PasswordPrompt {
     /// Whether standard input is a terminal.
-    static var isTerminal: Bool { isatty(0) == 1 }
+    package static var isTerminal: Bool { isatty(0) == 1 }
 
     /// Writes `text` to standard error (the prompt must not mix with the hash on stdout).
-    static func write(_ text: String) {
+    package static func write(_ text: String) {
         StandardError.write(text)
     }
 
     /// One line of standard input without its newline; echo is turned off meanwhile unless `echo`.
-    static func readLine(echo: Bool) -> String? {
+    package static func readLine(echo: Bool) -> String? {
         var saved = termios()
         let silenced = !echo && tcgetattr(0, &saved) == 0
         if silenced {

@@ -1,0 +1,104 @@
+import AppShellConcurrency
+
+/// Accounts, users' stores and the sessions of a user: keys of their own beside the sessions'
+/// (`accountKey`, `accountsKey`, `userStoreKey`, `userSessionsKey`), each change one script.
+extension RedisDefaultsBackend {
+    /// The account named `name`, or `nil` when there is none.
+    public func account(named name: String) throws(StoreError) -> Account? {
+        let reply = try read([bytes("HMGET"), accountKey(name), bytes("h"), bytes("c")])
+        guard case .array(let fields) = reply, fields.count == 2 else { throw unexpected(reply, "HMGET") }
+        guard let hash = fields[0].text, let created = fields[1].integer else { return nil }
+        return Account(name: name, passwordHash: hash, created: created)
+    }
+
+    /// Adds `account`; false, with nothing changed, when its name is taken.
+    public func insertAccount(_ account: Account) throws(StoreError) -> Bool {
+        try write([
+            bytes("EVAL"), bytes(RedisScript.insertAccount), bytes("2"), accountKey(account.name), accountsKey,
+            bytes(account.name), bytes(account.passwordHash), number(account.created),
+        ]) == .integer(1)
+    }
+
+    /// Sets the password hash of the account `name`; false when there is no such account.
+    public func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
+        try write([
+            bytes("EVAL"), bytes(RedisScript.setPasswordHash), bytes("1"), accountKey(name), bytes(passwordHash),
+        ])
+            == .integer(1)
+    }
+
+    /// Every account's name, sorted.
+    public func accountNames() throws(StoreError) -> [String] {
+        let reply = try read([bytes("SMEMBERS"), accountsKey])
+        guard case .array(let members) = reply else { throw unexpected(reply, "SMEMBERS") }
+        return members.compactMap(\.text).sorted()
+    }
+
+    /// Removes the account `name`, its user's store and every session logged in as it, in one
+    /// script.
+    public func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
+        let reply = try write([
+            bytes("EVAL"), bytes(RedisScript.removeAccount), bytes("4"), accountKey(name), accountsKey,
+            userStoreKey(name), userSessionsKey(name), bytes(name), bytes(keyPrefix),
+        ])
+        if reply == .null { return nil }
+        guard case .array(let parts) = reply, parts.count == 5, let hash = parts[0].text,
+            let created = parts[1].integer, let data = parts[2].bytes, let version = parts[3].integer,
+            case .array(let removed) = parts[4]
+        else { throw unexpected(reply, "removing an account") }
+        let values = data.isEmpty ? [:] : DefaultsValue.decode(data) ?? [:]
+        return RemovedAccount(
+            account: Account(name: name, passwordHash: hash, created: created),
+            userStore: UserRecord(values: values, version: version), sessions: storeKeys(removed))
+    }
+
+    /// Removes every session logged in as `user` but `kept`'s, in one script.
+    public func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
+        let reply = try write([
+            bytes("EVAL"), bytes(RedisScript.removeSessions), bytes("1"), userSessionsKey(user), bytes(user),
+            kept.map(key) ?? [], bytes(keyPrefix),
+        ])
+        guard case .array(let removed) = reply else { throw unexpected(reply, "removing a user's sessions") }
+        return storeKeys(removed)
+    }
+
+    /// The user's store of `user` (empty at version 0 when nothing is stored); throws when its data
+    /// cannot be decoded.
+    public func userStore(of user: String) throws(StoreError) -> UserRecord {
+        let reply = try read([bytes("HMGET"), userStoreKey(user), bytes("v"), bytes("n")])
+        guard case .array(let fields) = reply, fields.count == 2 else { throw unexpected(reply, "HMGET") }
+        guard let data = fields[0].bytes, let version = fields[1].integer else { return UserRecord() }
+        guard let values = DefaultsValue.decode(data) else {
+            throw StoreError("store \(url): the user's store of \(user) holds data that is not a defaults object")
+        }
+        return UserRecord(values: values, version: version)
+    }
+
+    /// Writes a user's store alone, over its expected version (one script).
+    public func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
+        let reply = try self.write([
+            bytes("EVAL"), bytes(RedisScript.writeUserStore), bytes("1"), userStoreKey(write.user),
+            number(write.expectedVersion), DefaultsValue.encode(write.values),
+        ])
+        guard let version = reply.integer else { throw unexpected(reply, "writing a user's store") }
+        guard version >= 0 else { throw UserWrite.conflict(write.user, store: "\(url)") }
+        return version
+    }
+
+    /// The store keys of the records' keys in `replies`.
+    private func storeKeys(_ replies: [RedisReply]) -> Set<SessionStoreKey> {
+        Set(replies.compactMap { $0.bytes.flatMap(storeKey(ofKey:)) })
+    }
+
+    private func read(_ command: [[UInt8]]) throws(StoreError) -> RedisReply {
+        let reply = try reader.withLock { connection throws(StoreError) in try connection.command(command) }
+        if case .error = reply { throw unexpected(reply, "a read") }
+        return reply
+    }
+
+    private func write(_ command: [[UInt8]]) throws(StoreError) -> RedisReply {
+        let reply = try writer.withLock { connection throws(StoreError) in try connection.command(command) }
+        if case .error = reply { throw unexpected(reply, "a write") }
+        return reply
+    }
+}
