@@ -13,6 +13,10 @@ public final class ScreenContext {
     /// The session's defaults, for the request being handled.
     public var defaults: DefaultsStore { root.defaults }
 
+    /// The logged-in user's store (`RootController.userDefaults`); `nil` when the session is not
+    /// logged in.
+    public var userDefaults: DefaultsStore? { root.userDefaults }
+
     /// The app's environment: its values given at start and the shell's, typed
     /// (`context.environment.now`; `@Environment(\.now) var now` reads the same).
     public var environment: EnvironmentValues { root.environment }

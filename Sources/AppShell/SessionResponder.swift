@@ -59,14 +59,26 @@ public struct SessionResponder: HTTPResponder {
         _ request: Request, _ presented: Presented, after loaded: LoadedSession? = nil
     ) throws -> Attempt {
         var response = Response()
-        let entry: SessionRegistry.Entry
-        do {
-            entry = try registry.enter(presented: presented.id, seal: presented.seal, after: loaded) { session in
-                response = try handler(request, session)
+        var entry: SessionRegistry.Entry?
+        var loaded = loaded
+        var conflicts = 0
+        while entry == nil {
+            do {
+                entry = try registry.enter(presented: presented.id, seal: presented.seal, after: loaded) { session in
+                    response = try handler(request, session)
+                }
+            } catch let error as StoreError {
+                // Committed at once (no store writer) and refused: another session of the user
+                // wrote its store first. The request runs again on what is stored.
+                guard error.isConflict, conflicts < SessionRegistry.conflictRetries else {
+                    throw SessionResponder.unavailable(error, requestID: request.requestID)
+                }
+                conflicts += 1
+                loaded = nil
+                response = Response()
             }
-        } catch let error as StoreError {
-            throw SessionResponder.unavailable(error, requestID: request.requestID)
         }
+        guard let entry else { throw HTTPError(.internalServerError, "internal server error") }
         let context: SessionContext
         switch entry {
         case .committed(let committed): context = committed
@@ -116,11 +128,12 @@ public struct SessionResponder: HTTPResponder {
                 error.map { .error(SessionResponder.unavailable($0, requestID: requestID.text), html: html) }
                     ?? response)
         }
-        guard registry.isSharedStore else {
+        guard commit.mayConflict else {
             commit.whenDone(answer)
             return .deferred(pending)
         }
-        // A shared store's write may meet a conflict: then the request runs again, so it is kept.
+        // A shared store's write, or one of a user's store, may meet a conflict: then the request
+        // runs again, so it is kept.
         commit.whenDone { [self] error in
             if let error, error.isConflict, conflicts < SessionRegistry.conflictRetries {
                 // Its answer showed state another instance had changed: run it again on that.

@@ -107,6 +107,8 @@ public final class ShellServer: Sendable {
             // The instances share the form-token key: it seals the cookies of sessions that hold
             // nothing too (another message than a form token's, under another label).
             sealKey: key)
+        // The accounts live in the same store; the configuration's `users` seed it.
+        try accounts.open(in: backend, now: clock() / 1000)
         // Served over HTTPS, the cookie is `Secure` with the `__Host-` prefix whatever `secureCookies` says.
         cookie = SessionCookie(
             baseName: configuration.cookieName, secure: configuration.secureCookies || configuration.servesHTTPS)

@@ -24,7 +24,11 @@ public final class PendingCommit: Sendable {
 
     private let state = Locked(State())
 
-    init() {}
+    /// Whether the write may be refused as a conflict (a shared store's, or one that writes a
+    /// user's store): then the request is kept, to run again.
+    public let mayConflict: Bool
+
+    init(mayConflict: Bool = false) { self.mayConflict = mayConflict }
 
     /// Calls `callback` with the outcome once the commit is done — at once, on this thread, when
     /// it is done already, else on the writer's thread.

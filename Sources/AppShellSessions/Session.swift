@@ -19,6 +19,8 @@ final class Session: Sendable {
         var id: SessionID
         /// The stored values.
         var values: [String: DefaultsValue]
+        /// The account the session is logged in as (stored with it), `nil` when none.
+        var user: String?
         /// What the app keeps beside the values (stored with them).
         var snapshot: SessionSnapshot?
         /// An object the app keeps with the live session in memory (never stored).
@@ -44,12 +46,14 @@ final class Session: Sendable {
 
     init(
         id: SessionID, values: [String: DefaultsValue], snapshot: SessionSnapshot?, created: Int64, accessed: Int64,
-        persisted: Bool, memo: Int64? = nil
+        persisted: Bool, memo: Int64? = nil, user: String? = nil
     ) {
         self.created = created
         self.lastAccess = Atomic(accessed)
         self.state = Locked(
-            State(id: id, values: values, snapshot: snapshot, memo: memo, persisted: persisted, storedAccess: accessed))
+            State(
+                id: id, values: values, user: user, snapshot: snapshot, memo: memo, persisted: persisted,
+                storedAccess: accessed))
     }
 
     /// Whether the session has expired at `now` under `configuration`.

@@ -29,6 +29,51 @@ public final class SessionContext {
         store = made
         return made
     }
+    /// The account the session is logged in as (its stored name), `nil` when it is not: stored
+    /// with the session and indexed, so that every session of a user can be found and ended. Set
+    /// it on login and clear it on logout (with a new id: `rotateID`).
+    public var user: String? {
+        get { currentUser }
+        set {
+            currentUser = newValue
+            // Another user's store is not this one's.
+            userStore = nil
+        }
+    }
+    @exclusivity(unchecked) private var currentUser: String?
+    /// The user the session was logged in as when the request began.
+    let originalUser: String?
+
+    /// The logged-in user's store (`user`'s): the values every session of the user shares, with
+    /// the `UserDefaults` API, as `defaults` is the session's. `nil` when the session is not logged
+    /// in. Read when first asked for; what a request sets in it is committed with the request's
+    /// other changes, all or nothing, over the version it read: when another session of the user
+    /// changed it meanwhile, nothing is committed and the request runs again on what is stored.
+    /// When it cannot be read the request fails (503) with nothing changed.
+    public var userDefaults: DefaultsStore? {
+        if let userStore { return userStore.store }
+        guard let user = currentUser else { return nil }
+        let record: UserRecord
+        do throws(StoreError) {
+            record = try readUserStore(user)
+        } catch {
+            userStoreFailure = error
+            record = UserRecord()
+        }
+        let made = LoadedUserStore(
+            user: user, version: record.version,
+            store: DefaultsStore(values: record.values, registration: RegistrationDomain()))
+        userStore = made
+        return made.store
+    }
+    /// The user's store, if a handler asked for it, with the version it was read at.
+    var userStoreIfMade: LoadedUserStore? { userStore }
+    @exclusivity(unchecked) private var userStore: LoadedUserStore?
+    /// Why the user's store could not be read, if it could not: the request fails with it.
+    @exclusivity(unchecked) var userStoreFailure: StoreError?
+    /// Reads a user's store (the registry's: from its cache or the backend).
+    private let readUserStore: (String) throws(StoreError) -> UserRecord
+
     /// Whether the session was created for this request (the client had no valid cookie).
     public let isNew: Bool
     /// The session's id; changed by `rotateID()`.
@@ -83,8 +128,12 @@ public final class SessionContext {
 
     init(
         id: SessionID, isNew: Bool, isStored: Bool, values: [String: DefaultsValue], registration: RegistrationDomain,
-        snapshot: SessionSnapshot?, attachment: AnyObject?, memo: Int64?, isRetired: Bool = false
+        snapshot: SessionSnapshot?, attachment: AnyObject?, memo: Int64?, isRetired: Bool = false,
+        user: String? = nil, readUserStore: @escaping (String) throws(StoreError) -> UserRecord = { _ in UserRecord() }
     ) {
+        self.currentUser = user
+        self.originalUser = user
+        self.readUserStore = readUserStore
         self.currentID = id
         self.originalID = id
         self.isNew = isNew
@@ -180,4 +229,14 @@ private struct LaterWork {
         first?()
         for item in others { item() }
     }
+}
+
+/// A user's store as a request read it: whose, at which version, and its values.
+struct LoadedUserStore {
+    /// The user's stored name.
+    let user: String
+    /// The version the values were read at (0: nothing stored).
+    let version: Int64
+    /// The values, with the `UserDefaults` API.
+    let store: DefaultsStore
 }

@@ -40,7 +40,7 @@ extension SessionRegistry {
             }
             let loaded = Session(
                 id: id, values: record.values, snapshot: record.keptSnapshot, created: record.created,
-                accessed: countsAsUse ? now : record.accessed, persisted: true)
+                accessed: countsAsUse ? now : record.accessed, persisted: true, user: record.user)
             loaded.state.withLock { state in
                 state.storedAccess = record.accessed
                 state.storedVersion = record.version
@@ -83,6 +83,7 @@ extension SessionRegistry {
             }
             guard record.version != state.storedVersion else { return false }
             state.values = record.values
+            state.user = record.user
             state.snapshot = record.keptSnapshot
             state.storedAccess = record.accessed
             state.storedVersion = record.version

@@ -25,6 +25,10 @@ extension SessionRegistry {
         var accessed: Int64
         /// In a shared store: the stored record's version once the write is made.
         var version: Int64?
+        /// The account the session is logged in as once the write is made.
+        var user: String?
+        /// The user's store the write makes with the session's, if the request changed it.
+        var userWrite: UserWrite?
     }
 
     /// Commits what the body left in `context` — the writes, then memory — now, or hands the
@@ -48,6 +52,8 @@ extension SessionRegistry {
                 if let write = plan.write { try backend.apply(write) }
             } catch {
                 state.attachment = nil
+                // Another session of the user wrote its store first: read it again.
+                if error.isConflict, let user = plan.userWrite?.user { userStores.forget(user) }
                 context.rolledBack()
                 throw error
             }
@@ -55,7 +61,8 @@ extension SessionRegistry {
             context.committed()
             return .committed(context)
         }
-        let pending = PendingCommit()
+        // A write of a user's store may meet another session's first: the request may run again.
+        let pending = PendingCommit(mayConflict: isSharedStore || plan.userWrite != nil)
         state.committing = true
         // In use until the commit is done: neither evicted nor swept meanwhile.
         session.users.add(1, ordering: .relaxed)
@@ -72,6 +79,8 @@ extension SessionRegistry {
                     state.attachment = nil
                     // Changed meanwhile through another instance: read it again before its next use.
                     if error?.isConflict == true { state.storedVersion = -1 }
+                    // Another session of the user wrote its store first: read it again.
+                    if error?.isConflict == true, let user = plan.userWrite?.user { userStores.forget(user) }
                     context.rolledBack()
                 }
                 state.committing = false
@@ -125,6 +134,13 @@ extension SessionRegistry {
         let rotated = context.id != state.id
         // Defaults nobody asked for did not change.
         let values = context.defaultsIfMade?.storedValues ?? state.values
+        // Logged in or out: the record says who, so that the user's sessions can be found.
+        let userChanged = context.user != state.user
+        // The user's store, when the request changed it (and it is still the logged-in user's).
+        var userWrite: UserWrite?
+        if let loaded = context.userStoreIfMade, loaded.store.hasChanges, loaded.user == context.user {
+            userWrite = UserWrite(user: loaded.user, values: loaded.store.storedValues, expectedVersion: loaded.version)
+        }
         // Compared without making bytes: a snapshot the app made anew is a change.
         let snapshotChanged = !SessionSnapshot.same(context.keptSnapshot, state.snapshot)
         // In a store shared by several instances a session is stored once it holds anything (a
@@ -136,7 +152,7 @@ extension SessionRegistry {
         // A rotation that is due a touch too saves the record under the new id: one write, not two.
         let saves =
             context.defaultsIfMade?.hasChanges ?? false || (snapshotChanged && worthStoring) || (rotated && touchDue)
-            || (shared && !state.persisted)
+            || (shared && !state.persisted) || userChanged || userWrite != nil
         let touches = !saves && !rotated && touchDue
         var write: StoreWrite?
         if saves {
@@ -144,7 +160,11 @@ extension SessionRegistry {
                 values: values, created: created, accessed: accessed, kept: context.keptSnapshot)
             // A persisted session's values in memory are those last committed: unchanged, they
             // need not be encoded and written again (an action changes only the snapshot).
-            record.valuesAsStored = state.persisted && !rotated && !(context.defaultsIfMade?.hasChanges ?? false)
+            record.valuesAsStored =
+                state.persisted && !rotated && !userChanged && !(context.defaultsIfMade?.hasChanges ?? false)
+            // Every write of the record says who the session is logged in as: a save replaces it all.
+            record.user = context.user
+            record.userWrite = userWrite
             if isSharedStore {
                 // Written only over the version this request saw (none: a new session's).
                 record.expectedVersion = state.persisted ? state.storedVersion : 0
@@ -161,7 +181,7 @@ extension SessionRegistry {
         if saves, isSharedStore { version = (state.persisted ? state.storedVersion : 0) + 1 }
         return CommitPlan(
             write: write, rotated: rotated, saves: saves, touches: touches, snapshotChanged: snapshotChanged,
-            values: values, accessed: accessed, version: version)
+            values: values, accessed: accessed, version: version, user: context.user, userWrite: userWrite)
     }
 
     /// The backend has the write: the session in memory adopts the context's attachment, memo, id,
@@ -178,6 +198,11 @@ extension SessionRegistry {
         }
         if plan.saves {
             state.values = plan.values
+            state.user = plan.user
+            if let write = plan.userWrite {
+                userStores.remember(
+                    UserRecord(values: write.values, version: write.expectedVersion + 1), of: write.user)
+            }
             state.snapshot = context.keptSnapshot
             state.persisted = true
             state.storedAccess = plan.accessed

@@ -28,7 +28,7 @@ extension SessionRegistry {
         }
         let context = SessionContext(
             id: id, isNew: false, isStored: false, values: [:], registration: registration, snapshot: nil,
-            attachment: nil, memo: opened.memo)
+            attachment: nil, memo: opened.memo, readUserStore: userStores.read)
         do {
             try body(context)
         } catch {

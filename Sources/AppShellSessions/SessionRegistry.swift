@@ -33,6 +33,9 @@ public final class SessionRegistry: Sendable {
     /// In a shared store: what seals the cookie of a session that holds nothing, so that any
     /// instance takes it up without it being stored (`nil` in the other stores).
     let seal: SessionSeal?
+    /// The users' stores the sessions in memory read: kept between requests when only this
+    /// process writes the store.
+    let userStores: UserStoreCache
 
     /// The current Unix time in seconds.
     public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
@@ -53,6 +56,7 @@ public final class SessionRegistry: Sendable {
         isSharedStore = backend.isShared
         seal = backend.isShared ? SessionSeal(key: sealKey ?? SessionSeal.randomKey()) : nil
         self.writer = groupCommitQueue.map { StoreWriter(backend: backend, queueLimit: $0) }
+        userStores = UserStoreCache(backend: backend, keeps: !backend.isShared)
         self.clock = clock
         let shardCount = min(64, max(1, configuration.maxSessionsInMemory / 256))
         shards = (0..<shardCount).map { _ in Shard() }
@@ -195,7 +199,7 @@ public final class SessionRegistry: Sendable {
         createdCount.add(1, ordering: .relaxed)
         let context = SessionContext(
             id: id, isNew: true, isStored: false, values: [:], registration: registration, snapshot: nil,
-            attachment: nil, memo: nil)
+            attachment: nil, memo: nil, readUserStore: userStores.read)
         do {
             try body(context)
         } catch {
@@ -234,9 +238,12 @@ public final class SessionRegistry: Sendable {
         if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
-            snapshot: state.snapshot, attachment: state.attachment, memo: state.memo)
+            snapshot: state.snapshot, attachment: state.attachment, memo: state.memo, user: state.user,
+            readUserStore: userStores.read)
         do {
             try body(context)
+            // The user's store could not be read: what the request did rests on nothing.
+            if let failure = context.userStoreFailure { throw failure }
         } catch {
             // The live object may be half-changed: drop it so the next request rebuilds it from the
             // last committed snapshot, as if this request had never run. Nothing else was adopted.

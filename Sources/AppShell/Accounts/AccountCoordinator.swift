@@ -66,19 +66,26 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         guard let username = root.username else {
             throw refusal(ActionError(status: 409, "The session is not logged in any more."))
         }
-        if let problem = AccountRules.problem(withPassword: new) { throw refusal(ActionError(status: 422, problem)) }
+        do throws(CredentialError) {
+            try PasswordRule.check(new)
+        } catch {
+            throw refusal(ActionError(status: 422, error.sentence))
+        }
         let key = root.sessionID.map { "session:" + $0.text } ?? "account:" + username
         do throws(ActionError) {
             try accounts.runCheck(
                 on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checking
-            ) { [accounts] () -> Bool in
-                guard accounts.authenticate(username: username, password: current),
-                    let hash = try? PasswordHash.make(password: new)
-                else { return false }
-                return accounts.setPasswordHash(hash, of: username)
-            } succeeded: {
-                $0
-            } then: { root, changed throws(ActionError) in
+            ) { [accounts] in
+                PasswordVerdict { () throws(StoreError) in
+                    guard try accounts.authenticate(username: username, password: current),
+                        let hash = try? PasswordHash.make(password: new)
+                    else { return false }
+                    return try accounts.setPasswordHash(hash, of: username)
+                }
+            } outcome: {
+                $0.outcome
+            } then: { root, verdict throws(ActionError) in
+                let changed = verdict == .right
                 guard let flow = (root.presented as? AccountScreen)?.coordinator as? AccountCoordinator else {
                     throw ActionError(
                         status: 409,
@@ -86,7 +93,7 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
                             ? "The password was changed, but the session left the account screen meanwhile."
                             : "The session left the account screen while the password was checked.")
                 }
-                try flow.finishChange(changed: changed, username: username, clientAddress: clientAddress)
+                try flow.finishChange(verdict: verdict, username: username, clientAddress: clientAddress)
             }
         } catch {
             throw refusal(error)
@@ -96,9 +103,13 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
 
     /// Applies a password change under the session's lock: done, the session gets a new id (a
     /// change of privilege); refused, nothing changes.
-    private func finishChange(changed: Bool, username: String, clientAddress: String) throws(ActionError) {
+    private func finishChange(verdict: PasswordVerdict, username: String, clientAddress: String) throws(ActionError) {
         checking = false
-        guard changed else { throw refusal(ActionError(status: 401, "The current password is wrong.")) }
+        switch verdict {
+        case .right: break
+        case .wrong: throw refusal(ActionError(status: 401, "The current password is wrong."))
+        case .unavailable: throw refusal(PasswordVerdict.unavailableError)
+        }
         AccessLog.security("password changed", ["username": username, "client": clientAddress])
         root.rotateSessionID()
         screen.message = "Your password was changed."

@@ -7,8 +7,11 @@ import AppShellHTTP
 /// from its configuration (`ShellServer.accounts`); every session's coordinators reach it as
 /// `root.environment.accounts`.
 public final class Accounts: Sendable {
-    /// Username → Argon2id password hash.
-    private let users: Locked<[String: String]>
+    /// The accounts the configuration names (`users`): each is put in the store when the store
+    /// has no account of that name (a seed: a password changed since is kept).
+    private let seed: [String: String]
+    /// Where the accounts are kept: the sessions' store (`open(in:)`).
+    private let store = Locked<(any DefaultsBackend)?>(nil)
     /// Whether anyone may make an account (`AccountsConfiguration.signUp`).
     public let allowsSignUp: Bool
     /// Sign-ups per client network within the hour.
@@ -25,17 +28,15 @@ public final class Accounts: Sendable {
     let verifyPassword: @Sendable (_ password: String, _ hash: String) -> Bool
 
     /// The accounts `configuration` describes; `verifyPassword` checks a password against its
-    /// stored hash (tests pass one that takes as long as they say).
+    /// stored hash (tests pass one that takes as long as they say). They are kept in the store the
+    /// server opens (`ShellServer` calls `open(in:)`).
     public init(
         configuration: AccountsConfiguration,
         verifyPassword: @escaping @Sendable (_ password: String, _ hash: String) -> Bool = {
             PasswordHash.verify(password: $0, against: $1)
         }
     ) {
-        users = Locked(
-            Dictionary(
-                configuration.users.map { (AccountRules.canonicalName($0.key), $0.value) },
-                uniquingKeysWith: { first, _ in first }))
+        seed = configuration.users
         allowsSignUp = configuration.signUp
         signUps = LoginRateLimiter(maxFailures: configuration.signUpsPerNetworkPerHour, window: 3600)
         throttle = LoginThrottle(policy: configuration.throttlePolicy)
@@ -47,42 +48,52 @@ public final class Accounts: Sendable {
         self.verifyPassword = verifyPassword
     }
 
+    /// Keeps the accounts in `backend` from now on, and puts there each account of the
+    /// configuration's `users` that it does not have yet. Throws when the store cannot be read or
+    /// written.
+    func open(in backend: any DefaultsBackend, now: Int64) throws(StoreError) {
+        store.withLock { $0 = backend }
+        for (typed, hash) in seed.sorted(by: { $0.key < $1.key }) {
+            // Checked when the configuration was loaded.
+            guard let name = try? AccountName(typed) else { continue }
+            if try backend.account(named: name.text) == nil {
+                _ = try backend.insertAccount(Account(name: name.text, passwordHash: hash, created: now))
+            }
+        }
+    }
+
+    /// The store the accounts are kept in.
+    private func backend() throws(StoreError) -> any DefaultsBackend {
+        guard let backend = store.withLock({ $0 }) else { throw StoreError("the accounts' store is not open") }
+        return backend
+    }
+
     /// Whether `password` is `username`'s (slow: run it on `passwordChecks`). An unknown username
     /// costs the same time as a known one, so the answer's timing does not tell which usernames
-    /// exist.
-    public func authenticate(username: String, password: String) -> Bool {
-        guard let hash = passwordHash(of: AccountRules.canonicalName(username)) else {
+    /// exist. Throws when the store cannot be read.
+    public func authenticate(username: String, password: String) throws(StoreError) -> Bool {
+        let account = try (try? AccountName(username)).flatMap { name throws(StoreError) in
+            try backend().account(named: name.text)
+        }
+        guard let account else {
             PasswordHash.verifyDummy(password: password)
             return false
         }
-        return verifyPassword(password, hash)
+        return verifyPassword(password, account.passwordHash)
     }
 
-    /// The password hash of the account `name` (its canonical name), if there is one.
-    func passwordHash(of name: String) -> String? { users.withLock { $0[name] } }
-
-    /// Makes the account `name` (its canonical name) with `passwordHash`; false, making nothing,
-    /// when the name is taken.
-    func insert(_ name: String, passwordHash: String) -> Bool {
-        users.withLock { users in
-            guard users[name] == nil else { return false }
-            users[name] = passwordHash
-            return true
-        }
+    /// Makes the account `name` with `passwordHash`; false, making nothing, when the name is taken.
+    func insert(_ name: AccountName, passwordHash: String, now: Int64) throws(StoreError) -> Bool {
+        try backend().insertAccount(Account(name: name.text, passwordHash: passwordHash, created: now))
     }
 
-    /// Sets the password hash of the account `name` (its canonical name); false when there is no
-    /// such account.
-    func setPasswordHash(_ passwordHash: String, of name: String) -> Bool {
-        users.withLock { users in
-            guard users[name] != nil else { return false }
-            users[name] = passwordHash
-            return true
-        }
+    /// Sets the password hash of the account `name`; false when there is no such account.
+    func setPasswordHash(_ passwordHash: String, of name: String) throws(StoreError) -> Bool {
+        try backend().setPasswordHash(passwordHash, ofAccount: name)
     }
 
-    /// The accounts' names, sorted.
-    public var names: [String] { users.withLock { $0.keys.sorted() } }
+    /// The accounts' names, sorted. Throws when the store cannot be read.
+    public func names() throws(StoreError) -> [String] { try backend().accountNames() }
 
     /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
     /// with: the priority asked for and what the kernel granted (a refused slice or priority is

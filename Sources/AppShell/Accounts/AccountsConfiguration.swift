@@ -108,8 +108,8 @@ public struct AccountsConfiguration: Equatable, Sendable {
 
     /// The `users` key's type: an array of username and Argon2id hash pairs.
     static let usersKind = ConfigurationKind.json(
-        expectation: "an array of {\"username\": non-empty string, \"passwordHash\": Argon2id hash from "
-            + "`appshell hash-password`} with distinct usernames",
+        expectation: "an array of {\"username\": an account name (1-64 of a-z, 0-9, '.', '_', '-'), "
+            + "\"passwordHash\": Argon2id hash from `appshell hash-password`} with distinct usernames",
         isValid: { value in value.arrayValue.flatMap(parseUsers) != nil })
 
     /// Username → hash from the `users` array; `nil` when an entry is malformed or repeated.
@@ -117,9 +117,9 @@ public struct AccountsConfiguration: Equatable, Sendable {
         var users: [String: String] = [:]
         for entry in entries {
             guard let members = entry.objectValue, members.count == 2,
-                let username = members["username"]?.stringValue, !username.isEmpty,
+                let username = members["username"]?.stringValue, let name = try? AccountName(username),
                 let hash = members["passwordHash"]?.stringValue, PasswordHash.isWellFormed(hash),
-                users.updateValue(hash, forKey: username) == nil
+                users.updateValue(hash, forKey: name.text) == nil
             else { return nil }
         }
         return users

@@ -118,18 +118,20 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         do throws(ActionError) {
             try accounts.runCheck(
                 on: root, sessionKey: limiterKey, username: username, clientAddress: clientAddress, busy: checking
-            ) { [accounts] () -> Bool in
-                accounts.authenticate(username: username, password: password)
-            } succeeded: {
-                $0
-            } then: { root, valid throws(ActionError) in
+            ) { [accounts] in
+                PasswordVerdict { () throws(StoreError) in
+                    try accounts.authenticate(username: username, password: password)
+                }
+            } outcome: {
+                $0.outcome
+            } then: { root, verdict throws(ActionError) in
                 // Other requests of the session ran meanwhile: it must still be at the login screen.
                 guard let flow = (root.visibleScreen as? LoginScreen)?.coordinator as? LoginCoordinator else {
                     throw ActionError(
                         status: 409,
                         "The session left the login screen while the password was checked; nothing was done.")
                 }
-                try flow.finish(username: username, valid: valid)
+                try flow.finish(username: username, verdict: verdict)
             }
         } catch {
             throw refusal(error)
@@ -140,10 +142,15 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// Applies a checked password (already counted by the throttle), under the session's lock: a
     /// success logs the user in (a new session id) and tells the parent; a failure changes
     /// nothing stored.
-    private func finish(username: String, valid: Bool) throws(ActionError) {
+    private func finish(username: String, verdict: PasswordVerdict) throws(ActionError) {
         checking = false
-        guard valid else { throw refusal(401, "Wrong username or password.") }
-        root.logIn(as: AccountRules.canonicalName(username))
+        switch verdict {
+        case .right: break
+        case .wrong: throw refusal(401, "Wrong username or password.")
+        case .unavailable: throw refusal(PasswordVerdict.unavailableError)
+        }
+        // Right: the name is a valid account name.
+        root.logIn(as: (try? AccountName(username))?.text ?? username)
         (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)
     }
 
@@ -172,9 +179,12 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
             throw refusal(403, "This server does not let visitors make accounts; ask its operator for one.")
         }
         if let next, RequestChecks.isSameSitePath(next) { self.next = next }
-        let name = AccountRules.canonicalName(username)
-        if let problem = AccountRules.problem(withUsername: username) ?? AccountRules.problem(withPassword: password) {
-            throw signUpRefusal(422, problem)
+        let name: AccountName
+        do throws(CredentialError) {
+            name = try AccountName(username)
+            try PasswordRule.check(password)
+        } catch {
+            throw signUpRefusal(422, error.sentence)
         }
         let network = PasswordCheckQuota.network(of: clientAddress)
         let signUpKey = "signup:" + network
@@ -183,23 +193,35 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
                 429, "Too many accounts were made from your network this hour. Try again later.",
                 retryAfterSeconds: Int(max(1, accounts.signUps.secondsUntilUnblocked(keys: [signUpKey]))))
         }
+        let now = root.environment.now
         do throws(ActionError) {
             try accounts.runCheck(
-                on: root, sessionKey: limiterKey, username: name, clientAddress: clientAddress, busy: checking
+                on: root, sessionKey: limiterKey, username: name.text, clientAddress: clientAddress, busy: checking
             ) { [accounts] () -> SignUpOutcome in
                 guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
-                guard accounts.insert(name, passwordHash: hash) else { return SignUpOutcome.taken }
+                let made: Bool
+                do throws(StoreError) {
+                    made = try accounts.insert(name, passwordHash: hash, now: now / 1000)
+                } catch {
+                    AccessLog.error("accounts: \(error)")
+                    return SignUpOutcome.unavailable
+                }
+                guard made else { return SignUpOutcome.taken }
                 accounts.signUps.recordFailure(keys: [signUpKey])
-                AccessLog.security("account made", ["username": name, "client": clientAddress])
+                AccessLog.security("account made", ["username": name.text, "client": clientAddress])
                 return SignUpOutcome.made
-            } succeeded: {
-                $0 == .made
+            } outcome: { outcome in
+                switch outcome {
+                case .made: .succeeded
+                case .taken: .failed
+                case .failed, .unavailable: .notChecked
+                }
             } then: { root, outcome throws(ActionError) in
                 guard let flow = (root.visibleScreen as? SignUpScreen)?.coordinator as? LoginCoordinator else {
                     throw ActionError(
                         status: 409, "The session left the sign-up screen while the account was made; log in with it.")
                 }
-                try flow.finishSignUp(name: name, outcome: outcome)
+                try flow.finishSignUp(name: name.text, outcome: outcome)
             }
         } catch {
             throw signUpRefusal(error.status, error.message, retryAfterSeconds: error.retryAfterSeconds)
@@ -209,7 +231,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
 
     /// What making an account came to.
     private enum SignUpOutcome: Sendable {
-        case made, taken, failed
+        case made, taken, failed, unavailable
     }
 
     /// Applies a sign-up under the session's lock: a new account logs the session in as it (a new
@@ -221,6 +243,10 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
             throw signUpRefusal(409, "The username \(name) is taken. Choose another.")
         case .failed:
             throw signUpRefusal(500, "The account could not be made. Try again.")
+        case .unavailable:
+            throw signUpRefusal(
+                PasswordVerdict.unavailableError.status, PasswordVerdict.unavailableError.message,
+                retryAfterSeconds: PasswordVerdict.unavailableError.retryAfterSeconds)
         case .made:
             root.logIn(as: name)
             (parent as? LoginCoordinatorDelegate)?.loginCoordinatorDidLogIn(self)

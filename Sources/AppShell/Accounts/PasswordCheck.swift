@@ -1,6 +1,55 @@
 import AppShellAuth
 import AppShellHTTP
 
+/// What a password's slow work came to, for the login throttle.
+enum CheckOutcome: Sendable {
+    /// The password was right (or the account made): the attempt's count is taken back.
+    case succeeded
+    /// The password was wrong (or the name taken): the attempt stays counted, and is logged.
+    case failed
+    /// Nothing was checked (the store could not be reached): the attempt's count is taken back.
+    case notChecked
+}
+
+/// What checking a password found.
+enum PasswordVerdict: Sendable {
+    /// The password is the account's (and what followed it was done).
+    case right
+    /// It is not, or there is no such account.
+    case wrong
+    /// The store could not be read or written: nothing was checked.
+    case unavailable
+
+    /// The verdict of `check`: `unavailable` when it throws.
+    init(_ check: () throws(StoreError) -> Bool) {
+        do throws(StoreError) {
+            self = try check() ? .right : .wrong
+        } catch {
+            AccessLog.error("accounts: \(error)")
+            self = .unavailable
+        }
+    }
+
+    /// What it comes to for the throttle.
+    var outcome: CheckOutcome {
+        switch self {
+        case .right: .succeeded
+        case .wrong: .failed
+        case .unavailable: .notChecked
+        }
+    }
+
+    /// The answer when the store could not be reached.
+    static let unavailableError = ActionError(
+        status: 503, "The accounts cannot be read right now; nothing was changed. Try again in a moment.",
+        retryAfterSeconds: 1)
+}
+
+extension CredentialError {
+    /// The error as a sentence for the screen: capitalised, with a full stop.
+    var sentence: String { description.prefix(1).uppercased() + description.dropFirst() + "." }
+}
+
 /// The way every password's slow work (an Argon2id check or hash: a login, a sign-up, a
 /// password change) is let in: counted as a login attempt by the throttle, given a place among its
 /// client network's checks, run on the password-check threads with no lock held while the request
@@ -8,16 +57,18 @@ import AppShellHTTP
 extension Accounts {
     /// Admits an attempt of `username` from `clientAddress` on the session named by `sessionKey`,
     /// then runs `work` on the password-check threads and `finish` with its result under the
-    /// session's lock (`RootController.finishLater`). `succeeded` tells the throttle the outcome
-    /// (a failure stays counted, and is logged); `busy` says the flow has a check under way already
-    /// (one at a time per session: its attempts stay counted one after another).
+    /// session's lock (`RootController.finishLater`). `outcome` tells the throttle what the work
+    /// came to (a failure stays counted, and is logged; a success takes its count back, as does
+    /// work that checked nothing: the store could not be reached); `busy` says the flow has a
+    /// check under way already (one at a time per session: its attempts stay counted one after
+    /// another).
     ///
     /// Throws, having queued nothing and counted nothing, when the attempt is refused: 429 with
     /// `Retry-After` past the throttle's limits, with a check under way, or with the network's
     /// checks all taken; 503 when the threads' queue is full.
     func runCheck<Result: Sendable>(
         on root: RootController, sessionKey: String, username: String, clientAddress: String, busy: Bool,
-        work: @escaping @Sendable () -> Result, succeeded: @escaping @Sendable (Result) -> Bool,
+        work: @escaping @Sendable () -> Result, outcome: @escaping @Sendable (Result) -> CheckOutcome,
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
     ) throws(ActionError) {
         var admitted = LoginThrottle.Attempt(sessionKey: sessionKey, username: username, clientAddress: clientAddress)
@@ -51,9 +102,11 @@ extension Accounts {
             return result
         } settle: { [throttle] result in
             // At normal priority, off the pool's thread: other logins take the throttle's lock.
-            let success = succeeded(result)
-            throttle.recordOutcome(attempt, succeeded: success)
-            if !success { Accounts.logFailure(attempt, throttle) }
+            switch outcome(result) {
+            case .succeeded: throttle.recordOutcome(attempt, succeeded: true)
+            case .failed: Accounts.logFailure(attempt, throttle)
+            case .notChecked: throttle.withdraw(attempt)
+            }
         } then: { root, result throws(ActionError) in
             try finish(root, result)
         }

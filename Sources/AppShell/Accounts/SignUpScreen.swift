@@ -29,6 +29,11 @@ public final class SignUpScreen: Screen<SignUpAction>, RestorableScreen, View {
     /// The page to open once signed up (sent back by the form).
     @SceneStorage("next") public var next: String?
 
+    /// The rules of a name and a password, as the screen shows them (`AccountName`, `PasswordRule`).
+    static let rules =
+        "A username is 1 to \(AccountName.maximumLength) letters a–z, digits, dots, dashes or underscores, "
+        + "starting with a letter or a digit. A password has at least \(PasswordRule.minimumCharacters) characters."
+
     /// A sign-up screen with no message.
     public init() { super.init(name: "signup") }
 
@@ -41,7 +46,7 @@ public final class SignUpScreen: Screen<SignUpAction>, RestorableScreen, View {
             if let next { HiddenField(name: "next", value: next) }
         }
         .navigationTitle("Create an account")
-        Text(AccountRules.summary)
+        Text(SignUpScreen.rules)
         Button("I have an account: log in", action: SignUpAction.logIn)
     }
 }
