@@ -71,7 +71,10 @@ import Testing
         let cases: [(String, String, String)] = [
             ("", "a long passphrase", "A user name must not be empty."),
             ("-alice", "a long passphrase", "A user name begins with a letter or a digit."),
-            ("ali ce", "a long passphrase", "A user name has only the letters a-z, digits, '.', '_' and '-', not U+20."),
+            (
+                "ali ce", "a long passphrase",
+                "A user name has only the letters a-z, digits, '.', '_' and '-', not U+20."
+            ),
             (String(repeating: "a", count: 65), "a long passphrase", "A user name has at most 64 characters."),
             ("alice", "short", "A password has at least 8 characters."),
         ]
