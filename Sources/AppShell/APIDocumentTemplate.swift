@@ -1338,6 +1338,10 @@ extension APIDocument {
             "type": "object",
             "description": "The session's stored defaults."
           },
+          "userDefaults": {
+            "type": "object",
+            "description": "The logged-in user's store, shared by every session of the user; absent when the session is not logged in."
+          },
           "lifecycle": {
             "type": "array",
             "maxItems": 50,

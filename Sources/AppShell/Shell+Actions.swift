@@ -20,14 +20,15 @@ extension Shell {
             [self] error, request, shell, session in
             guard let error else {
                 if wantsFragment { return .json(payload(shell, session)) }
-                return .json(bytes: shell.stateBytes(defaults: session.defaults))
+                return .json(bytes: shell.stateBytes(defaults: session.defaults, userDefaults: session.userDefaults))
             }
             // A malformed action is the request's own mistake and changed nothing: the error
             // alone, as for every other 400.
             if error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
             // The others (401, 409, 429, 503) depend on the session's state: the answer carries it.
             var answer =
-                (wantsFragment ? payload(shell, session) : shell.state(defaults: session.defaults))
+                (wantsFragment
+                ? payload(shell, session) : shell.state(defaults: session.defaults, userDefaults: session.userDefaults))
                 .objectValue ?? [:]
             answer["error"] = .string(error.message)
             var response = Response.json(.object(answer), status: HTTPStatus(rawValue: error.status))

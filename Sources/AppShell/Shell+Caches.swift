@@ -26,8 +26,9 @@ extension Shell {
         -> Response
     {
         let values = session.storedValues
+        let userVersion = session.userStoreVersion
         if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
-            cache.target == target, cache.values == values
+            cache.target == target, cache.values == values, cache.userVersion == userVersion
         {
             return .prepared(cache.response)
         }
@@ -49,7 +50,8 @@ extension Shell {
             return .prepared(response)
         }
         shell.pageCache = KeptPage(
-            version: shell.root.version, values: values, id: session.id, target: target, response: response)
+            version: shell.root.version, values: values, userVersion: userVersion, id: session.id, target: target,
+            response: response)
         return .prepared(response)
     }
 }
@@ -62,6 +64,8 @@ final class KeptPage {
     let version: Int
     /// The stored values it shows.
     let values: [String: DefaultsValue]
+    /// The version of the user's store it shows (`nil`: logged out).
+    let userVersion: Int64?
     /// The session id its forms' token was made from.
     let id: SessionID
     /// The URL it was rendered for.
@@ -69,9 +73,13 @@ final class KeptPage {
     /// The page.
     let response: PreparedResponse
 
-    init(version: Int, values: [String: DefaultsValue], id: SessionID, target: String, response: PreparedResponse) {
+    init(
+        version: Int, values: [String: DefaultsValue], userVersion: Int64?, id: SessionID, target: String,
+        response: PreparedResponse
+    ) {
         self.version = version
         self.values = values
+        self.userVersion = userVersion
         self.id = id
         self.target = target
         self.response = response

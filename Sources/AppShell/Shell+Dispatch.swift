@@ -40,15 +40,32 @@ extension Shell {
         // for the others, would render it twice per action.
         let described = (shell.root.visibleScreen as? ViewController)?.bodyReader == nil
         let view = described ? shell.root.visibleScreen.state() : nil
+        let userStoreChanged = session.userDefaultsIfMade?.hasChanges ?? false
         defer {
             if shell.root.version == version
                 && (session.storedValues != values
+                    || (session.userDefaultsIfMade?.hasChanges ?? false) != userStoreChanged
                     || (described && shell.root.visibleScreen.state() != view))
             {
                 shell.root.noteChange()
             }
         }
         try body()
+        try checkUserStoreSize(session)
+    }
+
+    /// Refuses (413) an action that leaves the user's store over `maxUserStoreBytes`: what it set
+    /// there is dropped (the store stays as it was), and the answer says so.
+    private func checkUserStoreSize(_ session: SessionContext) throws(ActionError) {
+        guard let store = session.userDefaultsIfMade, store.hasChanges,
+            let limit = environment.accounts?.maxUserStoreBytes
+        else { return }
+        let size = UserRecord.encodedByteCount(of: store.storedValues)
+        guard size > limit else { return }
+        session.discardUserStoreChanges()
+        throw ActionError(
+            status: 413,
+            "The user's store holds at most \(limit) bytes; this change would make it \(size). Nothing was changed.")
     }
 
     /// Gives `action` to the visible screen's coordinator, `launch` to the app coordinator, or

@@ -73,7 +73,7 @@ extension Shell {
     func subscribe(_ opened: OpenedStream, _ shell: LiveApp, _ session: SessionContext) {
         let (stream, channel) = (opened.stream, shell.channel)
         // Subscribed before its place is known: no event between now and then is missed.
-        events.subscribe(stream, to: channel, openedWith: session.id, count: shell.streamCount)
+        events.subscribe(stream, to: channel, openedWith: session.id, user: session.user, count: shell.streamCount)
         guard let (answer, refusal) = opened.admission else { return }
         events.admit(stream, of: channel) { [events] admitted in
             if admitted {

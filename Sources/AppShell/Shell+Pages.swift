@@ -100,7 +100,8 @@ extension Shell {
 
     /// The state with what a page needs to show it: the fragment, its URL and title.
     func payload(_ shell: LiveApp, _ session: SessionContext) -> JSON {
-        var members = shell.state(defaults: session.defaults).objectValue ?? [:]
+        var members =
+            shell.state(defaults: session.defaults, userDefaults: session.userDefaults).objectValue ?? [:]
         members["html"] = .string(shell.visibleHTML())
         members["url"] = .string(application.url(of: shell))
         members["title"] = .string(pageLayout.title(of: shell.root.visibleScreen.title))

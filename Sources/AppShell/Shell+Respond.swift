@@ -126,6 +126,11 @@ extension Shell {
         _ shell: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [OpenedStream] = []
     ) {
         let rotated = session.id != session.originalID
+        // The user's store changed: the user's other open pages show it too.
+        if let user = session.user, session.userDefaultsIfMade?.hasChanges == true {
+            let channel = shell.channel
+            session.afterCommit { [self] in userStoreChanged(user, by: channel) }
+        }
         guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
         session.afterCommit { [self] in
             if rotated {

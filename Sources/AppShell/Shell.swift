@@ -128,6 +128,8 @@ public final class Shell: Sendable {
                 guard let id = events.sessionID(of: channel, storeKey: key) else { return }
                 deliverNotification(notification, to: id)
             }
+        } userChanged: { [weak self] user in
+            self?.renderUserPages(of: user)
         }
     }
 

@@ -236,7 +236,8 @@ public final class LiveApp {
     @exclusivity(unchecked) var scheduled: Int64?
     /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
     /// same and no action ran since (an action may change what a screen shows, e.g. a message).
-    @exclusivity(unchecked) var stateCache: (version: Int, values: [String: DefaultsValue], response: PreparedResponse)?
+    @exclusivity(unchecked) var stateCache:
+        (version: Int, values: [String: DefaultsValue], userVersion: Int64?, response: PreparedResponse)?
     {
         didSet { recount(oldValue?.response, stateCache?.response) }
     }

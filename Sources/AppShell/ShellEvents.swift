@@ -40,6 +40,8 @@ public final class ShellEvents: Sendable {
         let key: ObjectIdentifier
         /// The session id the stream was opened with.
         let sessionID: SessionID
+        /// The account the stream's session was logged in as when it opened.
+        let user: String?
 
         var isLive: Bool { stream?.isOpen ?? false }
     }
@@ -55,6 +57,9 @@ public final class ShellEvents: Sendable {
     }
 
     private let channels = Locked<[String: Channel]>([:])
+    /// The channels with a stream of each logged-in user here (user → channels): the pages a change
+    /// of the user's store renders again. A channel stays listed until its last stream ends.
+    private let usersChannels = Locked<[String: Set<String>]>([:])
     /// The other instances sharing the store, when there are: every event published here goes to
     /// them too, for the pages they hold open, and theirs come here.
     private let relay: (any StoreMessageRelay)?
@@ -110,9 +115,14 @@ public final class ShellEvents: Sendable {
     /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
     /// each notification another instance scheduled, with its channel and the store key of the
     /// session it belongs to.
-    func startRelaying(scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void) {
+    func startRelaying(
+        scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void,
+        userChanged: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         ledger?.start()
-        relay?.start { [weak self] channel, message in self?.received(message, on: channel, scheduled: scheduled) }
+        relay?.start { [weak self] channel, message in
+            self?.received(message, on: channel, scheduled: scheduled, userChanged: userChanged)
+        }
     }
 
     /// Stops the relay and the ledger, if there are.
@@ -154,14 +164,18 @@ public final class ShellEvents: Sendable {
 
     /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes; `count`
     /// counts the app's streams (the channel's own count when it has streams already).
-    func subscribe(_ stream: EventStream, to channel: String, openedWith sessionID: SessionID, count: StreamCount) {
+    func subscribe(
+        _ stream: EventStream, to channel: String, openedWith sessionID: SessionID, user: String? = nil,
+        count: StreamCount
+    ) {
         let key = ObjectIdentifier(stream)
         channels.withLock {
             var entry = $0[channel] ?? Channel(count: count)
             entry.count.value.add(1, ordering: .relaxed)
-            entry.subscribers.append(Subscriber(stream: stream, key: key, sessionID: sessionID))
+            entry.subscribers.append(Subscriber(stream: stream, key: key, sessionID: sessionID, user: user))
             $0[channel] = entry
         }
+        if let user { usersChannels.withLock { $0[user, default: []].insert(channel) } }
         // The handler holds the key, not the stream: a stream never sent can be freed.
         stream.onClose { [weak self] in self?.unsubscribe(key, from: channel) }
     }
@@ -234,6 +248,41 @@ public final class ShellEvents: Sendable {
 
     /// Sends one event to every stream of `channel`, here and at the other instances; `version`
     /// is the state's version for a state event (whose id ends with it).
+    /// The sessions here with a page open as `user` (one id per channel, its live stream's), but
+    /// the one of `excluded`: the pages a change of the user's store renders again. Channels whose
+    /// streams have all ended leave the list.
+    func sessions(ofUser user: String, excluding excluded: String? = nil) -> [(channel: String, id: SessionID)] {
+        guard let listed = usersChannels.withLock({ $0[user] }) else { return [] }
+        var found: [(channel: String, id: SessionID)] = []
+        var ended: [String] = []
+        channels.withLock { channels in
+            for channel in listed {
+                let live = channels[channel]?.subscribers.first { $0.isLive && $0.user == user }
+                if let live {
+                    if channel != excluded { found.append((channel, live.sessionID)) }
+                } else {
+                    ended.append(channel)
+                }
+            }
+        }
+        if !ended.isEmpty {
+            usersChannels.withLock { users in
+                users[user]?.subtract(ended)
+                if users[user]?.isEmpty == true { users[user] = nil }
+            }
+        }
+        return found
+    }
+
+    /// Tells the other instances sharing the store that `user`'s store changed: each renders the
+    /// pages it holds open for the user again.
+    func announceUserChange(_ user: String) {
+        relay?.send(Self.message("user", user, ""), on: Self.usersChannel)
+    }
+
+    /// The relay channel of the users' changes.
+    static let usersChannel = "users"
+
     func publish(_ channel: String, event: String, id: String? = nil, version: Int? = nil, data: String) {
         publishHere(channel, event: event, id: id, version: version, data: data)
         relay?.send(Self.message(event, id ?? "", data), on: channel)
@@ -262,13 +311,16 @@ public final class ShellEvents: Sendable {
     /// Another instance's event: sent to the streams here (a rotation ends those of the old id,
     /// a notification it scheduled goes to `scheduled`).
     private func received(
-        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, String, SessionStoreKey) -> Void
+        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, String, SessionStoreKey) -> Void,
+        userChanged: (String) -> Void
     ) {
         let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
         let kind = String(decoding: parts[0], as: UTF8.self)
         let id = String(decoding: parts[1], as: UTF8.self)
         switch kind {
+        case "user" where channel == Self.usersChannel:
+            userChanged(id)
         case "rotated":
             if let current = SessionStoreKey(text: id) { endStreamsHere(of: channel) { $0.storeKey != current } }
         case "scheduled":

@@ -10,10 +10,11 @@ extension LiveApp {
     /// the stored defaults, `lifecycle` the last 50 events, `version` a counter every change
     /// increments. `actions` lists what the visible screen accepts, `transition` the last
     /// transition (for the browser's animation) and `view` what the visible screen adds.
-    public func state(defaults: DefaultsStore) -> JSON {
+    /// `userDefaults`, when the session is logged in, is the user's store.
+    public func state(defaults: DefaultsStore, userDefaults: DefaultsStore? = nil) -> JSON {
         let visible = root.visibleScreen
         let actions = visibleActionNames()
-        return [
+        var members: [String: JSON] = [
             "screen": .string(visible.name),
             "root": .string(root.child.name),
             "stack": .array((root.navigation?.viewControllers ?? []).map { .string($0.name) }),
@@ -28,6 +29,8 @@ extension LiveApp {
             } ?? .null,
             "view": visible.state() ?? .null,
         ]
+        if let userDefaults { members["userDefaults"] = .object(userDefaults.storedValues.mapValues(\.plainJSON)) }
+        return .object(members)
     }
 }
 
@@ -38,7 +41,7 @@ extension LiveApp {
     /// changed read answers with it; building the tree (eleven members hashed into a dictionary,
     /// then sorted again to be written) was 40 000 of an action's 208 000 instructions
     /// (callgrind, README Performance).
-    func stateBytes(defaults: DefaultsStore) -> [UInt8] {
+    func stateBytes(defaults: DefaultsStore, userDefaults: DefaultsStore? = nil) -> [UInt8] {
         let visible = root.visibleScreen
         var output: [UInt8] = []
         output.reserveCapacity(root.log.byteCount + 512)
@@ -89,6 +92,10 @@ extension LiveApp {
         } else {
             JSON.append("null", to: &output)
         }
+        if let userDefaults {
+            JSON.append(",\"userDefaults\":", to: &output)
+            JSON.object(userDefaults.storedValues.mapValues(\.plainJSON)).write(into: &output)
+        }
         JSON.append(",\"version\":", to: &output)
         JSON.integer(root.version).write(into: &output)
         JSON.append(",\"view\":", to: &output)
@@ -133,12 +140,17 @@ extension LiveApp {
     func stateResponse(_ session: SessionContext) -> PreparedResponse {
         // The values are compared without making the session's defaults store.
         let values = session.storedValues
-        if let cache = stateCache, cache.version == root.version, cache.values == values {
+        // Another session of the user may have changed the user's store since.
+        let userVersion = session.userStoreVersion
+        if let cache = stateCache, cache.version == root.version, cache.values == values,
+            cache.userVersion == userVersion
+        {
             return cache.response
         }
-        let response = PreparedResponse(.json(bytes: stateBytes(defaults: session.defaults)))
+        let response = PreparedResponse(
+            .json(bytes: stateBytes(defaults: session.defaults, userDefaults: session.userDefaults)))
         // Kept while the budget for kept answers has room (else made again for the next read).
-        stateCache = mayKeep(response) ? (root.version, values, response) : nil
+        stateCache = mayKeep(response) ? (root.version, values, userVersion, response) : nil
         return response
     }
 }

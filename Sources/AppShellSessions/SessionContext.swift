@@ -66,6 +66,20 @@ public final class SessionContext {
         userStore = made
         return made.store
     }
+    /// The version of the logged-in user's store (read as `userDefaults` is), `nil` when the
+    /// session is not logged in: what an answer kept for the next request is checked against.
+    public var userStoreVersion: Int64? {
+        guard currentUser != nil else { return nil }
+        _ = userDefaults
+        return userStore?.version
+    }
+
+    /// The user's store, if a handler asked for it.
+    public var userDefaultsIfMade: DefaultsStore? { userStore?.store }
+    /// Drops what this request set in the user's store: it reads as stored again, and nothing of
+    /// it is written.
+    public func discardUserStoreChanges() { userStore = nil }
+
     /// The user's store, if a handler asked for it, with the version it was read at.
     var userStoreIfMade: LoadedUserStore? { userStore }
     @exclusivity(unchecked) private var userStore: LoadedUserStore?

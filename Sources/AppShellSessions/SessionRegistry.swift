@@ -82,8 +82,10 @@ public final class SessionRegistry: Sendable {
     }
 
     /// How many times a request whose write met a conflict (its session changed meanwhile through
-    /// another instance sharing the store) is run again on what is stored before it is refused.
-    public static let conflictRetries = 3
+    /// another instance sharing the store, or its user's store through another session of the
+    /// user) is run again on what is stored before it is refused: a user's browsers writing in
+    /// a tight loop meet a few in a row.
+    public static let conflictRetries = 8
 
     /// Sessions held in memory.
     public var count: Int { shards.reduce(0) { $0 + $1.count } }

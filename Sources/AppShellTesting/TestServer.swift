@@ -27,6 +27,8 @@ public final class TestServer: Sendable {
     /// The server: listening when live; never started in process (its responder path is used).
     public let server: HTTPServer
     private let live: LiveServer?
+    /// The port a live server listens on; `nil` in process.
+    public var port: Int? { live?.port }
 
     /// `responder` with `configuration` (for a live server its host and port are replaced),
     /// counting into `statistics`; live servers start listening now.

@@ -14,6 +14,8 @@ public final class Accounts: Sendable {
     private let store = Locked<(any DefaultsBackend)?>(nil)
     /// Whether anyone may make an account (`AccountsConfiguration.signUp`).
     public let allowsSignUp: Bool
+    /// The most bytes a user's store may hold (`AccountsConfiguration.maxUserStoreBytes`).
+    public let maxUserStoreBytes: Int
     /// Sign-ups per client network within the hour.
     let signUps: LoginRateLimiter
     /// Failed logins per session, client, username and (username, client) pair.
@@ -38,6 +40,7 @@ public final class Accounts: Sendable {
     ) {
         seed = configuration.users
         allowsSignUp = configuration.signUp
+        maxUserStoreBytes = configuration.maxUserStoreBytes
         signUps = LoginRateLimiter(maxFailures: configuration.signUpsPerNetworkPerHour, window: 3600)
         throttle = LoginThrottle(policy: configuration.throttlePolicy)
         passwordChecks = WorkerPool(

@@ -15,6 +15,9 @@ public struct AccountsConfiguration: Equatable, Sendable {
     /// Accounts one client network (an IPv4 /24, an IPv6 /64) may make an hour; one more attempt
     /// gets 429 with `Retry-After`.
     public var signUpsPerNetworkPerHour = 10
+    /// The most bytes a user's store may hold (its values as stored); an action that would pass it
+    /// is refused with 413 and changes nothing.
+    public var maxUserStoreBytes = 65_536
     /// The threads that check passwords (64 MiB and ~65 ms of a core each): as many checks run at
     /// once, off the server's threads.
     public var passwordCheckThreads = AccountsConfiguration.defaultPasswordCheckThreads
@@ -70,6 +73,10 @@ public struct AccountsConfiguration: Equatable, Sendable {
             "signUpsPerNetworkPerHour", .integer(1...1_000_000),
             "accounts one client network (IPv4 /24, IPv6 /64) may make an hour"
         ) { $1.signUpsPerNetworkPerHour = $0.integerValue! },
+        ConfigurationKey(
+            "maxUserStoreBytes", .integer(1024...16_777_216),
+            "bytes a user's store may hold; an action past it gets 413"
+        ) { $1.maxUserStoreBytes = $0.integerValue! },
         ConfigurationKey("passwordCheckThreads", .integer(1...256), "threads that check passwords") {
             $1.passwordCheckThreads = $0.integerValue!
         },

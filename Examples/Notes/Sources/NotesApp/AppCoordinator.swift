@@ -96,7 +96,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
 extension AppCoordinator: LoginCoordinatorDelegate {
     /// Logged in: the welcome note the first time, then the notes, at the page asked for before.
     public func loginCoordinatorDidLogIn(_ login: LoginCoordinator) {
-        Notebook(defaults: root.defaults).welcomeOnce()
+        Notebook(root.userDefaults).welcomeOnce()
         showNotes(opening: login.next)
     }
 }

@@ -40,7 +40,7 @@ final class ComposeCoordinator: Coordinator, RestorableCoordinator {
         switch action {
         case .save(let title, let body):
             do {
-                try Notebook(defaults: root.defaults).add(title: title, body: body)
+                try Notebook(root.userDefaults).add(title: title, body: body)
             } catch {
                 screen.message = error.message
                 screen.draftTitle = title

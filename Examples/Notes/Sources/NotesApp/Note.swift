@@ -9,7 +9,7 @@ public struct Note: Sendable, Equatable {
     /// The text, at most `Notebook.maxBodyLength` characters, possibly empty.
     public let body: String
 
-    /// The note as the defaults store keeps it: a dictionary, as you would put in `UserDefaults`.
+    /// The note as the user's store keeps it: a dictionary, as you would put in `UserDefaults`.
     var stored: DefaultsValue {
         .dictionary(["id": .integer(id), "title": .string(title), "body": .string(body)])
     }
@@ -30,29 +30,29 @@ public struct Note: Sendable, Equatable {
     }
 }
 
-/// The notes of the user logged in, kept in the session's defaults store (the `UserDefaults` API):
-/// under `notes.<username>` (newest first) with the next number under `notes.<username>.nextID`.
-/// They are committed with the request that changed them, so they survive a restart with the
-/// SQLite store. A user's first login in a browser adds a welcome note (number 1).
+/// The notes of the user logged in, kept in the user's store (`root.userDefaults`, the
+/// `UserDefaults` API, shared by every session of the user): under `notes` (newest first) with the
+/// next number under `notes.nextID`. They are committed with the request that changed them, shown
+/// at once in the user's other browsers, and kept by a restart. The user's first login adds a
+/// welcome note (number 1).
 public struct Notebook {
     /// The longest title, in characters.
     public static let maxTitleLength = 100
     /// The longest text, in characters.
     public static let maxBodyLength = 2000
-    /// The most notes one user keeps in one session.
+    /// The most notes one user keeps.
     public static let maxNotes = 100
 
     let defaults: DefaultsStore
-    let owner: String
 
-    /// The notebook of the user the session is logged in as.
-    init(defaults: DefaultsStore) {
-        self.defaults = defaults
-        owner = defaults.string(forKey: "username") ?? ""
+    /// The notebook in `store`, the logged-in user's store (`root.userDefaults`); logged out
+    /// (`nil`), an empty notebook that keeps nothing.
+    init(_ store: DefaultsStore?) {
+        defaults = store ?? DefaultsStore()
     }
 
-    private var key: String { "notes." + owner }
-    private var nextIDKey: String { key + ".nextID" }
+    private let key = "notes"
+    private let nextIDKey = "notes.nextID"
 
     /// Every note, newest first.
     public var notes: [Note] {
@@ -63,7 +63,7 @@ public struct Notebook {
     /// The note numbered `id`, if the user has it.
     public func note(_ id: Int) -> Note? { notes.first { $0.id == id } }
 
-    /// Adds the welcome note the first time this user logs in in this session.
+    /// Adds the welcome note the first time this user logs in.
     func welcomeOnce() {
         guard defaults.value(forKey: nextIDKey) == nil else { return }
         defaults.set(1, forKey: nextIDKey)

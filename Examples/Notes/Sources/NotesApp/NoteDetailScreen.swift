@@ -26,7 +26,7 @@ final class NoteDetailScreen: Screen<NoteDetailAction>, RestorableScreen, View {
         self.noteID = noteID
     }
 
-    private var note: Note? { context.flatMap { Notebook(defaults: $0.defaults).note(noteID) } }
+    private var note: Note? { context.flatMap { Notebook($0.userDefaults).note(noteID) } }
 
     var body: some View {
         Group {

@@ -25,7 +25,7 @@ final class NoteListScreen: Screen<NoteListAction>, RestorableScreen, View {
     override var title: String { "Notes" }
 
     var body: some View {
-        let notes = context.map { Notebook(defaults: $0.defaults).notes } ?? []
+        let notes = context.map { Notebook($0.userDefaults).notes } ?? []
         Group {
             if notes.isEmpty {
                 Text("No notes yet.").secondary()

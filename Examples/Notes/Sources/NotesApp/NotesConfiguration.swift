@@ -9,6 +9,8 @@ public struct NotesConfiguration: AppConfiguration, Equatable {
         var shell = ShellConfiguration()
         shell.storePath = "data/notes.sqlite"
         shell.cookieName = "notes_session"
+        // A hundred notes of the longest text fit.
+        shell.accounts.maxUserStoreBytes = 262_144
         return shell
     }()
     /// How long the splash shows before it routes, in milliseconds.

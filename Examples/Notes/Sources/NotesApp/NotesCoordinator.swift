@@ -18,7 +18,7 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
         super.init(name: Self.restorationIdentifier)
         handle(NoteListAction.self) { [unowned self] action, _ throws(ActionError) in try list(action) }
         handle(NoteDetailAction.self) { [unowned self] action, _ in
-            if action == .delete, let id = openNoteID { Notebook(defaults: self.root.defaults).delete(id) }
+            if action == .delete, let id = openNoteID { Notebook(self.root.userDefaults).delete(id) }
             pop()
         }
         if navigation == nil { own(self.navigation) }
@@ -45,7 +45,7 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
         case .login: return false
         case .notes, .compose: noteID = nil
         case .note(let id):
-            guard Notebook(defaults: root.defaults).note(id) != nil else { return false }
+            guard Notebook(root.userDefaults).note(id) != nil else { return false }
             noteID = id
         }
         let wantsCompose = page == .compose
@@ -74,7 +74,7 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
     private func list(_ action: NoteListAction) throws(ActionError) {
         switch action {
         case .open(let id):
-            guard Notebook(defaults: root.defaults).note(id) != nil else {
+            guard Notebook(root.userDefaults).note(id) != nil else {
                 throw ActionError(status: 404, "There is no note \(id).")
             }
             push(id, animated: true)

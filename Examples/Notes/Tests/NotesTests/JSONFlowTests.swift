@@ -20,7 +20,7 @@ import Testing
         #expect(list.status == 200)
         #expect(list.json["screen"] == "notes")
         #expect(list.json["actions"] == ["open", "compose", "logout", "launch"])
-        #expect(list.json["defaults"]?["notes.demo"]?.arrayValue?.first?["title"] == "Welcome to Notes")
+        #expect(list.json["userDefaults"]?["notes"]?.arrayValue?.first?["title"] == "Welcome to Notes")
 
         // The compose sheet is presented modally over the stack, with its own actions.
         let sheet = try notes.act(#"{"action": "compose"}"#)
@@ -36,7 +36,7 @@ import Testing
         #expect(saved.json["presented"] == .null)
         #expect(saved.json["coordinators"] == ["name": "app", "children": [["name": "notes", "children": []]]])
         #expect(
-            saved.json["defaults"]?["notes.demo"]?.arrayValue?.first == [
+            saved.json["userDefaults"]?["notes"]?.arrayValue?.first == [
                 "id": 2, "title": "Groceries", "body": "milk, bread",
             ])
 
@@ -52,13 +52,13 @@ import Testing
         _ = try notes.act(#"{"action": "open", "id": "1"}"#)
         let deleted = try notes.act(#"{"action": "delete"}"#)
         #expect(deleted.json["stack"] == ["notes"])
-        #expect(deleted.json["defaults"]?["notes.demo"]?.arrayValue?.count == 1)
+        #expect(deleted.json["userDefaults"]?["notes"]?.arrayValue?.count == 1)
 
         // Cancel closes the sheet and keeps nothing.
         _ = try notes.act(#"{"action": "compose"}"#)
         let cancelled = try notes.act(#"{"action": "cancel"}"#)
         #expect(cancelled.json["presented"] == .null)
-        #expect(cancelled.json["defaults"]?["notes.demo"]?.arrayValue?.count == 1)
+        #expect(cancelled.json["userDefaults"]?["notes"]?.arrayValue?.count == 1)
 
         // Logging out keeps the notes for the next login, and rotates the session.
         let cookie = notes.cookies
@@ -66,7 +66,7 @@ import Testing
         #expect(out.json["screen"] == "login")
         #expect(notes.cookies != cookie)
         let back = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#)
-        #expect(back.json["defaults"]?["notes.demo"]?.arrayValue?.first?["title"] == "Groceries")
+        #expect(back.json["userDefaults"]?["notes"]?.arrayValue?.first?["title"] == "Groceries")
     }
 
     @Test(arguments: TestMode.allCases)

@@ -18,20 +18,27 @@ final class NotesHarness: HTTPTestClient {
     let server: TestServer
     let client: any HTTPTestClient
 
-    /// The app in `mode`, its splash showing for `splashMilliseconds`.
-    init(_ mode: TestMode, splashMilliseconds: Int = 0) throws {
+    /// The app in `mode`, its splash showing for `splashMilliseconds`, its configuration changed
+    /// by `edit`.
+    init(
+        _ mode: TestMode, splashMilliseconds: Int = 0, _ edit: (inout NotesConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = NotesConfiguration()
         configuration.shell.store = .memory
         configuration.shell.publicDirectory = NotesHarness.publicDirectory
         configuration.splashMilliseconds = splashMilliseconds
         configuration.shell.accounts.users = ["demo": NotesHarness.demoHash]
+        edit(&configuration)
         app = try NotesServer(configuration: configuration)
+        // Work with no request (a user's other pages rendered again) runs on the server's timers.
+        app.server.timers.start()
         server = try TestServer(mode, responder: try app.server.makeResponder())
         client = server.client()
     }
 
     deinit {
         server.stop()
+        app.server.timers.stop()
         app.server.accounts.passwordChecks.stop()
     }
 

@@ -67,7 +67,7 @@ import Testing
         let saved = try client.act(#"{"action": "save", "title": "After", "body": ""}"#).json
         #expect(saved["presented"] == .null)
         #expect(
-            saved["defaults"]?["notes.demo"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == [
+            saved["userDefaults"]?["notes"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == [
                 "After", "Kept", "Welcome to Notes",
             ])
         server.terminate()

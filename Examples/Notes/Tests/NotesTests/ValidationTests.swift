@@ -46,7 +46,7 @@ import Testing
         let kept = try Self.save(
             notes, title: "  " + title + " ", body: String(repeating: "b", count: Notebook.maxBodyLength))
         #expect(kept.status == 200)
-        #expect(kept.json["defaults"]?["notes.demo"]?.arrayValue?.first?["title"]?.stringValue == title)
+        #expect(kept.json["userDefaults"]?["notes"]?.arrayValue?.first?["title"]?.stringValue == title)
     }
 
     @Test(arguments: TestMode.allCases)
