@@ -28,6 +28,8 @@ public final class HTTPServer: Sendable {
     let streams: EventStreamRegistry
     /// The requests waiting for a deferred answer.
     let deferredResponses = DeferredResponses()
+    /// The sockets of the connections suspended for a deferred answer, watched for a hang-up.
+    let hangups = ClientHangups()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// The responder when it is a router: then requests are counted by route. Held by reference:
@@ -168,6 +170,7 @@ public final class HTTPServer: Sendable {
         }
         for loop in loops { loop.start() }
         streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
+        hangups.start()
     }
 
     /// Starts a daemon from `settings`, serving HTTPS with `identity` when there is one (TLS 1.2
@@ -233,6 +236,7 @@ public final class HTTPServer: Sendable {
                 usleep(5_000)
             }
         }
+        hangups.stop()
         for loop in running.loops { loop.stop() }
         HTTPServer.stop(running.loops, running.listener)
         state.withLock { $0.running = nil }
