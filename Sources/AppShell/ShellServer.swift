@@ -105,7 +105,8 @@ public final class ShellServer: Sendable {
             webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
             maxActionBodyBytes: configuration.maxActionBodyBytes,
             newSessionsPerMinute: configuration.newSessionsPerMinute,
-            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes)
+            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes,
+            maxAsyncActions: configuration.maxAsyncActions)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -17,8 +17,10 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
-    /// Whether a password check of this flow is under way (its answer not yet applied).
-    private var checking = false
+    /// The quota place of this flow's password check under way (its answer not yet applied): held
+    /// by the check's task until it ends, so a check cancelled before its answer (its client went
+    /// away) frees the flow as it frees the place.
+    private weak var checkUnderWay: PasswordCheckQuota.Place?
     /// The page asked for before logging in (the form sends it back as `next`).
     var next: String? {
         get { screen.next }
@@ -68,7 +70,7 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
             throw refusal(429, "Too many failed logins. Try again in a minute.", retryAfterSeconds: Int(wait))
         }
         // One check at a time per session: its attempts stay counted one after another.
-        guard !checking else {
+        guard checkUnderWay == nil else {
             environment.throttle.withdraw(attempt)
             throw refusal(429, "A login is already being checked. Wait for its answer.", retryAfterSeconds: 1)
         }
@@ -104,14 +106,14 @@ final class LoginCoordinator: Coordinator, RestorableCoordinator {
             environment.throttle.withdraw(attempt)
             throw refusal(503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
-        checking = true
+        checkUnderWay = place
     }
 
     /// Applies a checked password (already counted by the throttle), under the session's lock: a
     /// success stores the flags, rotates the session id and hands over to the app coordinator; a
     /// failure changes nothing stored.
     private func finish(username: String, valid: Bool) throws(ActionError) {
-        checking = false
+        checkUnderWay = nil
         guard valid else { throw refusal(401, "Wrong username or password.") }
         let defaults = root.defaults
         defaults.set(true, forKey: "isLogin")
