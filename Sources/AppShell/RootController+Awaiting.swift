@@ -31,7 +31,8 @@ extension RootController {
     /// cancelled — `Task.isCancelled`, or a `CancellationError` from what it awaits — when the
     /// session's id changes meanwhile (a login or logout elsewhere: the answer is 409 at once),
     /// when the client goes away, or when the server's shutdown timeout ends before it (503).
-    /// Once cancelled, `finish` never runs, whatever `work` returns.
+    /// Once cancelled, `finish` never runs, whatever `work` returns; once `finish` has begun under
+    /// the lock, nothing cancels it, and its answer is the request's.
     ///
     /// When `work` throws an `ActionError`, the action is refused with it and `finish` does not
     /// run; any other error refuses it with 502, nothing changed (the error is logged). To show a

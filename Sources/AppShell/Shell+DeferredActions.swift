@@ -54,7 +54,8 @@ extension Shell {
     /// body runs (`handler`): its changes are committed all or nothing, what others see follows
     /// the commit, and a rotated id is sent as a cookie. When `id` names no live session any more
     /// (another request rotated it, or it ended), nothing runs and the answer is `retired`; when
-    /// the request was answered meanwhile (its client went away), nothing runs.
+    /// the request was answered or cancelled meanwhile (its client went away, the shutdown's
+    /// timeout ended), nothing runs.
     private func finishDeferred(
         _ finish: DeferredAction.Finish, _ pending: PendingResponse, _ action: ScreenAction, _ request: Request,
         id: SessionID, ifRetired retired: Response,
@@ -64,7 +65,10 @@ extension Shell {
         let answered: Response?
         do {
             answered = try registry.withLiveSession(id) { session -> Response in
-                if pending.isAnswered { return retired }
+                // Answered or cancelled meanwhile (the client went away, the shutdown's timeout
+                // ended): nothing is done. From here on neither answers it: what this commits is
+                // what its answer says.
+                guard pending.beginFinishing() else { return retired }
                 let shell = live(session)
                 return try withBound(shell, session) { () throws -> Response in
                     let committed = shell.root.version

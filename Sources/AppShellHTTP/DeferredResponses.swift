@@ -28,16 +28,19 @@ final class DeferredResponses: Sendable {
     var count: Int { state.withLock { $0.waiting.count } }
 
     /// Admits no more, and answers `response` to every request whose work has not claimed it
-    /// (all of them when `evenIfClaimed`, as the last step before libmicrohttpd stops); returns
-    /// how many this answered.
+    /// (all of them when `evenIfClaimed`, but those whose work is committing its outcome unless
+    /// `evenIfFinishing`, as the last step before libmicrohttpd stops); returns how many this
+    /// answered.
     @discardableResult
-    func answerAll(with response: Response, evenIfClaimed: Bool) -> Int {
+    func answerAll(with response: Response, evenIfClaimed: Bool, evenIfFinishing: Bool = true) -> Int {
         let all = state.withLock { state in
             state.closing = true
             return Array(state.waiting.values)
         }
         // Each answered here is told to stop its work: its own answer will not be used.
-        let answered = all.filter { $0.answer(response, unlessClaimed: !evenIfClaimed) }
+        let answered = all.filter {
+            $0.answer(response, unlessClaimed: !evenIfClaimed, unlessFinishing: !evenIfFinishing)
+        }
         for pending in answered { pending.cancel() }
         // An answer given just before may still be resuming its connection, outside its lock.
         for pending in all { pending.waitUntilResumed() }

@@ -21,11 +21,15 @@ import Synchronization
 /// Work that may take long (an action that awaits another service) registers `onCancel`: it is
 /// told when its answer will not be used — the client went away while it waited (its socket is
 /// watched meanwhile, as libmicrohttpd does not poll a suspended connection), or the server
-/// answered by itself at shutdown.
+/// answered by itself at shutdown. Once it `beginFinishing`, neither answers it any more: what it
+/// commits from then on is what its answer says.
 public final class PendingResponse: Sendable {
     private enum Phase {
         case waiting
         case claimed
+        /// The work is committing its outcome: only its own answer (`fulfil`) is given, but at
+        /// the very end of a shutdown.
+        case finishing
         case answered(Response)
         case taken
     }
@@ -70,11 +74,29 @@ public final class PendingResponse: Sendable {
         }
     }
 
+    /// Marks the work as committing its outcome, which its own answer will then say: from now on
+    /// a client that goes away or a shutdown's timeout no longer answers it nor cancels it (but
+    /// the last moment before libmicrohttpd stops). False when it was answered or cancelled
+    /// already: then commit nothing. Call it where the outcome is decided (under the lock that
+    /// commits it); again (a commit tried again) it stays true.
+    public func beginFinishing() -> Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .finishing: return true
+            case .waiting, .claimed:
+                guard !state.cancelled else { return false }
+                state.phase = .finishing
+                return true
+            case .answered, .taken: return false
+            }
+        }
+    }
+
     /// Whether an answer was given (by `fulfil`, or by the server at shutdown).
     public var isAnswered: Bool {
         state.withLock { state in
             switch state.phase {
-            case .waiting, .claimed: return false
+            case .waiting, .claimed, .finishing: return false
             case .answered, .taken: return true
             }
         }
@@ -107,10 +129,10 @@ public final class PendingResponse: Sendable {
     }
 
     /// The client went away while the request waited: it is answered (499, which no one reads)
-    /// so that its connection is resumed and closed, and the work is told to stop.
+    /// so that its connection is resumed and closed, and the work is told to stop — unless the
+    /// work is finishing (its answer comes in a moment, and nowhere).
     func clientWentAway() {
-        answer(Self.clientGone, unlessClaimed: false)
-        cancel()
+        if answer(Self.clientGone, unlessClaimed: false, unlessFinishing: true) { cancel() }
     }
 
     /// What a request whose client went away is answered: nginx's 499, for the access log.
@@ -123,8 +145,8 @@ public final class PendingResponse: Sendable {
         answer(response, unlessClaimed: false)
     }
 
-    /// Answers with `response` unless the work claimed the answer (`unlessClaimed`) or it was
-    /// given; true when this answered.
+    /// Answers with `response` unless the work claimed the answer (`unlessClaimed`), is
+    /// committing its outcome (`unlessFinishing`), or it was given; true when this answered.
     ///
     /// The connection is resumed after the lock is let go: resuming wakes the server's thread,
     /// which on a busy core takes over at once and, finding the lock held, had to wait for this
@@ -134,7 +156,7 @@ public final class PendingResponse: Sendable {
     /// connection) until this resume, and `resuming` keeps `detach` and the server's shutdown
     /// waiting for it (`waitUntilResumed`).
     @discardableResult
-    func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
+    func answer(_ response: Response, unlessClaimed: Bool, unlessFinishing: Bool = false) -> Bool {
         typealias Outcome = (
             answered: Bool, resume: LoopConnection?, wake: EventLoop?,
             forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?
@@ -143,6 +165,7 @@ public final class PendingResponse: Sendable {
             switch state.phase {
             case .waiting: break
             case .claimed: if unlessClaimed { return (false, nil, nil, nil, nil) }
+            case .finishing: if unlessClaimed || unlessFinishing { return (false, nil, nil, nil, nil) }
             case .answered, .taken: return (false, nil, nil, nil, nil)
             }
             state.phase = .answered(response)
@@ -276,7 +299,7 @@ public final class PendingResponse: Sendable {
             state.suspended = false
             state.loop = nil
             switch state.phase {
-            case .waiting, .claimed: return true
+            case .waiting, .claimed, .finishing: return true
             case .answered, .taken: return false
             }
         }
