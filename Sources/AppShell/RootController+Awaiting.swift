@@ -13,7 +13,7 @@ extension RootController {
     ///     switch action {
     ///     case .refresh:
     ///         let city = screen.city  // read under the lock: `work` sees no controller
-    ///         try root.awaiting {
+    ///         try root.awaiting { [weather] in  // a Sendable service of the app's, not `self`
     ///             try await weather.forecast(for: city)  // off the lock; honours cancellation
     ///         } then: { root, forecast throws(ActionError) in
     ///             // Under the lock again; other requests of the session may have run meanwhile.
