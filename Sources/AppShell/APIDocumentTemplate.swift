@@ -397,7 +397,7 @@ extension APIDocument {
             }
           },
           "409": {
-            "description": "The visible screen does not offer the action (the state with `error`; nothing changed), or the id presented was retired by a login or logout moments ago (`{\"error\"}` alone).",
+            "description": "The visible screen does not offer the action (the state with `error`; nothing changed), or the id presented was retired by a login or logout moments ago, or while the action awaited work (it was cancelled) (`{\"error\"}` alone).",
             "headers": {
               "Set-Cookie": {
                 "$ref": "#/components/headers/SetCookie"
@@ -537,7 +537,7 @@ extension APIDocument {
             }
           },
           "503": {
-            "description": "No password check was free within 250 ms (the state with `error`, `Retry-After: 1`), or the store failed (`{\"error\"}` alone; nothing changed).",
+            "description": "The action awaits work and as many actions await work as `maxAsyncActions` allows, or no password check was free (the state with `error`, `Retry-After: 1`; nothing changed), or the store failed (`{\"error\"}` alone; nothing changed).",
             "headers": {
               "Retry-After": {
                 "description": "Seconds to wait.",

@@ -42,9 +42,9 @@ extension Shell {
             answer: answer)
     }
 
-    /// Runs `action` and gives `answer` its outcome: at once, or — when the action handed slow
-    /// work off (a password check) — once that work is done (`ifRetired` when the session's id was
-    /// retired meanwhile).
+    /// Runs `action` and gives `answer` its outcome: at once, or — when the action awaits work (a
+    /// password check, another service) — once that work is done (`ifRetired` when the session's
+    /// id was retired meanwhile).
     func run(
         _ action: ScreenAction, _ request: Request, _ shell: LiveApp, _ session: SessionContext,
         ifRetired retired: @autoclosure () -> Response,
@@ -58,7 +58,7 @@ extension Shell {
         guard let deferred = shell.root.deferredAction else { return answer(nil, request, shell, session) }
         shell.root.deferredAction = nil
         // Made only here: an error answer made for every action was 5 000 of its instructions.
-        return finishLater(deferred, action, request, session, ifRetired: retired(), answer: answer)
+        return finishLater(deferred, action, request, shell, session, ifRetired: retired(), answer: answer)
     }
 
     /// The action `name` with its parameters, or 400 when the app offers no action by that name.

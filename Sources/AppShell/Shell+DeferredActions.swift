@@ -1,33 +1,51 @@
+import AppShellConcurrency
 import AppShellHTTP
 import AppShellSessions
 
-/// Actions whose handler handed slow work off (a password check): answered once the work is done,
-/// its second half run under the session's lock as a request is.
+/// Actions that await work (`RootController.awaiting`): answered once the work is done, their
+/// second half run under the session's lock as a request is; cancelled when their session's id
+/// changes, their client goes away or the server's shutdown timeout ends.
 extension Shell {
-    /// Answers an action whose handler handed slow work off (`RootController.finishLater`): the
-    /// answer is deferred, and the work is queued once this request's changes are committed (a
-    /// request that fails queues nothing: its place in the pool is given back). On a pool thread
-    /// the work runs with no lock held, at the pool's priority; then `finishDeferred` re-enters the
-    /// session at the normal priority, on the pool's foreman thread: never under the session's
-    /// and its shard's locks on a `SCHED_IDLE` thread, which any normal work may preempt while
-    /// other requests wait for those locks (`WorkerPool.Reservation.submit(_:then:)`).
+    /// Answers an action that awaits work: the answer is deferred, and the work's task starts once
+    /// this request's changes are committed (a request that fails starts none: its slot is given
+    /// back). The task runs on Swift concurrency (on `ActionExecutor`'s threads) with no lock
+    /// held; then `finishDeferred` re-enters the session, from the task.
+    ///
+    /// The task is cancelled, its second half never run:
+    /// - when a commit rotates the session's id (`AsyncActions.cancel`): answered `retired` at once;
+    /// - when the client goes away, or the server answers by itself at shutdown
+    ///   (`PendingResponse.onCancel`): answered already.
     func finishLater(
-        _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ session: SessionContext,
-        ifRetired retired: Response,
+        _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ shell: LiveApp,
+        _ session: SessionContext, ifRetired retired: Response,
         answer: @escaping @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         let pending = PendingResponse()
-        let id = session.id
+        let (id, channel) = (session.id, shell.channel)
         session.afterCommit { [self] in
-            deferred.reservation.submit {
-                // Answered already (the server is shutting down): nothing is done.
-                pending.claim() ? deferred.start() : nil
-            } then: { [self] done in
-                guard let done else { return }
-                done.settle()
-                pending.fulfil(
-                    finishDeferred(done.finish, action, request, id: id, ifRetired: retired, answer: answer))
+            let handle = TaskHandle()
+            let token = asyncActions.track(channel: channel, id: id) {
+                pending.fulfil(retired)
+                handle.cancel()
             }
+            handle.set(
+                Task(executorPreference: ActionExecutor.shared) { [self] in
+                    defer { deferred.slot.release() }
+                    // Answered already (the server is shutting down): nothing is done.
+                    guard pending.claim() else {
+                        _ = asyncActions.untrack(channel: channel, token)
+                        return
+                    }
+                    let finish = await deferred.run()
+                    // Cancelled by a rotation (answered then) unless this takes it first: from here
+                    // on, `finishDeferred` finds the rotated id itself, under the session's lock.
+                    guard asyncActions.untrack(channel: channel, token), let finish, !pending.isCancelled else {
+                        return
+                    }
+                    pending.fulfil(
+                        finishDeferred(finish, pending, action, request, id: id, ifRetired: retired, answer: answer))
+                })
+            pending.onCancel { handle.cancel() }
         }
         return .deferred(pending)
     }
@@ -35,9 +53,11 @@ extension Shell {
     /// The rest of a deferred action, under the lock of the session `id` names, as a request's
     /// body runs (`handler`): its changes are committed all or nothing, what others see follows
     /// the commit, and a rotated id is sent as a cookie. When `id` names no live session any more
-    /// (another request rotated it, or it ended), nothing runs and the answer is `retired`.
+    /// (another request rotated it, or it ended), nothing runs and the answer is `retired`; when
+    /// the request was answered or cancelled meanwhile (its client went away, the shutdown's
+    /// timeout ended), nothing runs.
     private func finishDeferred(
-        _ finish: @Sendable (RootController) throws(ActionError) -> Void, _ action: ScreenAction, _ request: Request,
+        _ finish: DeferredAction.Finish, _ pending: PendingResponse, _ action: ScreenAction, _ request: Request,
         id: SessionID, ifRetired retired: Response,
         answer: (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
@@ -45,6 +65,10 @@ extension Shell {
         let answered: Response?
         do {
             answered = try registry.withLiveSession(id) { session -> Response in
+                // Answered or cancelled meanwhile (the client went away, the shutdown's timeout
+                // ended): nothing is done. From here on neither answers it: what this commits is
+                // what its answer says.
+                guard pending.beginFinishing() else { return retired }
                 let shell = live(session)
                 return try withBound(shell, session) { () throws -> Response in
                     let committed = shell.root.version
@@ -79,5 +103,28 @@ extension Shell {
         guard var response = answered else { return retired }
         if let rotatedTo { response.headers.add(name: "Set-Cookie", value: cookie.header(for: rotatedTo)) }
         return response
+    }
+}
+
+/// An action's task, cancelled at once if it is cancelled before it is known.
+private final class TaskHandle: Sendable {
+    private let state = Locked<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    /// Cancels the task (now, or as soon as it is set).
+    func cancel() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    /// The task to cancel.
+    func set(_ task: Task<Void, Never>) {
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
     }
 }

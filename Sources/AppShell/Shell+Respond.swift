@@ -119,7 +119,8 @@ extension Shell {
         }
     }
 
-    /// Registers what follows a commit of `shell`'s session — ending the streams of a rotated id,
+    /// Registers what follows a commit of `shell`'s session — ending the streams and the awaiting
+    /// actions of a rotated id,
     /// publishing the new state, then subscribing the streams this request opened (they carry the
     /// state already) — and what follows a failed one.
     func afterCommit(
@@ -135,6 +136,8 @@ extension Shell {
         session.afterCommit { [self] in
             if rotated {
                 events.endStreams(of: shell.channel, notOpenedWith: session.id)
+                // Actions awaiting work under the old id are cancelled now (409), not when done.
+                asyncActions.cancel(of: shell.channel, notStartedWith: session.id)
                 // Work already scheduled names the old id: schedule it again under the new one.
                 scheduleDueWork(shell, id: session.id, afterRotation: true)
             }

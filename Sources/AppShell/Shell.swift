@@ -56,6 +56,12 @@ public final class Shell: Sendable {
     let knownActions: Set<String>
     /// What the app's coordinators declare: which coordinator types may own each screen type.
     let restoration: RestorationRegistry
+    /// The actions awaiting work now (`RootController.awaiting`), at most `maxAsyncActions`.
+    let asyncActions: AsyncActions
+    /// How many actions may await work at once.
+    public var maxAsyncActions: Int { asyncActions.limit }
+    /// Actions awaiting work now (their tasks not ended).
+    public var runningAsyncActions: Int { asyncActions.count }
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -73,7 +79,8 @@ public final class Shell: Sendable {
     /// `ledger` counts the streams a session has open at all of them; an action's body is at most
     /// `maxActionBodyBytes`, and one client starts at most `newSessionsPerMinute` sessions held in
     /// memory a minute (0: no limit); the answers the live apps keep prepared hold at most
-    /// `maxCachedAnswerBytes` in all; the framework's login flow uses `accounts`.
+    /// `maxCachedAnswerBytes` in all; at most `maxAsyncActions` actions await work at once; the
+    /// framework's login flow uses `accounts`.
     public init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
@@ -83,8 +90,10 @@ public final class Shell: Sendable {
         relay: (any StoreMessageRelay)? = nil, ledger: (any StreamLedger)? = nil,
         maxActionBodyBytes: Int = ShellConfiguration.defaultMaxActionBodyBytes,
         newSessionsPerMinute: Int = ShellConfiguration.defaultNewSessionsPerMinute,
-        maxCachedAnswerBytes: Int = ShellConfiguration.defaultMaxCachedAnswerBytes, accounts: Accounts? = nil
+        maxCachedAnswerBytes: Int = ShellConfiguration.defaultMaxCachedAnswerBytes,
+        maxAsyncActions: Int = ShellConfiguration.defaultMaxAsyncActions, accounts: Accounts? = nil
     ) {
+        asyncActions = AsyncActions(limit: maxAsyncActions)
         cachedAnswers = CachedAnswerBudget(limit: maxCachedAnswerBytes)
         self.maxActionBodyBytes = maxActionBodyBytes
         sessionStarts = SessionStartLimiter(perMinute: newSessionsPerMinute)

@@ -77,6 +77,10 @@ extension ShellConfiguration {
                 "maxCachedAnswerBytes", .integer(0...68_719_476_736),
                 "bytes the live apps' prepared answers may hold in all; beyond, answers are not kept"
             ) { $1.maxCachedAnswerBytes = $0.integerValue! },
+            ConfigurationKey(
+                "maxAsyncActions", .integer(1...1_000_000),
+                "actions awaiting work (another service, a password check) at once; 503 with Retry-After beyond"
+            ) { $1.maxAsyncActions = $0.integerValue! },
             ConfigurationKey("cookieName", .token, "session cookie name") { $1.cookieName = $0.stringValue! },
             ConfigurationKey(
                 "metricsToken", .string, "bearer token for GET /metrics from anywhere (unset: loopback clients only)"

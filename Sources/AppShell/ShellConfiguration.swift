@@ -51,6 +51,12 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     public var maxCachedAnswerBytes = ShellConfiguration.defaultMaxCachedAnswerBytes
     /// The default of `maxCachedAnswerBytes`: 256 MiB (about 60 000 sessions' state and page).
     public static let defaultMaxCachedAnswerBytes = 268_435_456
+    /// Actions that may await work at once (`RootController.awaiting`: another service, a
+    /// password check), every session's together; one more is refused with 503 and `Retry-After`,
+    /// nothing changed. Each holds a suspended connection and a task while it waits.
+    public var maxAsyncActions = ShellConfiguration.defaultMaxAsyncActions
+    /// The default of `maxAsyncActions`: 256, a quarter of the default `maxConnections`.
+    public static let defaultMaxAsyncActions = 256
 
     /// The backends `store` can name.
     public enum StoreKind: String, Sendable {

@@ -118,7 +118,8 @@ public final class ShellServer: Sendable {
             webApp: webApp, clock: clock, timers: timers, relay: relay, ledger: ledger,
             maxActionBodyBytes: configuration.maxActionBodyBytes,
             newSessionsPerMinute: configuration.newSessionsPerMinute,
-            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes, accounts: accounts)
+            maxCachedAnswerBytes: configuration.maxCachedAnswerBytes,
+            maxAsyncActions: configuration.maxAsyncActions, accounts: accounts)
     }
 
     /// Where the OpenAPI document of the HTTP API is served.

@@ -95,6 +95,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     if let deferred = pending.deferred {
         // Completed while waiting (the connection failed): its answer has nowhere to go.
         deferred.parkedOn?.unpark()
+        server.hangups.unwatch(deferred.pending)
         deferred.pending.detach()
         server.deferredResponses.remove(deferred.pending)
         pending.deferred = nil

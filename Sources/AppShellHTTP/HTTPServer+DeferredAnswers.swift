@@ -11,6 +11,7 @@ extension HTTPServer {
     ) -> MHD_Result {
         guard deferredResponses.admit(promise) else {
             promise.answer(HTTPServer.shuttingDown, unlessClaimed: false)
+            promise.cancel()
             pending.errorCause = .shuttingDown
             return send(HTTPServer.shuttingDown, on: connection, pending)
         }
@@ -24,6 +25,7 @@ extension HTTPServer {
             pending.deferred = (promise, headers, loop)
         case .suspended:
             pending.deferred = (promise, headers, nil)
+            hangups.watch(pending.socket, for: promise)
         }
         return .YES
     }
@@ -36,6 +38,7 @@ extension HTTPServer {
     ) -> MHD_Result {
         guard case .answer(let answer) = deferred.pending.answerOrWait(connection, on: deferred.parkedOn)
         else { return .YES }
+        hangups.unwatch(deferred.pending)
         if let loop = deferred.parkedOn {
             loop.unpark()
             // Its bytes go out at the loop's next turn: no waiting for it.

@@ -28,6 +28,8 @@ public final class HTTPServer: Sendable {
     let streams: EventStreamRegistry
     /// The requests waiting for a deferred answer.
     let deferredResponses = DeferredResponses()
+    /// The sockets of the connections suspended for a deferred answer, watched for a hang-up.
+    let hangups = ClientHangups()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// The responder when it is a router: then requests are counted by route. Held by reference:
@@ -168,6 +170,7 @@ public final class HTTPServer: Sendable {
         }
         for loop in loops { loop.start() }
         streams.start(heartbeatSeconds: config.eventHeartbeatSeconds)
+        hangups.start()
     }
 
     /// Starts a daemon from `settings`, serving HTTPS with `identity` when there is one (TLS 1.2
@@ -225,14 +228,25 @@ public final class HTTPServer: Sendable {
         }
         let finished = statistics.inFlightCounter.load(ordering: .acquiring) == 0
         // No connection may still be suspended when libmicrohttpd stops (it aborts): those whose
-        // work outlived the timeout are answered 503, and given a moment to be sent; work that
-        // had not begun finds its request answered and does nothing.
-        if deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true) > 0 {
+        // work outlived the timeout are answered 503 (their work cancelled), and given a moment to
+        // be sent; work that had not begun finds its request answered and does nothing. Work
+        // committing its outcome is given that moment to answer itself (its 503 would say
+        // nothing was done); still there after it, it is answered 503 too.
+        let answered = deferredResponses.answerAll(
+            with: HTTPServer.shuttingDown, evenIfClaimed: true, evenIfFinishing: false)
+        if answered > 0 || deferredResponses.count > 0 {
             let grace = Clock.monotonicMicros() + 500_000
             while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < grace {
                 usleep(5_000)
             }
         }
+        if deferredResponses.answerAll(with: HTTPServer.shuttingDown, evenIfClaimed: true) > 0 {
+            let grace = Clock.monotonicMicros() + 100_000
+            while statistics.inFlightCounter.load(ordering: .acquiring) > 0 && Clock.monotonicMicros() < grace {
+                usleep(5_000)
+            }
+        }
+        hangups.stop()
         for loop in running.loops { loop.stop() }
         HTTPServer.stop(running.loops, running.listener)
         state.withLock { $0.running = nil }

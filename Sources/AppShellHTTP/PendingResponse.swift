@@ -17,10 +17,19 @@ import Synchronization
 /// shutdown timeout; then the server answers, by itself, every one still waiting (503 with
 /// `Retry-After`). Work should `claim` before it starts and skip itself when that fails, so that
 /// nothing is done for a request answered that way.
+///
+/// Work that may take long (an action that awaits another service) registers `onCancel`: it is
+/// told when its answer will not be used — the client went away while it waited (its socket is
+/// watched meanwhile, as libmicrohttpd does not poll a suspended connection), or the server
+/// answered by itself at shutdown. Once it `beginFinishing`, neither answers it any more: what it
+/// commits from then on is what its answer says.
 public final class PendingResponse: Sendable {
     private enum Phase {
         case waiting
         case claimed
+        /// The work is committing its outcome: only its own answer (`fulfil`) is given, but at
+        /// the very end of a shutdown.
+        case finishing
         case answered(Response)
         case taken
     }
@@ -36,6 +45,9 @@ public final class PendingResponse: Sendable {
         var forward: (to: PendingResponse, headers: HTTPHeaders)?
         /// Signalled when the answer is given, for a waiter without a connection.
         var waiter: Condition?
+        /// Whether the work's answer will not be used (`cancel`), and who to tell then.
+        var cancelled = false
+        var onCancel: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -62,15 +74,70 @@ public final class PendingResponse: Sendable {
         }
     }
 
+    /// Marks the work as committing its outcome, which its own answer will then say: from now on
+    /// a client that goes away or a shutdown's timeout no longer answers it nor cancels it (but
+    /// the last moment before libmicrohttpd stops). False when it was answered or cancelled
+    /// already: then commit nothing. Call it where the outcome is decided (under the lock that
+    /// commits it); again (a commit tried again) it stays true.
+    public func beginFinishing() -> Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .finishing: return true
+            case .waiting, .claimed:
+                guard !state.cancelled else { return false }
+                state.phase = .finishing
+                return true
+            case .answered, .taken: return false
+            }
+        }
+    }
+
     /// Whether an answer was given (by `fulfil`, or by the server at shutdown).
     public var isAnswered: Bool {
         state.withLock { state in
             switch state.phase {
-            case .waiting, .claimed: return false
+            case .waiting, .claimed, .finishing: return false
             case .answered, .taken: return true
             }
         }
     }
+
+    /// Runs `handler` once when the work for this answer should stop, as its answer will not be
+    /// used: the client went away while it waited, or the server answered by itself (shutting
+    /// down). At once when that happened already. Safe from any thread; `handler` runs with no
+    /// lock held, on the thread that learnt it.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if !state.cancelled { state.onCancel.append(handler) }
+            return state.cancelled
+        }
+        if now { handler() }
+    }
+
+    /// Whether the work for this answer was told to stop (see `onCancel`).
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Tells the work its answer will not be used (see `onCancel`); only the first call does.
+    func cancel() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.cancelled else { return [] }
+            state.cancelled = true
+            defer { state.onCancel = [] }
+            return state.onCancel
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// The client went away while the request waited: it is answered (499, which no one reads)
+    /// so that its connection is resumed and closed, and the work is told to stop — unless the
+    /// work is finishing (its answer comes in a moment, and nowhere).
+    func clientWentAway() {
+        if answer(Self.clientGone, unlessClaimed: false, unlessFinishing: true) { cancel() }
+    }
+
+    /// What a request whose client went away is answered: nginx's 499, for the access log.
+    static let clientGone = Response.error(
+        HTTPError(HTTPStatus(rawValue: 499), "the client closed the connection; nothing was done"), for: nil)
 
     /// Answers the request with `response`; the first answer wins, later ones are dropped. Safe
     /// from any thread, also after the client went away.
@@ -78,8 +145,8 @@ public final class PendingResponse: Sendable {
         answer(response, unlessClaimed: false)
     }
 
-    /// Answers with `response` unless the work claimed the answer (`unlessClaimed`) or it was
-    /// given; true when this answered.
+    /// Answers with `response` unless the work claimed the answer (`unlessClaimed`), is
+    /// committing its outcome (`unlessFinishing`), or it was given; true when this answered.
     ///
     /// The connection is resumed after the lock is let go: resuming wakes the server's thread,
     /// which on a busy core takes over at once and, finding the lock held, had to wait for this
@@ -89,7 +156,7 @@ public final class PendingResponse: Sendable {
     /// connection) until this resume, and `resuming` keeps `detach` and the server's shutdown
     /// waiting for it (`waitUntilResumed`).
     @discardableResult
-    func answer(_ response: Response, unlessClaimed: Bool) -> Bool {
+    func answer(_ response: Response, unlessClaimed: Bool, unlessFinishing: Bool = false) -> Bool {
         typealias Outcome = (
             answered: Bool, resume: LoopConnection?, wake: EventLoop?,
             forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?
@@ -98,6 +165,7 @@ public final class PendingResponse: Sendable {
             switch state.phase {
             case .waiting: break
             case .claimed: if unlessClaimed { return (false, nil, nil, nil, nil) }
+            case .finishing: if unlessClaimed || unlessFinishing { return (false, nil, nil, nil, nil) }
             case .answered, .taken: return (false, nil, nil, nil, nil)
             }
             state.phase = .answered(response)
@@ -223,15 +291,21 @@ public final class PendingResponse: Sendable {
         }
     }
 
-    /// The request completed (sent, or the connection closed): never resume its connection.
+    /// The request completed (sent, or the connection closed): never resume its connection. The
+    /// work, if it still runs, is told to stop (its answer has nowhere to go).
     func detach() {
-        state.withLock { state in
+        let unanswered = state.withLock { state -> Bool in
             state.connection = nil
             state.suspended = false
             state.loop = nil
+            switch state.phase {
+            case .waiting, .claimed, .finishing: return true
+            case .answered, .taken: return false
+            }
         }
         // It may have been the connection a batch resumed first: the others must not wait for it.
         Resumptions.shared.resumeAll()
+        if unanswered { cancel() }
     }
 }
 
@@ -240,48 +314,5 @@ extension Response {
     /// are added to that answer.
     public static func deferred(_ pending: PendingResponse, headers: HTTPHeaders = HTTPHeaders()) -> Response {
         Response(status: .ok, headers: headers, body: .deferred(pending))
-    }
-}
-
-/// The server's requests waiting for a deferred answer: those still waiting when the shutdown
-/// timeout ends are answered 503, and none may still be suspended when libmicrohttpd stops.
-final class DeferredResponses: Sendable {
-    private struct State {
-        var waiting: [ObjectIdentifier: PendingResponse] = [:]
-        var closing = false
-    }
-
-    private let state = Locked(State())
-
-    /// Tracks `pending` until `remove`; false once shutdown began (answer at once instead).
-    func admit(_ pending: PendingResponse) -> Bool {
-        state.withLock { state in
-            guard !state.closing else { return false }
-            state.waiting[ObjectIdentifier(pending)] = pending
-            return true
-        }
-    }
-
-    /// Stops tracking `pending` (answered and sent, or its request completed).
-    func remove(_ pending: PendingResponse) {
-        _ = state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(pending)) }
-    }
-
-    /// Requests waiting now.
-    var count: Int { state.withLock { $0.waiting.count } }
-
-    /// Admits no more, and answers `response` to every request whose work has not claimed it
-    /// (all of them when `evenIfClaimed`, as the last step before libmicrohttpd stops); returns
-    /// how many this answered.
-    @discardableResult
-    func answerAll(with response: Response, evenIfClaimed: Bool) -> Int {
-        let all = state.withLock { state in
-            state.closing = true
-            return Array(state.waiting.values)
-        }
-        let answered = all.reduce(0) { $0 + ($1.answer(response, unlessClaimed: !evenIfClaimed) ? 1 : 0) }
-        // An answer given just before may still be resuming its connection, outside its lock.
-        for pending in all { pending.waitUntilResumed() }
-        return answered
     }
 }

@@ -22,8 +22,10 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
     private let root: RootController
     private let accounts: Accounts
     private let screen: AccountScreen
-    /// Whether a password check of this flow is under way (its answer not yet applied).
-    private var checking = false
+    /// The place of this flow's password check under way (its answer not yet applied): held by
+    /// the check's task until it ends, so a check cancelled before its answer (its client went
+    /// away) frees the flow as it frees the place.
+    private weak var checkUnderWay: PasswordCheckQuota.Place?
 
     /// An account flow on `root`, with a new screen.
     public convenience init(root: RootController) {
@@ -73,8 +75,8 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         }
         let key = root.sessionID.map { "session:" + $0.text } ?? "account:" + username
         do throws(ActionError) {
-            try accounts.runCheck(
-                on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checking
+            checkUnderWay = try accounts.runCheck(
+                on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checkUnderWay != nil
             ) { [accounts] in
                 PasswordVerdict { () throws(StoreError) in
                     guard try accounts.authenticate(username: username, password: current),
@@ -98,13 +100,12 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         } catch {
             throw refusal(error)
         }
-        checking = true
     }
 
     /// Applies a password change under the session's lock: done, the session gets a new id (a
     /// change of privilege); refused, nothing changes.
     private func finishChange(verdict: PasswordVerdict, username: String, clientAddress: String) throws(ActionError) {
-        checking = false
+        checkUnderWay = nil
         switch verdict {
         case .right: break
         case .wrong: throw refusal(ActionError(status: 401, "The current password is wrong."))

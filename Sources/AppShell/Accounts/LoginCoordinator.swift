@@ -43,8 +43,10 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
-    /// Whether a password check of this flow is under way (its answer not yet applied).
-    private var checking = false
+    /// The place of this flow's password check under way (its answer not yet applied): held by
+    /// the check's task until it ends, so a check cancelled before its answer (its client went
+    /// away) frees the flow as it frees the place.
+    private weak var checkUnderWay: PasswordCheckQuota.Place?
 
     /// The page asked for before logging in (the form sends it back as `next`).
     public var next: String? {
@@ -116,8 +118,9 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         // (and the page's URL) still goes there.
         if let next, RequestChecks.isSameSitePath(next) { self.next = next }
         do throws(ActionError) {
-            try accounts.runCheck(
-                on: root, sessionKey: limiterKey, username: username, clientAddress: clientAddress, busy: checking
+            checkUnderWay = try accounts.runCheck(
+                on: root, sessionKey: limiterKey, username: username, clientAddress: clientAddress,
+                busy: checkUnderWay != nil
             ) { [accounts] in
                 PasswordVerdict { () throws(StoreError) in
                     try accounts.authenticate(username: username, password: password)
@@ -136,14 +139,13 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         } catch {
             throw refusal(error)
         }
-        checking = true
     }
 
     /// Applies a checked password (already counted by the throttle), under the session's lock: a
     /// success logs the user in (a new session id) and tells the parent; a failure changes
     /// nothing stored.
     private func finish(username: String, verdict: PasswordVerdict) throws(ActionError) {
-        checking = false
+        checkUnderWay = nil
         switch verdict {
         case .right: break
         case .wrong: throw refusal(401, "Wrong username or password.")
@@ -195,8 +197,9 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         }
         let now = root.environment.now
         do throws(ActionError) {
-            try accounts.runCheck(
-                on: root, sessionKey: limiterKey, username: name.text, clientAddress: clientAddress, busy: checking
+            checkUnderWay = try accounts.runCheck(
+                on: root, sessionKey: limiterKey, username: name.text, clientAddress: clientAddress,
+                busy: checkUnderWay != nil
             ) { [accounts] () -> SignUpOutcome in
                 guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
                 let made: Bool
@@ -226,7 +229,6 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         } catch {
             throw signUpRefusal(error.status, error.message, retryAfterSeconds: error.retryAfterSeconds)
         }
-        checking = true
     }
 
     /// What making an account came to.
@@ -237,7 +239,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// Applies a sign-up under the session's lock: a new account logs the session in as it (a new
     /// session id) and tells the parent; a taken name or a failure changes nothing stored.
     private func finishSignUp(name: String, outcome: SignUpOutcome) throws(ActionError) {
-        checking = false
+        checkUnderWay = nil
         switch outcome {
         case .taken:
             throw signUpRefusal(409, "The username \(name) is taken. Choose another.")

@@ -63,14 +63,19 @@ extension Accounts {
     /// check under way already (one at a time per session: its attempts stay counted one after
     /// another).
     ///
+    /// Returns the check's place among its network's: the check's task holds it until it ends
+    /// (answered, or cancelled because its client went away), so a flow that keeps it weakly
+    /// (`busy` is then whether it is still there) is free again exactly when the check is over.
+    ///
     /// Throws, having queued nothing and counted nothing, when the attempt is refused: 429 with
     /// `Retry-After` past the throttle's limits, with a check under way, or with the network's
     /// checks all taken; 503 when the threads' queue is full.
+    @discardableResult
     func runCheck<Result: Sendable>(
         on root: RootController, sessionKey: String, username: String, clientAddress: String, busy: Bool,
         work: @escaping @Sendable () -> Result, outcome: @escaping @Sendable (Result) -> CheckOutcome,
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void
-    ) throws(ActionError) {
+    ) throws(ActionError) -> PasswordCheckQuota.Place {
         var admitted = LoginThrottle.Attempt(sessionKey: sessionKey, username: username, clientAddress: clientAddress)
         // Admitted attempts count at once (as failures until their check says otherwise), so
         // that checks running at the same time count against each other.
@@ -115,6 +120,7 @@ extension Accounts {
             throw ActionError(
                 status: 503, "The server is busy checking other logins. Try again in a moment.", retryAfterSeconds: 1)
         }
+        return place
     }
 
     /// Logs a failed attempt, and the lockout it caused when it made the attempt's keys reach a

@@ -1,0 +1,67 @@
+import AppShellConcurrency
+import AppShellDemo
+import AppShellHTTP
+import AppShellTesting
+import Testing
+
+/// A login is an action that awaits its password check: when its client goes away, the check is
+/// dropped if it has not begun, nothing of it is applied, and the session can log in again.
+@Suite struct LoginCancellationTests {
+    typealias Pool = PasswordCheckPoolTests
+
+    /// Sends a login with `client`'s cookies on a connection of its own, and leaves it waiting.
+    static func loginLeftWaiting(_ client: TestClient, port: Int) throws -> RawConnection {
+        let cookie = client.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let body = #"{"action": "login", "username": "demo", "password": "appshell"}"#
+        let connection = try RawConnection(port: port)
+        try connection.send(
+            "POST /api/actions HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        return connection
+    }
+
+    @Test func aLoginWhoseClientLeavesWhileItsCheckRunsLetsTheSessionLogInAgain() throws {
+        let verifier = Pool.HeldVerifier()
+        defer { verifier.release() }
+        let (_, live) = try Pool.start(verifier)
+        let client = live.client()
+        _ = try client.get("/api/state")
+        do {
+            let connection = try Self.loginLeftWaiting(client, port: live.port)
+            #expect(Pool.eventually { verifier.began == 1 })
+            withExtendedLifetime(connection) {}
+        }  // the client goes away while its password is checked
+        #expect(Pool.eventually { live.server.waitingDeferredResponses == 0 })
+        verifier.release()
+        // Its check ran to its end, but nothing of it was applied: the session is still logged
+        // out, and its next login is checked (not refused as "already being checked").
+        #expect(Pool.eventually { (try? client.get("/api/state"))?.json["screen"]?.stringValue == "login" })
+        let again = try client.postJSON(
+            "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
+        #expect(again.status == 200)
+    }
+
+    @Test func aLoginWhoseClientLeavesWhileItsCheckIsQueuedIsNeverChecked() throws {
+        let verifier = Pool.HeldVerifier()
+        defer { verifier.release() }
+        let (app, live) = try Pool.start(verifier) { $0.accounts.passwordCheckThreads = 1 }
+        let first = live.client()
+        _ = try first.get("/api/state")
+        let firstAnswer = Pool.loginInBackground(first)
+        #expect(Pool.eventually { verifier.began == 1 })
+        let second = live.client()
+        _ = try second.get("/api/state")
+        do {
+            let connection = try Self.loginLeftWaiting(second, port: live.port)
+            #expect(Pool.eventually { app.server.accounts.passwordChecks.queued == 1 })
+            withExtendedLifetime(connection) {}
+        }  // the second client goes away while its check waits in the queue
+        #expect(Pool.eventually { live.server.waitingDeferredResponses == 1 })
+        verifier.release()
+        #expect(Pool.eventually { firstAnswer.withLock { $0?.status } == 200 })
+        #expect(Pool.eventually { app.server.accounts.passwordChecks.queued == 0 })
+        #expect(Pool.eventually { app.server.accounts.passwordChecks.running == 0 })
+        #expect(verifier.began == 1)
+        #expect(try second.get("/api/state").json["screen"]?.stringValue == "login")
+    }
+}
