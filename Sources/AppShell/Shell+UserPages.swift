@@ -13,6 +13,18 @@ extension Shell {
         renderUserPages(of: user, excluding: channel)
     }
 
+    /// Ends every session of `user` but `kept` (log out everywhere, a password change), here and at
+    /// the other instances sharing the store, their event streams included: in memory and in the
+    /// store (`SessionRegistry.endSessions`). Blocks while the store is written: run it as an
+    /// action's awaited work. Returns how many sessions were ended in memory here.
+    public func endSessions(ofUser user: String, except kept: SessionID?) throws(StoreError) -> Int {
+        let ended = try registry.endSessions(ofUser: user, except: kept)
+        events.endStreams(openedWith: ended)
+        events.endStreams(ofUser: user, exceptStoreKey: kept?.storeKey)
+        AccessLog.security("sessions ended", ["username": user, "sessions": String(ended.count)])
+        return ended.count
+    }
+
     /// Renders again every page open here as `user` (but the one of `excluded`), each under its
     /// session's lock, as work with no request.
     func renderUserPages(of user: String, excluding excluded: String? = nil) {

@@ -283,6 +283,18 @@ public final class ShellEvents: Sendable {
     /// The relay channel of the users' changes.
     static let usersChannel = "users"
 
+    /// Ends every stream here of a session logged in as `user`, but those of the session whose
+    /// store key is `kept`, and tells the other instances to do the same (log out everywhere).
+    func endStreams(ofUser user: String, exceptStoreKey kept: SessionStoreKey?, relaying: Bool = true) {
+        let ended = channels.withLock { channels in
+            channels.keys.flatMap { channel in
+                Self.remove(from: &channels, channel) { $0.user == user && $0.sessionID.storeKey != kept }
+            }
+        }
+        for stream in ended.compactMap(\.stream) { stream.close() }
+        if relaying { relay?.send(Self.message("ended", user, kept?.text ?? ""), on: Self.usersChannel) }
+    }
+
     func publish(_ channel: String, event: String, id: String? = nil, version: Int? = nil, data: String) {
         publishHere(channel, event: event, id: id, version: version, data: data)
         relay?.send(Self.message(event, id ?? "", data), on: channel)
@@ -321,6 +333,10 @@ public final class ShellEvents: Sendable {
         switch kind {
         case "user" where channel == Self.usersChannel:
             userChanged(id)
+        case "ended" where channel == Self.usersChannel:
+            // Their sessions here find their records gone at their next request.
+            let kept = SessionStoreKey(text: String(decoding: parts[2], as: UTF8.self))
+            endStreams(ofUser: id, exceptStoreKey: kept, relaying: false)
         case "rotated":
             if let current = SessionStoreKey(text: id) { endStreamsHere(of: channel) { $0.storeKey != current } }
         case "scheduled":

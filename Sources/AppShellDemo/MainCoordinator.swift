@@ -92,3 +92,10 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
         }
     }
 }
+
+extension MainCoordinator: AccountCoordinatorDelegate {
+    /// Logged out everywhere else: this session logs out too, back to login.
+    func accountCoordinatorDidEndOtherSessions(_ account: AccountCoordinator) {
+        (parent as? AppCoordinator)?.logout()
+    }
+}

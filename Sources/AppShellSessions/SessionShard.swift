@@ -205,6 +205,16 @@ final class Shard: Sendable {
         }
     }
 
+    /// The sessions held in memory now (not those that hold nothing).
+    func heldSessions() -> [Session] {
+        map.withLock { map in
+            map.entries.values.compactMap { entry in
+                if case .held(let session) = entry { return session }
+                return nil
+            }
+        }
+    }
+
     /// Inserts `session` under `id` (a new one, or one whose id was rotated).
     func insert(_ session: Session, id: SessionID, capacity: Int) {
         map.withLock { Shard.insert(.held(session), id: id, into: &$0, capacity: capacity) }

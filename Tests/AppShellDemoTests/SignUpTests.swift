@@ -188,3 +188,90 @@ import Testing
         #expect(new.status == 200)
     }
 }
+
+/// Log out everywhere, and a password change, end the user's other sessions: their next request
+/// is a visitor's, their open pages' streams end, and other users' sessions are untouched.
+@Suite struct LogOutEverywhereTests {
+    /// A client logged in as `demo`.
+    static func loggedIn(_ live: LiveServer) throws -> TestClient {
+        let client = try LoginLimitTests.visitor(live)
+        #expect(try LoginLimitTests.right(client).status == 200)
+        return client
+    }
+
+    @Test func logOutEverywhereEndsEverySessionOfTheUserAndTheirStreams() throws {
+        let (_, live) = try AllowedHostsTests.start { $0.accounts.signUp = true }
+        let phone = try Self.loggedIn(live)
+        let laptop = try Self.loggedIn(live)
+        let someoneElse = try SignUpTests.atSignUp(live)
+        #expect(try SignUpTests.signUp(someoneElse, "erin", "erin's passphrase").status == 200)
+        let (stream, head) = try LiveEventsTests.openStream(
+            live.port, cookie: SessionIsolationTests.cookieHeader(phone))
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        _ = try stream.read(through: "}\n\n")
+
+        #expect(try SignUpTests.act(laptop, "account").json["presented"] == "account")
+        let out = try SignUpTests.act(laptop, "logOutEverywhere")
+        #expect(out.status == 200)
+        #expect(out.json["screen"] == "login")
+        #expect(out.json["defaults"]?["isLogin"] == false)
+        // The phone's page stream ends, and its next request is a visitor's.
+        _ = try stream.readToEnd()
+        // (A visitor's state: the splash, or the login once the splash is done; nothing stored.)
+        let after = try phone.get("/api/state")
+        #expect(["splash", "login"].contains(after.json["screen"]?.stringValue ?? ""))
+        #expect(after.json["defaults"] == [:])
+        // Another user is still logged in.
+        #expect(try someoneElse.get("/api/state").json["screen"] == "main")
+    }
+
+    @Test func aPasswordChangeEndsTheOtherSessionsButNotThisOne() throws {
+        let (_, live) = try AllowedHostsTests.start { $0.accounts.signUp = true }
+        let first = try SignUpTests.atSignUp(live)
+        #expect(try SignUpTests.signUp(first, "dana", "first passphrase").status == 200)
+        let second = try LoginLimitTests.visitor(live)
+        let login = try second.postJSON(
+            "/api/actions", #"{"action": "login", "username": "dana", "password": "first passphrase"}"#)
+        #expect(login.json["screen"] == "main")
+        _ = try SignUpTests.act(first, "account")
+        let changed = try ChangePasswordTests.change(first, current: "first passphrase", new: "second passphrase")
+        #expect(changed.status == 200)
+        #expect(changed.json["view"]?["content"]?.serializedString.contains("other sessions were logged out") == true)
+        #expect(try first.get("/api/state").json["presented"] == "account")
+        let after = try second.get("/api/state")
+        #expect(["splash", "login"].contains(after.json["screen"]?.stringValue ?? ""))
+        #expect(after.json["defaults"] == [:])
+    }
+
+    @Test func theEndedSessionsAreGoneFromTheStoreAfterARestart() throws {
+        let folder = try TemporaryDirectory("everywhere")
+        defer { folder.remove() }
+        let store = folder.path("store.sqlite")
+        func start() throws -> (ServerProcess, Int) {
+            let server = try CommandTests.run(
+                environment: [
+                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
+                    "APPSHELL_ACCESS_LOG": "false",
+                ])
+            return (server, try server.port())
+        }
+        var (server, port) = try start()
+        let login = #"{"action": "login", "username": "demo", "password": "appshell"}"#
+        let phone = TestClient(port: port)
+        _ = try phone.get("/api/state")
+        #expect(try RestorationTests.act(phone, login)["screen"] == "main")
+        let laptop = TestClient(port: port)
+        _ = try laptop.get("/api/state")
+        #expect(try RestorationTests.act(laptop, login)["screen"] == "main")
+        _ = try RestorationTests.act(laptop, #"{"action": "account"}"#)
+        #expect(try RestorationTests.act(laptop, #"{"action": "logOutEverywhere"}"#)["screen"] == "login")
+        RestorationTests.stop(server, "SIGKILL")
+        (server, port) = try start()
+        defer { RestorationTests.stop(server, "SIGTERM") }
+        let again = TestClient(port: port)
+        again.cookies = phone.cookies
+        let state = try again.get("/api/state").json
+        #expect(state["screen"] != "main")
+        #expect(state["defaults"] == [:])
+    }
+}

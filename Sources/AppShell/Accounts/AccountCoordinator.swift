@@ -1,8 +1,16 @@
 import AppShellAuth
 
+/// What an account flow's parent does once the user logged out everywhere.
+public protocol AccountCoordinatorDelegate: AnyObject {
+    /// Every other session of the user has ended (in every browser, on every instance): log this
+    /// one out as the app does (`root.logOut()`, then its login screen).
+    func accountCoordinatorDidEndOtherSessions(_ account: AccountCoordinator)
+}
+
 /// The framework's account flow: presents the account screen (who is logged in, a password
-/// change) modally, and finishes (leaves its parent) once it is closed. An app starts it from a
-/// logged-in screen and lists it in that coordinator's `shows`:
+/// change, log out everywhere) modally, and finishes (leaves its parent) once it is closed. An
+/// app starts it from a logged-in screen, lists it in that coordinator's `shows`, and logs out when
+/// it says every other session ended (`AccountCoordinatorDelegate`):
 ///
 /// ```swift
 /// case .account:
@@ -12,7 +20,8 @@ import AppShellAuth
 /// ```
 ///
 /// A password change asks for the current password, checked as a login is (the throttle, the
-/// password-check threads); it gives the session a new id.
+/// password-check threads); it gives the session a new id and ends every other session of the
+/// user (OWASP: a changed password logs the other sessions out).
 public final class AccountCoordinator: Coordinator, RestorableCoordinator {
     /// The flow's name in the coordinator tree and its snapshot.
     public static let restorationIdentifier = "account"
@@ -52,6 +61,8 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
             switch action {
             case .changePassword(let current, let new):
                 try changePassword(current: current, new: new, from: request.clientAddress)
+            case .logOutEverywhere:
+                try logOutEverywhere()
             case .close:
                 root.dismiss(animated: true) { [self] in finish() }
             }
@@ -74,15 +85,19 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
             throw refusal(ActionError(status: 422, error.sentence))
         }
         let key = root.sessionID.map { "session:" + $0.text } ?? "account:" + username
+        let (shell, session) = (root.services?.shell, root.sessionID)
         do throws(ActionError) {
             checkUnderWay = try accounts.runCheck(
                 on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checkUnderWay != nil
             ) { [accounts] in
                 PasswordVerdict { () throws(StoreError) in
                     guard try accounts.authenticate(username: username, password: current),
-                        let hash = try? PasswordHash.make(password: new)
+                        let hash = try? PasswordHash.make(password: new),
+                        try accounts.setPasswordHash(hash, of: username)
                     else { return false }
-                    return try accounts.setPasswordHash(hash, of: username)
+                    // Whoever knew the old password is logged out everywhere else.
+                    _ = try shell?.endSessions(ofUser: username, except: session)
+                    return true
                 }
             } outcome: {
                 $0.outcome
@@ -102,6 +117,35 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         }
     }
 
+    /// `logOutEverywhere`: every other session of the user ends (off the session's lock, as
+    /// awaited work: the store is written), then the parent logs this one out.
+    private func logOutEverywhere() throws(ActionError) {
+        guard let username = root.username, let shell = root.services?.shell, let session = root.sessionID else {
+            throw refusal(ActionError(status: 409, "The session is not logged in any more."))
+        }
+        try root.awaiting {
+            try shell.endSessions(ofUser: username, except: session)
+        } then: { root, _ throws(ActionError) in
+            guard let flow = (root.presented as? AccountScreen)?.coordinator as? AccountCoordinator else {
+                // The other sessions ended; this one logs out wherever it is.
+                root.logOut()
+                return
+            }
+            flow.didEndOtherSessions()
+        }
+    }
+
+    /// Every other session ended: the parent logs this one out (or, with no delegate, it is
+    /// logged out here and the screen closed).
+    private func didEndOtherSessions() {
+        if let delegate = parent as? AccountCoordinatorDelegate {
+            delegate.accountCoordinatorDidEndOtherSessions(self)
+        } else {
+            root.logOut()
+            root.dismiss(animated: false) { [self] in finish() }
+        }
+    }
+
     /// Applies a password change under the session's lock: done, the session gets a new id (a
     /// change of privilege); refused, nothing changes.
     private func finishChange(verdict: PasswordVerdict, username: String, clientAddress: String) throws(ActionError) {
@@ -113,7 +157,7 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         }
         AccessLog.security("password changed", ["username": username, "client": clientAddress])
         root.rotateSessionID()
-        screen.message = "Your password was changed."
+        screen.message = "Your password was changed. Your other sessions were logged out."
     }
 
     /// `error`, shown on the screen with the same words as the JSON answer's `error`.

@@ -3,25 +3,28 @@ public enum AccountAction: ScreenActions {
     /// Changes the password: `current` must be the account's, `new` follows `AccountRules`. The
     /// session gets a new id, and every other session of the account ends.
     case changePassword(current: String, new: String)
+    /// Ends every session of the account — in every browser, on every instance — this one too.
+    case logOutEverywhere
     /// Closes the screen.
     case close
 
     /// One sample of each: the API document's examples.
     public static let allCases: [AccountAction] = [
-        .changePassword(current: "appshell", new: "a new long passphrase"), .close,
+        .changePassword(current: "appshell", new: "a new long passphrase"), .logOutEverywhere, .close,
     ]
 
-    /// A password change gives the session a new id: the page starts its event stream again.
+    /// A password change and logging out give the session a new id: the page starts its event
+    /// stream again.
     public var role: ActionRole? {
         switch self {
-        case .changePassword: .rotatesSession
+        case .changePassword, .logOutEverywhere: .rotatesSession
         case .close: nil
         }
     }
 }
 
-/// The framework's account screen, shown by `AccountCoordinator`: who is logged in, and a form
-/// to change the password (the current one first).
+/// The framework's account screen, shown by `AccountCoordinator`: who is logged in, a form to
+/// change the password (the current one first), and "log out everywhere".
 public final class AccountScreen: Screen<AccountAction>, RestorableScreen, View {
     /// What the last change came to (done, or what was wrong), shown until the screen goes away.
     @SceneStorage("message") public var message: String?
@@ -40,6 +43,7 @@ public final class AccountScreen: Screen<AccountAction>, RestorableScreen, View 
             SecureField("New password", name: "new").textContentType(.newPassword).required()
         }
         .navigationTitle("Account")
+        Button("Log out everywhere", action: AccountAction.logOutEverywhere)
         Button("Close", action: AccountAction.close)
     }
 }
