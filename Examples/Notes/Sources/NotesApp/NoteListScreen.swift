@@ -6,11 +6,13 @@ enum NoteListAction: ScreenActions {
     case open(id: Int)
     /// Presents the compose sheet.
     case compose
+    /// Presents the framework's account screen: the password, log out everywhere.
+    case account
     /// Logs out: the session gets a new id.
     case logout
 
     /// One sample of each case: the API document's examples (the welcome note is 1).
-    static let allCases: [NoteListAction] = [.open(id: 1), .compose, .logout]
+    static let allCases: [NoteListAction] = [.open(id: 1), .compose, .account, .logout]
 
     var role: ActionRole? {
         if case .logout = self { return .rotatesSession }
@@ -38,6 +40,7 @@ final class NoteListScreen: Screen<NoteListAction>, RestorableScreen, View {
         .navigationTitle("Notes")
         .toolbar {
             Button("New note", action: NoteListAction.compose).buttonStyle(.prominent)
+            Button("Account", action: NoteListAction.account)
             Button("Log out", action: NoteListAction.logout)
         }
     }

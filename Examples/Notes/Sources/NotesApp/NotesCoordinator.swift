@@ -5,7 +5,7 @@ import AppShell
 final class NotesCoordinator: Coordinator, RestorableCoordinator {
     static let restorationIdentifier = "notes"
     override class var shows: [any Restorable.Type] {
-        [NoteListScreen.self, NoteDetailScreen.self, ComposeCoordinator.self]
+        [NoteListScreen.self, NoteDetailScreen.self, ComposeCoordinator.self, AccountCoordinator.self]
     }
 
     private let root: RootController
@@ -80,6 +80,10 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
             push(id, animated: true)
         case .compose:
             startCompose(animated: true)
+        case .account:
+            let account = AccountCoordinator(root: root)
+            addChild(account)
+            account.start()
         case .logout:
             (parent as? AppCoordinator)?.logout()
         }
@@ -93,5 +97,12 @@ final class NotesCoordinator: Coordinator, RestorableCoordinator {
     /// Back to the list.
     private func pop(animated: Bool = true, toRoot: Bool = false) {
         if toRoot { navigation.popToRoot(animated: animated) } else { navigation.pop(animated: animated) }
+    }
+}
+
+extension NotesCoordinator: AccountCoordinatorDelegate {
+    /// Logged out everywhere else: this browser logs out too.
+    func accountCoordinatorDidEndOtherSessions(_ account: AccountCoordinator) {
+        (parent as? AppCoordinator)?.logout()
     }
 }

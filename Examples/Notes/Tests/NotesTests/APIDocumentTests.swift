@@ -35,7 +35,7 @@ import Testing
         #expect(
             Set(mapping.keys) == [
                 "open", "compose", "logout", "back", "delete", "save", "cancel", "login", "launch", "createAccount",
-                "signUp", "logIn",
+                "signUp", "logIn", "account", "changePassword", "logOutEverywhere", "close",
             ])
         let open = try #require(schemas["OpenAction"])
         #expect(open["required"] == ["action", "id"])

@@ -19,7 +19,7 @@ import Testing
         let list = try notes.act(#"{"action": "login", "username": "demo", "password": "notes"}"#)
         #expect(list.status == 200)
         #expect(list.json["screen"] == "notes")
-        #expect(list.json["actions"] == ["open", "compose", "logout", "launch"])
+        #expect(list.json["actions"] == ["open", "compose", "account", "logout", "launch"])
         #expect(list.json["userDefaults"]?["notes"]?.arrayValue?.first?["title"] == "Welcome to Notes")
 
         // The compose sheet is presented modally over the stack, with its own actions.
@@ -82,7 +82,8 @@ import Testing
         #expect(unknown.status == 400)
         #expect(
             unknown.json["error"]?.stringValue?.contains(
-                "cancel, compose, createAccount, delete, launch, logIn, login, logout, open, save, signUp") == true)
+                "account, back, cancel, changePassword, close, compose, createAccount, delete, launch, logIn, "
+                    + "logOutEverywhere, login, logout, open, save, signUp") == true)
         // A missing or mistyped parameter: 400 naming it and its type; a note that is not there:
         // 404 with the state.
         let noID = try notes.act(#"{"action": "open"}"#)
