@@ -1,3 +1,4 @@
+import AppShellAuth
 import AppShellHTTP
 import FoundationEssentials
 
@@ -65,6 +66,8 @@ public enum ShellCommand {
         makeServer: (Configuration) throws -> ShellServer
     ) -> Int32 {
         TerminationSignal.block()
+        // The app's own first: one of the same name replaces the framework's.
+        let subcommands = subcommands + [ShellCommand.hashPassword]
         let usage = usage(executable, subcommands)
         var configPath = environment["APPSHELL_CONFIG"] ?? "config.json"
         var explicitPath = environment["APPSHELL_CONFIG"] != nil
@@ -121,5 +124,27 @@ public enum ShellCommand {
             return 1
         }
         return server.run()
+    }
+
+    /// `hash-password`, every app's: one line of standard input (typed without echo on a
+    /// terminal) becomes an Argon2id hash, for the `users` key of the configuration.
+    public static let hashPassword = Subcommand(
+        name: "hash-password", summary: "reads a password on standard input, prints its hash"
+    ) { _ in
+        let terminal = PasswordPrompt.isTerminal
+        if terminal { PasswordPrompt.write("Password: ") }
+        let password = PasswordPrompt.readLine(echo: !terminal)
+        if terminal { PasswordPrompt.write("\n") }
+        guard let password, !password.isEmpty else {
+            AccessLog.error("hash-password: no password on standard input")
+            return configurationErrorStatus
+        }
+        do {
+            print(try PasswordHash.make(password: password))
+            return 0
+        } catch {
+            AccessLog.error("hash-password: \(error)")
+            return 1
+        }
     }
 }

@@ -58,26 +58,4 @@ public final class DemoApp: Sendable {
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
     public func makeResponder() throws(HTTPServerError) -> Router { try server.makeResponder() }
-
-    /// `appshell hash-password`: one line of standard input (typed without echo on a terminal)
-    /// becomes an Argon2id hash for the `users` key of config.json.
-    public static let hashPassword = ShellCommand.Subcommand(
-        name: "hash-password", summary: "reads a password on standard input, prints its hash"
-    ) { _ in
-        let terminal = PasswordPrompt.isTerminal
-        if terminal { PasswordPrompt.write("Password: ") }
-        let password = PasswordPrompt.readLine(echo: !terminal)
-        if terminal { PasswordPrompt.write("\n") }
-        guard let password, !password.isEmpty else {
-            AccessLog.error("hash-password: no password on standard input")
-            return ShellCommand.configurationErrorStatus
-        }
-        do {
-            print(try PasswordHash.make(password: password))
-            return 0
-        } catch {
-            AccessLog.error("hash-password: \(error)")
-            return 1
-        }
-    }
 }

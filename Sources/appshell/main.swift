@@ -8,7 +8,7 @@ AllocatorTuning.restartIfUntuned()
 
 // The demo is the default app: its configuration, its server, and the command that runs it.
 exit(
-    ShellCommand.run(DemoConfiguration.self, subcommands: [DemoApp.hashPassword]) {
+    ShellCommand.run(DemoConfiguration.self) {
         let app = try DemoApp(configuration: $0)
         app.logPasswordCheckScheduling()
         return app.server

@@ -26,21 +26,4 @@ public final class NotesServer: Sendable {
             application: NotesApp(splashMilliseconds: Int64(configuration.splashMilliseconds)),
             chrome: NotesServer.chrome, clock: clock)
     }
-
-    /// `notes hash-password`: one line of standard input becomes an Argon2id hash for `users`.
-    public static let hashPassword = ShellCommand.Subcommand(
-        name: "hash-password", summary: "reads a password on standard input, prints its hash"
-    ) { _ in
-        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-            AccessLog.error("hash-password: no password on standard input")
-            return ShellCommand.configurationErrorStatus
-        }
-        do {
-            print(try PasswordHash.make(password: password))
-            return 0
-        } catch {
-            AccessLog.error("hash-password: \(error)")
-            return 1
-        }
-    }
 }

@@ -7,6 +7,6 @@ AllocatorTuning.restartIfUntuned()
 
 // The whole command: parse `--config`, load the configuration (file, then APPSHELL_*), serve.
 exit(
-    ShellCommand.run(NotesConfiguration.self, executable: "notes", subcommands: [NotesServer.hashPassword]) {
+    ShellCommand.run(NotesConfiguration.self, executable: "notes") {
         try NotesServer(configuration: $0).server
     })
