@@ -44,17 +44,28 @@ public struct AppStorage<Value: StorableValue> {
     ) -> Value {
         get {
             let storage = screen[keyPath: storageKeyPath]
-            guard let stored = screen.context?.defaults.value(forKey: storage.key) else { return storage.defaultValue }
-            return Value(storedValue: stored) ?? storage.defaultValue
+            return Value.read(storage.key, in: screen.context?.defaults) ?? storage.defaultValue
         }
-        set {
-            let key = screen[keyPath: storageKeyPath].key
-            guard let defaults = screen.context?.defaults else { return }
-            if let stored = newValue.storedValue {
-                defaults.set(stored, forKey: key)
-            } else {
-                defaults.removeObject(forKey: key)
-            }
+        set { newValue.write(screen[keyPath: storageKeyPath].key, in: screen.context?.defaults) }
+    }
+}
+
+extension StorableValue {
+    /// The value under `key` in `store`; `nil` when there is no store, no value, or one of
+    /// another kind.
+    @inlinable
+    static func read(_ key: String, in store: DefaultsStore?) -> Self? {
+        store?.value(forKey: key).flatMap(Self.init(storedValue:))
+    }
+
+    /// Stores the value under `key` in `store` (`nil` removes it); nothing without a store.
+    @inlinable
+    func write(_ key: String, in store: DefaultsStore?) {
+        guard let store else { return }
+        if let stored = storedValue {
+            store.set(stored, forKey: key)
+        } else {
+            store.removeObject(forKey: key)
         }
     }
 }

@@ -45,19 +45,8 @@ public struct UserStorage<Value: StorableValue> {
     ) -> Value {
         get {
             let storage = screen[keyPath: storageKeyPath]
-            guard let stored = screen.context?.userDefaults?.value(forKey: storage.key) else {
-                return storage.defaultValue
-            }
-            return Value(storedValue: stored) ?? storage.defaultValue
+            return Value.read(storage.key, in: screen.context?.userDefaults) ?? storage.defaultValue
         }
-        set {
-            let key = screen[keyPath: storageKeyPath].key
-            guard let defaults = screen.context?.userDefaults else { return }
-            if let stored = newValue.storedValue {
-                defaults.set(stored, forKey: key)
-            } else {
-                defaults.removeObject(forKey: key)
-            }
-        }
+        set { newValue.write(screen[keyPath: storageKeyPath].key, in: screen.context?.userDefaults) }
     }
 }

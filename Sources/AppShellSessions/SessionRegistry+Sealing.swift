@@ -2,10 +2,10 @@
 
 extension SessionRegistry {
     /// Whether the body left the session holding nothing worth keeping: no values, no snapshot,
-    /// no live object (a memo at most).
+    /// no live object (a memo at most), no user logged in.
     func holdsNothing(_ context: SessionContext) -> Bool {
         context.defaultsIfMade?.storedValues.isEmpty ?? true && context.keptSnapshot == nil
-            && context.attachment == nil
+            && context.attachment == nil && context.user == nil
     }
 
     /// Runs `body` with the session `id` names when `seal` (what its cookie carried after it)

@@ -6,12 +6,13 @@ import Testing
 /// The controller tree is stored with the session: after a restart the same cookie gets the same
 /// screen, stack, modal screen and coordinators, and they keep working.
 @Suite struct RestorationTests {
-    static func start(store: String) throws -> (ServerProcess, Int) {
+    /// The demo's process on the SQLite file `store`, with `environment` besides.
+    static func start(store: String, environment: [String: String] = [:]) throws -> (ServerProcess, Int) {
         let server = try CommandTests.run(
             environment: [
                 "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
                 "APPSHELL_ACCESS_LOG": "false",
-            ])
+            ].merging(environment) { $1 })
         return (server, try server.port())
     }
 

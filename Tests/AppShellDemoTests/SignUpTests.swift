@@ -119,12 +119,7 @@ import Testing
         defer { folder.remove() }
         let store = folder.path("store.sqlite")
         func start() throws -> (ServerProcess, Int) {
-            let server = try CommandTests.run(
-                environment: [
-                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
-                    "APPSHELL_ACCESS_LOG": "false", "APPSHELL_SIGN_UP": "true",
-                ])
-            return (server, try server.port())
+            try RestorationTests.start(store: store, environment: ["APPSHELL_SIGN_UP": "true"])
         }
         var (server, port) = try start()
         var client = TestClient(port: port)
@@ -247,14 +242,7 @@ import Testing
         let folder = try TemporaryDirectory("everywhere")
         defer { folder.remove() }
         let store = folder.path("store.sqlite")
-        func start() throws -> (ServerProcess, Int) {
-            let server = try CommandTests.run(
-                environment: [
-                    "APPSHELL_PORT": "0", "APPSHELL_STORE_PATH": store, "APPSHELL_SPLASH_DELAY_MILLISECONDS": "0",
-                    "APPSHELL_ACCESS_LOG": "false",
-                ])
-            return (server, try server.port())
-        }
+        func start() throws -> (ServerProcess, Int) { try RestorationTests.start(store: store) }
         var (server, port) = try start()
         let login = #"{"action": "login", "username": "demo", "password": "appshell"}"#
         let phone = TestClient(port: port)

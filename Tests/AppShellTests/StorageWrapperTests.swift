@@ -20,6 +20,14 @@ final class StoredScreen: ViewController, RestorableScreen {
     init() { super.init(name: "stored") }
 }
 
+/// A screen with a property kept in the user's store.
+final class SettingsScreen: ViewController, RestorableScreen {
+    @UserStorage("theme") var theme = "light"
+    @UserStorage("fontSize") var fontSize: Int?
+
+    init() { super.init(name: "settings") }
+}
+
 /// `@AppStorage` reads and writes the session's defaults; `@SceneStorage` keeps a value with its
 /// screen and makes every change a new version.
 @Suite struct StorageWrapperTests {
@@ -76,5 +84,38 @@ final class StoredScreen: ViewController, RestorableScreen {
         #expect(again.noteID == 4 && again.next == "/main/list")
         screen.next = nil
         #expect(screen.next == nil)
+    }
+
+    @Test func userStorageIsSharedByEverySessionOfTheUser() throws {
+        let registry = SessionRegistry(configuration: SessionConfiguration(), backend: MemoryDefaultsBackend())
+        /// Runs `body` on a screen shown in the session `cookie` names (a new one when `nil`),
+        /// logged in as `user`; returns the session's cookie.
+        func session(_ cookie: String?, as user: String?, _ body: (SettingsScreen) -> Void) throws -> String {
+            let context = try registry.enterSession(presentedID: cookie) { context in
+                context.user = user
+                let screen = SettingsScreen()
+                let root = RootController(initial: screen, defaults: context.defaults)
+                root.session = context
+                body(screen)
+                root.session = nil
+            }
+            return context.cookieValue
+        }
+        let phone = try session(nil, as: "ann") { screen in
+            #expect(screen.theme == "light" && screen.fontSize == nil)
+            screen.theme = "dark"
+            screen.fontSize = 14
+        }
+        // Another session of the user reads it; one of another user, or logged out, does not.
+        _ = try session(nil, as: "ann") { screen in #expect(screen.theme == "dark" && screen.fontSize == 14) }
+        _ = try session(nil, as: "bob") { screen in #expect(screen.theme == "light") }
+        _ = try session(nil, as: nil) { screen in
+            screen.theme = "ignored"
+            #expect(screen.theme == "light")
+        }
+        // nil takes the key away, for every session of the user.
+        _ = try session(phone, as: "ann") { screen in screen.fontSize = nil }
+        _ = try session(nil, as: "ann") { screen in #expect(screen.fontSize == nil && screen.theme == "dark") }
+        #expect(try registry.backend.userStore(of: "ann").values == ["theme": .string("dark")])
     }
 }
