@@ -447,7 +447,35 @@ extension APIDocument {
             }
           },
           "413": {
-            "$ref": "#/components/responses/PayloadTooLarge"
+            "description": "The body is larger than `maxActionBodyBytes` (`error` alone), or the action would make the user's store larger than `maxUserStoreBytes` (the state with `error`; nothing it set in the user's store is kept).",
+            "headers": {
+              "Set-Cookie": {
+                "$ref": "#/components/headers/SetCookie"
+              },
+              "Cache-Control": {
+                "$ref": "#/components/headers/CacheControlNoStore"
+              },
+              "X-Request-ID": {
+                "$ref": "#/components/headers/RequestID"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "anyOf": [
+                    {
+                      "$ref": "#/components/schemas/StateWithFragmentAndError"
+                    },
+                    {
+                      "$ref": "#/components/schemas/StateWithError"
+                    },
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  ]
+                }
+              }
+            }
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
