@@ -124,7 +124,9 @@ fuzz-build: deps
 	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
-## built appshell binary, which each test starts on port 0 and stops; then the same suite over
+## built appshell binary, which each test starts on port 0 and stops, and against the example app
+## Notes (built here too; tests/browser/test_notes.py: one user on several browsers, each with its
+## own profile, on a notes with SQLite in a folder of its own); then the same suite over
 ## HTTPS (BROWSER_HTTPS=1): each server serves only HTTPS, at https://appshell.test:<port> (a
 ## host-resolver rule maps the name to 127.0.0.1), with a certificate of a CA that openssl makes
 ## for the run, and Chromium trusts that CA through the NSS database (certutil, libnss3-tools) of a
@@ -133,9 +135,11 @@ fuzz-build: deps
 ## about 3 to 4 minutes here.
 BROWSER_HTTPS_PACKAGES := openssl libnss3-tools
 BROWSER_PYTEST = PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
+	  NOTES_BINARY=$$($(SWIFT) build --package-path $(EXAMPLES) --show-bin-path)/notes \
 	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
 browser-test: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BROWSER_HTTPS_PACKAGES)"
+	$(SWIFT) build --package-path $(EXAMPLES)
 	$(BROWSER_PYTEST)
 	BROWSER_HTTPS=1 $(BROWSER_PYTEST)
 
@@ -144,7 +148,8 @@ browser-test: $(BROWSER_VENV_READY) build
 ## whole flow alternating instances, a page's live events across them, an instance killed
 ## mid-flow, Redis killed and started again, two clients racing on one session through both
 ## (tests/scaleout/run.py); then the real-browser suite through such a topology (BROWSER_SCALEOUT=1:
-## each test gets its own; the tests that restart their one server themselves are skipped)
+## each test gets its own; the tests that restart their one server themselves are skipped, and
+## Notes' browser tests, which run one notes on SQLite)
 SCALEOUT_PACKAGES := redis-server nginx
 test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"

@@ -201,28 +201,39 @@ def urlopen(url: str | urllib.request.Request, timeout: float = WAIT_SECONDS):
 
 
 class AppShellServer:
-    """The real `appshell` binary on a free port, started and stopped by the `server` fixture."""
+    """The real `appshell` binary on a free port, started and stopped by the `server` fixture.
+
+    Another app on the framework (`NotesServer`) is started the same way: its `arguments`, from
+    its folder (`cwd`, where its `Public/` is), with its own `app_environment`."""
+
+    #: The app's own `APPSHELL_*` variables: the demo's splash takes 1 s.
+    app_environment = {"APPSHELL_SPLASH_DELAY_MILLISECONDS": "1000"}
 
     def __init__(
-        self, binary: Path, extra_env: dict[str, str] | None = None, output: list[str] | None = None
+        self,
+        binary: Path,
+        extra_env: dict[str, str] | None = None,
+        output: list[str] | None = None,
+        arguments: tuple[str, ...] = (),
+        cwd: Path = REPO_ROOT,
     ) -> None:
-        # appshell refuses unknown APPSHELL_* variables (APPSHELL_BINARY among them): pass only ours.
+        # An app refuses unknown APPSHELL_* variables (APPSHELL_BINARY among them): pass only ours.
         env = {name: value for name, value in os.environ.items() if not name.startswith("APPSHELL_")}
         env.update(
             {
                 "APPSHELL_PORT": "0",
                 "APPSHELL_STORE": "memory",
-                "APPSHELL_SPLASH_DELAY_MILLISECONDS": "1000",
                 "APPSHELL_ACCESS_LOG": "false",
                 "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
+                **self.app_environment,
             }
         )
         if TLS is not None:
             env.update(TLS.server_environment())
         env.update(extra_env or {})
         self.process = subprocess.Popen(
-            [str(binary)],
-            cwd=REPO_ROOT,
+            [str(binary), *arguments],
+            cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -248,11 +259,11 @@ class AppShellServer:
                 line = None
             if line is None:
                 self.stop()
-                raise RuntimeError(f"appshell did not start: {self.log()}")
+                raise RuntimeError(f"{binary.name} did not start: {self.log()}")
             event = json.loads(line)
             if "event" not in event:
                 self.stop()
-                raise RuntimeError(f"appshell answered a request before saying 'listening': {line}")
+                raise RuntimeError(f"{binary.name} answered a request before saying 'listening': {line}")
         self.port = int(event["port"])
         self.base_url = f"https://{TLS_HOST}:{self.port}" if TLS is not None else f"http://127.0.0.1:{self.port}"
 
@@ -284,6 +295,51 @@ class AppShellServer:
                 self.process.wait()
         for thread in self._drains:
             thread.join(timeout=2)
+
+
+#: The example app Notes (Examples/Notes, its own package): its folder, where it runs from (its
+#: Public/ is there).
+NOTES_ROOT = REPO_ROOT / "Examples" / "Notes"
+
+
+class NotesServer(AppShellServer):
+    """The real `notes` binary (Examples/Notes) on a free port, with `AppShellServer`'s interface,
+    started and stopped by the `notes_server` fixture.
+
+    Its SQLite store (and the forms' key file beside it) and its configuration are in a folder of
+    its own, removed by `stop`. The configuration's one user is `USERNAME` with a password made
+    for this server (`password`), whose hash comes from the binary's `hash-password` command; the
+    splash shows for `SPLASH_MILLISECONDS`.
+    """
+
+    SPLASH_MILLISECONDS = 500
+    app_environment = {"APPSHELL_STORE": "sqlite"}
+
+    def __init__(self, binary: Path) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="appshell-browser-notes-"))
+        try:
+            self.password = "browser-" + os.urandom(8).hex()
+            made = subprocess.run(
+                [str(binary), "hash-password"], input=self.password + "\n", capture_output=True, text=True,
+                timeout=START_SECONDS)
+            if made.returncode != 0 or not made.stdout.startswith("$argon2id$"):
+                raise RuntimeError(f"notes hash-password failed ({made.returncode}): {made.stdout}{made.stderr}")
+            configuration = {
+                "storePath": str(self.folder / "notes.sqlite"),
+                "splashMilliseconds": self.SPLASH_MILLISECONDS,
+                "users": [{"username": USERNAME, "passwordHash": made.stdout.strip()}],
+            }
+            config = self.folder / "config.json"
+            config.write_text(json.dumps(configuration), encoding="utf-8")
+            super().__init__(binary, arguments=("--config", str(config)), cwd=NOTES_ROOT)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+
+    def stop(self) -> None:
+        """The server stopped (`AppShellServer.stop`), then its folder removed."""
+        super().stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class ScaleOutServer:
@@ -371,6 +427,24 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.get_closest_marker("single_instance"):
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def notes_binary() -> Path:
+    """The built `notes` binary (Examples/Notes): `$NOTES_BINARY`, else
+    `Examples/Notes/.build/debug/notes`; the test fails when it is not there."""
+    binary = Path(os.environ.get("NOTES_BINARY", NOTES_ROOT / ".build/debug/notes"))
+    if not binary.is_file():
+        pytest.fail(f"no notes binary at {binary}: run `make browser-test` (it builds Examples/Notes first)")
+    return binary
+
+
+@pytest.fixture
+def notes_server(notes_binary: Path):
+    """A fresh `notes` (SQLite in a folder of its own) for one test, always stopped afterwards."""
+    running = NotesServer(notes_binary)
+    yield running
+    running.stop()
 
 
 @pytest.fixture
