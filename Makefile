@@ -291,11 +291,21 @@ callgrind-page: deps
 	$(SWIFT) build -c release
 	python3 bench/callgrind_page.py --functions 40 .build/release/appshell
 
+## callgrind-notes: instructions per logged-in read and per action of Notes (its notes in the
+## user's store) beside the demo's, and the functions that differ most (bench/callgrind_notes.py)
+.PHONY: callgrind-notes
+callgrind-notes: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"
+	$(SWIFT) build -c release
+	$(SWIFT) build -c release --package-path Examples/Notes
+	python3 bench/callgrind_notes.py --functions 40 .build/release/appshell Examples/Notes/.build/release/notes
+
 ## bench-check: the benchmark compiles and its parsers pass, the C reference compiles without
 ## warnings and answers as bench expects (started for a moment on a free port, over HTTP and over
 ## HTTPS with a certificate openssl makes) (for make test)
 bench-check: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="openssl"
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py bench/callgrind_page.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py bench/callgrind_page.py bench/userpages.py bench/callgrind_notes.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test
+	python3 bench/userpages.py --self-test

@@ -16,6 +16,11 @@ server and wrk pinned to different cores:
   (h) (a) and (e) through nginx in front of two instances on Redis, against one (bench/scaleout.py)
   (i) memory per visitor's session: GET / without a cookie, then GET /login?next=/ + 7 000 bytes
       with its cookie, VISITOR_SESSIONS times after a warm-up (and with a short next, the baseline)
+  (j) the user's store (issue 34), on the example app Notes: 100 users with 10 logged-in pages
+      each, their event streams open; a save of a note by one page, and the time until each of
+      the user's other pages has it in a `state` event (bench/userpages.py)
+  (k) a logged-in read and action of Notes (its notes in the user's store) against the demo's
+      (a) and (e), same build, interleaved: CPU per request (bench/userpages.py)
   TLS (a) and (e) over HTTPS, keep-alive, beside the C reference serving HTTPS with the same
       libmicrohttpd, GnuTLS priorities and pinning; (a) with a new connection per request (wrk
       with `Connection: close`, NEW_CONNECTION_CLIENTS connections) over HTTPS and over HTTP: the
@@ -38,6 +43,8 @@ the Swift build), BENCH_ONLY=e (only scenario (e), its rounds and medians: for m
 to the action path), BENCH_ONLY=h (only scenario (h)), BENCH_ONLY=i (only scenario (i);
 BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ONLY=tls (only
 the TLS part, with (a) over plain HTTP beside it; writes latest.json with only that part),
+BENCH_ONLY=j or k (only scenario (j) or (k); BENCH_NOTES_BINARY: use this Notes binary, skip
+its build; BENCH_USER_CHANGES, default 200, the saves per round of (j)),
 BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
 BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
 BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
@@ -74,6 +81,7 @@ if __name__ == "__main__":
     sys.modules.setdefault("run", sys.modules[__name__])  # bench/streams.py imports this file as `run`
 import streams  # noqa: E402  (scenario (g), bench/streams.py)
 import scaleout  # noqa: E402  (scenario (h), bench/scaleout.py)
+import userpages  # noqa: E402  (scenarios (j) and (k), bench/userpages.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -1070,7 +1078,8 @@ class Bench:
         return result
 
     def progress(self, r):
-        who = f"C ref/{r['store'] or 'no store'}" if r["server"] == "c-reference" else f"AppShell/{r['store']}"
+        who = (f"C ref/{r['store'] or 'no store'}" if r["server"] == "c-reference"
+               else f"Notes/{r['store']}" if r["server"] == "notes" else f"AppShell/{r['store']}")
         log(f"  round {r['round']} ({r['scenario']}) {who:<16} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:.2f} ms"
             f"  p99 {r['p99_ms']:.2f} ms  peak RSS {mib(r['peak_rss_kib'])} MiB"
             f"  errors {r['status_errors']}/{r['socket_errors']}  CPU {r.get('cpu_us_per_request')} us/request")
@@ -1744,7 +1753,7 @@ class Bench:
             if r["socket_errors"]:
                 notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
                              f" {r['socket_errors']} socket errors ({r['timeouts']} timeouts)")
-            if r["status_errors"] and not r["scenario"].startswith("e"):
+            if r["status_errors"] and not r["scenario"].startswith(("e", "k-e")):  # (e)'s 409s: noted apart
                 notes.append(f"({r['scenario']}) {r['server']}/{r['store']} round {r['round']}:"
                              f" {r['status_errors']} answers >= 400")
         return notes
@@ -1997,6 +2006,12 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "tls":
             tls_only(bench)
             return
+        if os.environ.get("BENCH_ONLY", "") == "j":
+            print(userpages.render_live(userpages.live_measure(bench)))
+            return
+        if os.environ.get("BENCH_ONLY", "") == "k":
+            print(userpages.render_compare(userpages.compare_measure(bench)))
+            return
         bench.throughput()
         log("the TLS part: (a) and (e) over HTTPS, new connections, idle connections")
         tls = bench.tls_summary(bench.tls_part(baseline=False))
@@ -2008,6 +2023,10 @@ def main():
         memory = bench.memory()
         log("(i) memory per visitor's session, a long next and a short one")
         visitors = bench.session_memory()
+        log("(j) and (k): the user's store, on Notes (bench/userpages.py)")
+        notes = userpages.notes_binary(bench)
+        user_pages = userpages.live_measure(bench, notes)
+        compared = userpages.compare_measure(bench, notes)
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
@@ -2015,8 +2034,11 @@ def main():
         report["scaleout"] = scale
         report["session_memory"] = visitors
         report["tls"] = tls
+        report["user_pages"] = user_pages
+        report["user_store_costs"] = compared
         text = (bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
-                + "\n\n" + render_session_memory(visitors) + "\n\n" + render_tls(tls, bench.tls_settings()["text"]))
+                + "\n\n" + render_session_memory(visitors) + "\n\n" + userpages.render_live(user_pages) + "\n\n"
+                + userpages.render_compare(compared) + "\n\n" + render_tls(tls, bench.tls_settings()["text"]))
         write_report(report, text)
         return 0
     except KeyboardInterrupt:

@@ -62,12 +62,48 @@ public final class EventStream: Sendable {
 
     /// Queues one event: optional `event:` name and `id:`, and `data` (split into `data:` lines).
     public func send(event: String? = nil, id: String? = nil, data: String) {
-        var text = ""
-        if let event { text += "event: \(event)\n" }
-        if let id { text += "id: \(id)\n" }
-        for line in data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
-        text += "\n"
-        enqueue(Array(text.utf8))
+        enqueue(Self.frame(event: event, id: id, data: data))
+    }
+
+    /// The bytes of one event. `data` is cut into `data:` lines at every line break the client
+    /// reads as one (LF, CR, CRLF), working on its UTF-8 bytes: a state's JSON (kilobytes, and
+    /// no line break) is copied once. Splitting the `String` by `Character` walked every
+    /// grapheme, the largest cost of publishing a state (issue 34: 18 % of the server's CPU
+    /// while a user's pages were rendered again), and kept a CR before an LF in the line.
+    static func frame(event: String?, id: String?, data: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.utf8.count + 32)
+        if let event {
+            bytes += "event: ".utf8
+            bytes += event.utf8
+            bytes.append(0x0A)
+        }
+        if let id {
+            bytes += "id: ".utf8
+            bytes += id.utf8
+            bytes.append(0x0A)
+        }
+        var data = data
+        data.withUTF8 { text in
+            var start = 0
+            var index = 0
+            while true {
+                let end = index == text.count
+                let byte: UInt8 = end ? 0x0A : text[index]
+                if end || byte == 0x0A || byte == 0x0D {
+                    bytes += "data: ".utf8
+                    bytes += UnsafeBufferPointer(rebasing: text[start..<index])
+                    bytes.append(0x0A)
+                    if end { break }
+                    index += byte == 0x0D && index + 1 < text.count && text[index + 1] == 0x0A ? 2 : 1
+                    start = index
+                } else {
+                    index += 1
+                }
+            }
+        }
+        bytes.append(0x0A)
+        return bytes
     }
 
     /// Queues a comment line (`: text`), which clients ignore: a heartbeat that keeps proxies from

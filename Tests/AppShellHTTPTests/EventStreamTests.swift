@@ -56,6 +56,19 @@ import Testing
         #expect(Self.waitFor { live.server.openEventStreams == 0 })
     }
 
+    /// An event's `data` becomes one `data:` line per line of it, at every break a client reads
+    /// as one (LF, CR, CRLF: the CR of a CRLF is not left in the line), UTF-8 kept as it is.
+    @Test func dataIsCutIntoLinesAtEveryLineBreak() {
+        func framed(_ event: String?, _ id: String?, _ data: String) -> String {
+            String(decoding: EventStream.frame(event: event, id: id, data: data), as: UTF8.self)
+        }
+        #expect(framed("state", "c.7", "{\"a\":\"é😀\"}") == "event: state\nid: c.7\ndata: {\"a\":\"é😀\"}\n\n")
+        #expect(framed(nil, nil, "") == "data: \n\n")
+        #expect(framed(nil, nil, "a\nb\r\nc\rd") == "data: a\ndata: b\ndata: c\ndata: d\n\n")
+        #expect(framed(nil, "1", "a\n\nb\n") == "id: 1\ndata: a\ndata: \ndata: b\ndata: \n\n")
+        #expect(framed(nil, nil, "\r\n") == "data: \ndata: \n\n")
+    }
+
     @Test func heartbeatsKeepTheStreamAliveAndFindGoneClients() throws {
         let (live, opened) = try Self.start { $0.eventHeartbeatSeconds = 1 }
         var connection: RawConnection? = try RawConnection(port: live.port)
