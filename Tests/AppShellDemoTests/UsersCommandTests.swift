@@ -18,6 +18,7 @@ import Testing
         let folder: TemporaryDirectory
         var path: String { folder.path("store.sqlite") }
         init() throws { folder = try TemporaryDirectory("users-command") }
+        deinit { folder.remove() }
 
         /// Runs `appshell users <arguments>` in the package root (its config.json, as serving
         /// reads it) on this store, with `input` on standard input.
