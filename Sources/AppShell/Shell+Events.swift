@@ -5,6 +5,8 @@ import AppShellSessions
 /// A stream a request opened, subscribed once the request's changes are committed.
 struct OpenedStream: Sendable {
     let stream: EventStream
+    /// The version of the state the stream has: sent when it opened, or the one it resumed at.
+    var version: Int?
     /// When the stream must first get its place in the ledger the instances sharing the store
     /// keep (`ShellEvents.sharesStreams`): the request's deferred answer, and the one it gets
     /// when there is no place.
@@ -52,14 +54,15 @@ extension Shell {
             stream.send(event: "state", id: current, data: payload(shell, session).serializedString)
         }
         guard events.sharesStreams else {
-            shell.pendingStreams.append(OpenedStream(stream: stream))
+            shell.pendingStreams.append(OpenedStream(stream: stream, version: shell.root.version))
             return .events(stream)
         }
         // The session's other streams may be open at other instances: the answer waits for the
         // stream's place in the ledger they share, asked for once the request is committed.
         let answer = PendingResponse()
         let refusal = Response.error(Self.tooManyStreams(events.maxStreamsPerSession), for: request)
-        shell.pendingStreams.append(OpenedStream(stream: stream, admission: (answer, refusal)))
+        shell.pendingStreams.append(
+            OpenedStream(stream: stream, version: shell.root.version, admission: (answer, refusal)))
         return .deferred(answer)
     }
 
@@ -73,7 +76,9 @@ extension Shell {
     func subscribe(_ opened: OpenedStream, _ shell: LiveApp, _ session: SessionContext) {
         let (stream, channel) = (opened.stream, shell.channel)
         // Subscribed before its place is known: no event between now and then is missed.
-        events.subscribe(stream, to: channel, openedWith: session.id, user: session.user, count: shell.streamCount)
+        events.subscribe(
+            stream, to: channel, openedWith: session.id, user: session.user, version: opened.version,
+            count: shell.streamCount)
         guard let (answer, refusal) = opened.admission else { return }
         events.admit(stream, of: channel) { [events] admitted in
             if admitted {

@@ -42,6 +42,10 @@ public final class ShellEvents: Sendable {
         let sessionID: SessionID
         /// The account the stream's session was logged in as when it opened.
         let user: String?
+        /// The version of the last state event the stream got: the state it opened with, then
+        /// each one sent (events come from other instances too, and an older one, or one it
+        /// opened with, that comes late is not sent).
+        var lastVersion: Int?
 
         var isLive: Bool { stream?.isOpen ?? false }
     }
@@ -51,9 +55,6 @@ public final class ShellEvents: Sendable {
     private struct Channel: Sendable {
         var subscribers: [Subscriber] = []
         let count: StreamCount
-        /// The version of the last state event sent (events come from other instances too, and
-        /// an older one that comes late is not sent).
-        var lastVersion: Int?
     }
 
     private let channels = Locked<[String: Channel]>([:])
@@ -163,16 +164,19 @@ public final class ShellEvents: Sendable {
     }
 
     /// Sends `channel`'s events to `stream`, opened with `sessionID`, until it closes; `count`
-    /// counts the app's streams (the channel's own count when it has streams already).
+    /// counts the app's streams (the channel's own count when it has streams already). `version`
+    /// is that of the state the stream has already (sent when it opened, or the one it resumed
+    /// at): no state event of that version or older is sent to it.
     func subscribe(
         _ stream: EventStream, to channel: String, openedWith sessionID: SessionID, user: String? = nil,
-        count: StreamCount
+        version: Int? = nil, count: StreamCount
     ) {
         let key = ObjectIdentifier(stream)
         channels.withLock {
             var entry = $0[channel] ?? Channel(count: count)
             entry.count.value.add(1, ordering: .relaxed)
-            entry.subscribers.append(Subscriber(stream: stream, key: key, sessionID: sessionID, user: user))
+            entry.subscribers.append(
+                Subscriber(stream: stream, key: key, sessionID: sessionID, user: user, lastVersion: version))
             $0[channel] = entry
         }
         if let user { usersChannels.withLock { $0[user, default: []].insert(channel) } }
@@ -300,17 +304,21 @@ public final class ShellEvents: Sendable {
         relay?.send(Self.message(event, id ?? "", data), on: channel)
     }
 
-    /// Sends one event to every stream of `channel` here; a state event older than one sent
-    /// already (events come from other instances too, and one may come late) is dropped.
+    /// Sends one event to every stream of `channel` here; a state event no newer than one a
+    /// stream has (events come from other instances too, and one may come late: after a newer
+    /// one, or after the stream opened with its state) is not sent to that stream.
     private func publishHere(_ channel: String, event: String, id: String?, version: Int?, data: String) {
         let streams = channels.withLock { channels -> [EventStream] in
             guard var entry = channels[channel] else { return [] }
-            if let version {
-                if let last = entry.lastVersion, version <= last { return [] }
-                entry.lastVersion = version
-                channels[channel] = entry
+            guard let version else { return entry.subscribers.compactMap(\.stream) }
+            var streams: [EventStream] = []
+            for index in entry.subscribers.indices {
+                if let last = entry.subscribers[index].lastVersion, version <= last { continue }
+                entry.subscribers[index].lastVersion = version
+                if let stream = entry.subscribers[index].stream { streams.append(stream) }
             }
-            return entry.subscribers.compactMap(\.stream)
+            channels[channel] = entry
+            return streams
         }
         for stream in streams { stream.send(event: event, id: id, data: data) }
     }

@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellHTTP
 import AppShellSessions
 import Testing
 
@@ -50,5 +51,30 @@ import Testing
         #expect(keys.first?.0 == "channel" && keys.first?.1 == id.storeKey)
         // With no page of the session listening here, there is nobody here to show it to.
         #expect(events.sessionID(of: "channel", storeKey: id.storeKey) == nil)
+    }
+
+    /// A page's stream gets no relayed state of the version it opened with, or older: the other
+    /// instance's event of the login that made that version can come after the stream opened here
+    /// with it (make test-scaleout's events scenario saw version 2 twice). A stream opened before
+    /// gets it, and each stream a newer one once.
+    @Test func aRelayedStateNoNewerThanAStreamHasIsNotSentToIt() {
+        let relay = RecordingRelay()
+        let events = ShellEvents(relay: relay)
+        events.startRelaying { _, _, _ in }
+        defer { events.stopRelaying() }
+        let (earlier, opened) = (EventStream(), EventStream())
+        let count = StreamCount()
+        events.subscribe(earlier, to: "channel", openedWith: SessionID.random(), version: 1, count: count)
+        events.subscribe(opened, to: "channel", openedWith: SessionID.random(), version: 2, count: count)
+        relay.deliver("state\nchannel.2\n{}", on: "channel")
+        #expect(opened.queuedBytes == 0, "the stream got the state it opened with again")
+        let heard = earlier.queuedBytes
+        #expect(heard > 0)
+        relay.deliver("state\nchannel.1\n{}", on: "channel")
+        #expect(opened.queuedBytes == 0)
+        #expect(earlier.queuedBytes == heard)
+        relay.deliver("state\nchannel.3\n{}", on: "channel")
+        #expect(opened.queuedBytes > 0)
+        #expect(earlier.queuedBytes > heard)
     }
 }

@@ -21,6 +21,9 @@ ports in a temporary folder, and stops them all at the end. Then, through nginx 
             instance is told of it, and delivers it if it is still undelivered a moment after).
   streams   a session's cap on open event streams (8) holds over both instances: four open at
             each, a ninth is refused (429) at either; one that ends frees its place for the other.
+  everywhere  log out everywhere through one instance (the account screen) ends the user's other
+            session and its page's stream held by the other instance, through the relay: that
+            session's next requests, through nginx, are a visitor's.
   redis     Redis is killed and started again in the middle: meanwhile requests are answered 503
             with a JSON message saying the store is unavailable; afterwards the session is as last
             answered (nothing acknowledged lost) and goes on.
@@ -441,6 +444,30 @@ def scenario_redis(topology):
     check(status == 200 and answer["stack"] == ["main"], f"and goes on ({status})")
 
 
+def scenario_everywhere(topology):
+    print("everywhere: log out everywhere through one instance ends the user's session held by the other",
+          flush=True)
+    phone, _ = logged_in(topology)
+    laptop, _ = logged_in(topology)
+    # The phone's page stream on instance 1; the laptop logs out everywhere through instance 0.
+    stream = EventReader(topology.instance_ports[1], phone.cookie)
+    check(stream.wait_for(lambda: len(stream.versions()) > 0), "the phone's stream on instance 1 opened")
+    direct = Client(topology.instance_ports[0])
+    direct.cookie = laptop.cookie
+    status, answer, _ = direct.act("account")
+    check(status == 200 and answer.get("presented") == "account", f"account through instance 0 answered {status}")
+    status, answer, _ = direct.act("logOutEverywhere")
+    check(status == 200 and answer.get("screen") == "login",
+          f"logOutEverywhere through instance 0 answered {status}, {answer and answer.get('screen')}")
+    check(stream.wait_for(lambda: stream.ended), "the phone's stream on instance 1 ended")
+    stream.close()
+    # The phone's next requests, through nginx (so on both instances): a visitor's.
+    for _ in range(2):
+        status, state, _ = phone.state()
+        check(status == 200 and state["screen"] in ("splash", "login") and state["defaults"] == {},
+              f"the phone is a visitor now ({status}, {state and state.get('screen')}, {state and state.get('defaults')})")
+
+
 def scenario_race(topology):
     print("race: two clients on one session through both instances at once", flush=True)
     first, _ = logged_in(topology)
@@ -495,6 +522,7 @@ def main():
         scenario_kill(topology)
         scenario_reminder(topology)
         scenario_stream_cap(topology)
+        scenario_everywhere(topology)
         scenario_redis(topology)
         scenario_race(topology)
     finally:
