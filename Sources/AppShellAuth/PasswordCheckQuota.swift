@@ -46,6 +46,9 @@ public final class PasswordCheckQuota: Sendable {
             quota.release(network)
         }
 
+        /// Whether the place was given back: its check ran, or was dropped.
+        public var isGivenBack: Bool { given.load(ordering: .acquiring) }
+
         deinit { giveBack() }
     }
 

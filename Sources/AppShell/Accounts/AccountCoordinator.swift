@@ -31,9 +31,9 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
     private let root: RootController
     private let accounts: Accounts
     private let screen: AccountScreen
-    /// The place of this flow's password check under way (its answer not yet applied): held by
-    /// the check's task until it ends, so a check cancelled before its answer (its client went
-    /// away) frees the flow as it frees the place.
+    /// The place of this flow's password check under way: given back once the check ran (or was
+    /// dropped, its client gone), which frees the flow for the next attempt, whatever becomes of
+    /// the answer.
     private weak var checkUnderWay: PasswordCheckQuota.Place?
 
     /// An account flow on `root`, with a new screen.
@@ -88,7 +88,8 @@ public final class AccountCoordinator: Coordinator, RestorableCoordinator {
         let (shell, session) = (root.services?.shell, root.sessionID)
         do throws(ActionError) {
             checkUnderWay = try accounts.runCheck(
-                on: root, sessionKey: key, username: username, clientAddress: clientAddress, busy: checkUnderWay != nil
+                on: root, sessionKey: key, username: username, clientAddress: clientAddress,
+                busy: checkUnderWay?.isGivenBack == false
             ) { [accounts] in
                 PasswordVerdict { () throws(StoreError) in
                     guard try accounts.authenticate(username: username, password: current),

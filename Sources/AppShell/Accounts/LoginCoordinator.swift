@@ -43,9 +43,9 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
     /// Failures are also counted per session: the key is the session's id, which stays the same
     /// until a login succeeds (that rotates it), however often the app is rebuilt from its snapshot.
     private var limiterKey: String { root.sessionID.map { "session:" + $0.text } ?? flowKey }
-    /// The place of this flow's password check under way (its answer not yet applied): held by
-    /// the check's task until it ends, so a check cancelled before its answer (its client went
-    /// away) frees the flow as it frees the place.
+    /// The place of this flow's password check under way: given back once the check ran (or was
+    /// dropped, its client gone), which frees the flow for the next attempt, whatever becomes of
+    /// the answer.
     private weak var checkUnderWay: PasswordCheckQuota.Place?
 
     /// The page asked for before logging in (the form sends it back as `next`).
@@ -120,7 +120,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         do throws(ActionError) {
             checkUnderWay = try accounts.runCheck(
                 on: root, sessionKey: limiterKey, username: username, clientAddress: clientAddress,
-                busy: checkUnderWay != nil
+                busy: checkUnderWay?.isGivenBack == false
             ) { [accounts] in
                 PasswordVerdict { () throws(StoreError) in
                     try accounts.authenticate(username: username, password: password)
@@ -199,7 +199,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
         do throws(ActionError) {
             checkUnderWay = try accounts.runCheck(
                 on: root, sessionKey: limiterKey, username: name.text, clientAddress: clientAddress,
-                busy: checkUnderWay != nil
+                busy: checkUnderWay?.isGivenBack == false
             ) { [accounts] () -> SignUpOutcome in
                 guard let hash = try? PasswordHash.make(password: password) else { return SignUpOutcome.failed }
                 let made: Bool
