@@ -30,6 +30,8 @@ public final class ShellServer: Sendable {
     public let timers = TimerQueue(name: "appshell-timers")
     /// The URLs of the app's pages besides `/`.
     public let pagePaths: [String]
+    /// Held while a SQLite store is served (`SQLiteServingLock`).
+    private let servingLock: SQLiteServingLock?
     /// The app's own `/metrics` sources, after the sessions' families.
     private let metricsSources: [any MetricsSource]
     /// The app's work to stop once the HTTP server has stopped, before the store's writer stops.
@@ -78,12 +80,15 @@ public final class ShellServer: Sendable {
         let key: [UInt8]
         var relay: (any StoreMessageRelay)?
         var ledger: (any StreamLedger)?
+        var servingLock: SQLiteServingLock?
         switch configuration.store {
         case .memory:
             backend = MemoryDefaultsBackend()
             key = CSRFTokens.randomKey()
         case .sqlite:
             backend = try SQLiteDefaultsBackend(path: configuration.storePath)
+            // Held while the server runs: `users passwd|remove` wait for it to stop.
+            servingLock = try SQLiteServingLock.serving(configuration.storePath)
             key = try CSRFKeyFile.load(besides: configuration.storePath)
         case .redis:
             let redis = try RedisDefaultsBackend(
@@ -98,6 +103,7 @@ public final class ShellServer: Sendable {
             // A session's cap on streams holds over all the instances.
             ledger = RedisStreamLedger(url: redis.url, keyPrefix: redis.keyPrefix)
         }
+        self.servingLock = servingLock
         // SQLite's and Redis's commits go through one writer thread, many requests' writes per
         // transaction (no server thread waits for the disk or the network); the memory store
         // writes on the request's thread (it never waits).

@@ -69,6 +69,23 @@ enum UsersCommand {
             return 1
         }
         defer { backend.close() }
+        // A server serving the SQLite file would keep the sessions it holds in memory, and could
+        // write one back: ending sessions waits until it stops.
+        var alone: SQLiteServingLock?
+        if ["passwd", "remove"].contains(action), configuration.shell.store == .sqlite {
+            do {
+                alone = try SQLiteServingLock.alone(configuration.shell.storePath)
+            } catch {
+                AccessLog.error("users: \(error)")
+                return 1
+            }
+            guard alone != nil else {
+                return refused(
+                    "\(action): a server is serving \(configuration.shell.storePath); stop it first (its sessions "
+                        + "in memory would outlive this), or end the user's sessions from the account screen")
+            }
+        }
+        defer { withExtendedLifetime(alone) {} }
         do {
             if action == "list" {
                 for name in try backend.accountNames() { print(name) }

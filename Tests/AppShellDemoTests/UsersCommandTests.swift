@@ -1,4 +1,5 @@
 import AppShell
+import AppShellDemo
 import AppShellTesting
 import Foundation
 import Testing
@@ -134,5 +135,28 @@ import Testing
         #expect(usage.status == 2)
         #expect(usage.errors.hasPrefix("appshell: users: unknown users command rename\nusage: "))
         #expect(try store.users(["add"]).status == 2)
+    }
+
+    @Test func endingSessionsWaitsForTheServerServingTheFileToStop() throws {
+        let store = try Store()
+        #expect(try store.users(["add", "ann"], input: "long enough\n").status == 0)
+        var configuration = DemoConfiguration()
+        configuration.store = .sqlite
+        configuration.storePath = store.path
+        var app: DemoApp? = try DemoApp(configuration: configuration)
+        // Served: adding and listing are fine, ending sessions is refused and changes nothing.
+        #expect(try store.users(["add", "bob"], input: "long enough\n").status == 0)
+        for arguments in [["passwd", "ann"], ["remove", "ann"]] {
+            let refused = try store.users(arguments, input: "another one\n")
+            #expect(refused.status == 1)
+            #expect(refused.errors.contains("a server is serving \(store.path); stop it first"), "\(refused.errors)")
+        }
+        #expect(try store.users(["list"]).output == "ann\nbob\n")
+        withExtendedLifetime(app) {}
+        app?.server.accounts.passwordChecks.stop()
+        app = nil
+        // Stopped: it runs.
+        #expect(try store.users(["remove", "ann"]).status == 0)
+        #expect(try store.users(["list"]).output == "bob\n")
     }
 }
