@@ -268,6 +268,9 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Closes the file: checkpointed, its `-wal` and `-shm` files removed. Later calls throw.
     public func close() {
         checkpointer.stop()
+        // The reader too: the last connection to close checkpoints the log and removes it, and
+        // one left open (its backend still referenced at exit) left the -wal and -shm files.
+        reader.withLock { $0.close() }
         connection.withLock { $0.close() }
     }
 
