@@ -8,7 +8,9 @@ import Glibc
 /// `GET /answer` waits until the test says `answer(with:)`. It counts the requests waiting and
 /// those whose client went away (the action's task cancelled its request).
 final class SlowService: Sendable {
-    private let server: LiveServer
+    /// Plain HTTP whatever the suite speaks (`make test-tls`): it stands for another service of
+    /// the app's, which the app's work reaches over a socket of its own.
+    private let server: HTTPServer
     private let waiting = Locked<[PendingResponse]>([])
     /// Requests whose client closed the connection before they were answered.
     let abandoned = Locked(0)
@@ -24,7 +26,11 @@ final class SlowService: Sendable {
             waiting.withLock { $0.append(pending) }
             return .deferred(pending)
         }
-        server = try LiveServer(configuration: LiveServer.testConfiguration, responder: router)
+        var configuration = LiveServer.testConfiguration
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        server = HTTPServer(configuration: configuration, responder: router)
+        try server.start()
     }
 
     /// The port it listens on.
@@ -46,7 +52,7 @@ final class SlowService: Sendable {
     /// Stops it.
     func stop() {
         answer(with: "stopped")
-        server.stop(timeoutSeconds: 5)
+        _ = server.shutdown(timeoutSeconds: 5)
     }
 
     /// Asks `GET /answer` of the service on `port` and returns the body, awaiting it as an app
