@@ -20,7 +20,7 @@ final class ShellHarness: @unchecked Sendable {
         configuration.splashDelayMilliseconds = 0
         configuration.reminderDelayMilliseconds = 0
         // The password is checked by a closure that costs nothing (Argon2id would be the whole run).
-        configuration.users = ["demo": "hash"]
+        configuration.accounts.users = ["demo": "hash"]
         configuration.publicDirectory = ShellHarness.publicDirectory()
         app = try! DemoApp(configuration: configuration, verifyPassword: { password, _ in password == "demo" })
         router = try! app.makeResponder()
