@@ -71,7 +71,7 @@ let package = Package(
             name: "AppShell",
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],
             // Embedded as APIDocumentTemplate.swift by scripts/embed-assets.py.
-            exclude: ["APIDocumentTemplate.json"]),
+            exclude: ["Pages/APIDocumentTemplate.json"]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency", "CMicroHTTPD"]),
         // The demo app: its configuration, screens, coordinators and routes.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the framework's built-in files as Swift sources: Sources/AppShell/PageScript.swift
-from Public/app.js (the page script), Sources/AppShell/BaseStylesheet.swift from
-Public/appshell.css (the base stylesheet) and Sources/AppShell/APIDocumentTemplate.swift from
-Sources/AppShell/APIDocumentTemplate.json (the framework's part of every app's OpenAPI document).
+"""Writes the framework's built-in files as Swift sources: Sources/AppShell/Pages/PageScript.swift
+from Public/app.js (the page script), Sources/AppShell/Pages/BaseStylesheet.swift from
+Public/appshell.css (the base stylesheet) and Sources/AppShell/Pages/APIDocumentTemplate.swift from
+Sources/AppShell/Pages/APIDocumentTemplate.json (the framework's part of every app's OpenAPI document).
 The framework serves them from memory, so an app needs no copy. Run from the repository's root
 after editing one (PageScriptTests, BaseStylesheetTests and APIDocumentTests fail until they
 agree):
@@ -19,7 +19,7 @@ ASSETS = [
     ("Public/app.js", "PageScript.swift", "PageScript", "the shell's page script"),
     ("Public/appshell.css", "BaseStylesheet.swift", "BaseStylesheet", "the framework's base stylesheet"),
     (
-        "Sources/AppShell/APIDocumentTemplate.json",
+        "Sources/AppShell/Pages/APIDocumentTemplate.json",
         "APIDocumentTemplate.swift",
         "APIDocument",
         "the framework's part of an app's OpenAPI document",
@@ -50,7 +50,7 @@ def main() -> int:
     for source, target, owner, what in ASSETS:
         text = (ROOT / source).read_text(encoding="utf-8")
         # The literal's last line break is not part of its text: the file's own ends the last line.
-        (ROOT / "Sources" / "AppShell" / target).write_text(render(text, source, owner, what), encoding="utf-8")
+        (ROOT / "Sources" / "AppShell" / "Pages" / target).write_text(render(text, source, owner, what), encoding="utf-8")
     return 0
 
 

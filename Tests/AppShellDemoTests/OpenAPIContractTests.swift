@@ -80,7 +80,7 @@ import Testing
 
     /// The framework's part of every document is built in from its JSON file.
     @Test func theEmbeddedTemplateIsTheJSONFile() throws {
-        let sources = CommandTests.packageRoot.appendingPathComponent("Sources/AppShell")
+        let sources = CommandTests.packageRoot.appendingPathComponent("Sources/AppShell/Pages")
         let json = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.json"), encoding: .utf8)
         let swift = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.swift"), encoding: .utf8)
         #expect(

@@ -12,7 +12,7 @@ import Testing
         let file = try Data(contentsOf: PageScriptTests.packageRoot.appendingPathComponent("Public/appshell.css"))
         #expect(
             Array(file) == BaseStylesheet.bytes,
-            "Sources/AppShell/BaseStylesheet.swift differs from Public/appshell.css: run python3 scripts/embed-assets.py"
+            "Sources/AppShell/Pages/BaseStylesheet.swift differs from Public/appshell.css: run python3 scripts/embed-assets.py"
         )
     }
 

@@ -15,7 +15,7 @@ import Testing
         let file = try Data(contentsOf: Self.packageRoot.appendingPathComponent("Public/app.js"))
         #expect(
             Array(file) == PageScript.bytes,
-            "Sources/AppShell/PageScript.swift differs from Public/app.js: run python3 scripts/embed-assets.py")
+            "Sources/AppShell/Pages/PageScript.swift differs from Public/app.js: run python3 scripts/embed-assets.py")
     }
 
     /// A server of the probe app over `publicDirectory` (empty: no `app.js` in it).

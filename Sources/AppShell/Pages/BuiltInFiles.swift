@@ -4,7 +4,7 @@ import AppShellHTTP
 /// stream, and learns from the page's markup which actions mean back, close and launch), built
 /// into the framework so that an app serves it without a copy. `ShellServer` serves it from memory
 /// at `/app.js`, and `PageChrome` loads it on every page by default.
-/// `Sources/AppShell/PageScript.swift` is generated from `Public/app.js` by
+/// `Sources/AppShell/Pages/PageScript.swift` is generated from `Public/app.js` by
 /// `scripts/embed-assets.py`.
 public enum PageScript {
     /// The script's file name, and its URL path (`/app.js`) with the content version after it.
@@ -24,7 +24,7 @@ public enum PageScript {
 /// an app's own stylesheets, linked after it, style its own pieces and may override its CSS
 /// variables. Built into the framework like the page script: `ShellServer` serves it from memory
 /// at `/appshell.css`, and `PageChrome` links it on every page, first, by default.
-/// `Sources/AppShell/BaseStylesheet.swift` is generated from `Public/appshell.css` by
+/// `Sources/AppShell/Pages/BaseStylesheet.swift` is generated from `Public/appshell.css` by
 /// `scripts/embed-assets.py`.
 public enum BaseStylesheet {
     /// The stylesheet's file name, and its URL path (`/appshell.css`) with the content version
