@@ -19,49 +19,58 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-build asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test, the suites that talk HTTP again over
-## TLS (test-tls), the API contract (schemathesis),
-## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
-## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
-## real-browser tests (over HTTP, then over HTTPS on appshell.test), then the scale-out test (two
-## instances on Redis behind nginx)
+## test: install what is missing, lint, then each kind of check once, three builds shared by all:
+## - the debug build (.build, shared with Examples/Notes): every Swift test, those that talk HTTP
+##   over TLS (test-tls), Notes' tests (examples-test), the API contract (schemathesis), the floods
+##   (smaller than make flood's), the real-browser tests (over HTTP, then those that depend on the
+##   transport over HTTPS on appshell.test), the scale-out test (two instances on Redis behind
+##   nginx, then the browser tests that depend on the server's state through such a topology);
+## - the AddressSanitizer build (.build/asan): every Swift test again, over plain HTTP (asan-test),
+##   and each fuzz target for a few seconds (fuzz-test);
+## - the ThreadSanitizer build (.build/tsan): the concurrency suites (tsan-test).
 test: test-deps lint hadolint bench-check
-	$(SWIFT) build --build-tests
-	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) test-tls
 	$(MAKE) examples-test
 	$(MAKE) contract-test
 	$(MAKE) flood-test
-	$(MAKE) fuzz-test
-	$(MAKE) tsan-test
-	$(MAKE) asan-test
 	$(MAKE) browser-test
 	$(MAKE) test-scaleout
+	$(MAKE) asan-test
+	$(MAKE) fuzz-test
+	$(MAKE) tsan-test
 
-## test-tls: the suites that talk HTTP (the HTTP layer's, the shell's, the demo's) again over TLS:
-## with APPSHELL_TEST_TLS every LiveServer serves HTTPS with a self-signed pair made here by
-## openssl, and every test client of its port speaks TLS to it (see AppShellTesting's TestTLS)
+## The Swift tests run from their bundle in several processes at once, each on whole suites
+## (scripts/swift-test-shards: most tests wait rather than compute, and one process runs two tests
+## at a time on a 2-core machine); SWIFT_TEST_PROCESSES (4) sets how many.
+TEST_BUNDLE := AppShellPackageTests.xctest
+SWIFT_TEST_SHARDS := scripts/swift-test-shards
+
+## test-tls: every Swift test in the debug build, the suites that talk HTTP (the HTTP layer's, the
+## testing kit's, the shell's, the demo's) over TLS: with APPSHELL_TEST_TLS every LiveServer serves
+## HTTPS with a self-signed pair made here by openssl, and every test client of its port speaks TLS
+## to it (see AppShellTesting's TestTLS). The same suites over plain HTTP run in asan-test.
 TEST_TLS := .build/test-tls
 test-tls: test-deps
 	$(SWIFT) build --build-tests
 	mkdir -p $(TEST_TLS)
 	openssl req -x509 -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2 -subj "/CN=AppShell test" \
 	  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout $(TEST_TLS)/server.key -out $(TEST_TLS)/server.pem 2>/dev/null
-	APPSHELL_TEST_TLS=$(abspath $(TEST_TLS)) $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build \
-	  --filter 'AppShellHTTPTests|AppShellTests|AppShellDemoTests'
+	APPSHELL_TEST_TLS=$(abspath $(TEST_TLS)) $(WITHOUT_LEFTOVERS) $(SWIFT_TEST_SHARDS) .build/debug/$(TEST_BUNDLE)
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
-## products by path, built in its own Examples/Notes/.build) and run its tests
+## products by path) and run its tests. It is built in the root's scratch path (.build): the
+## framework's modules compile with the same commands in both packages, so each is compiled once.
 EXAMPLES := Examples/Notes
+NOTES_SWIFT_FLAGS := --package-path $(EXAMPLES) --scratch-path $(CURDIR)/.build
 examples-test: deps
-	$(SWIFT) build --build-tests --package-path $(EXAMPLES)
-	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --package-path $(EXAMPLES)
+	$(SWIFT) build --build-tests $(NOTES_SWIFT_FLAGS)
+	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build $(NOTES_SWIFT_FLAGS)
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
@@ -82,64 +91,77 @@ test-container:
 TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests|RedisStreamLedgerTests|AsyncActionTests|DeferredFinishPriorityTests|LoginCancellationTests|PendingResponseCancellationTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'
+	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT_TEST_SHARDS) .build/tsan/debug/$(TEST_BUNDLE) \
+	  --filter '$(TSAN_SUITES)'
 
-## asan-test: every Swift test once under AddressSanitizer (use after free, overflows), built in
-## its own scratch path so the ordinary build is kept. LeakSanitizer stays off: the Swift runtime's
-## and the test runner's allocations that live until exit would be reported as leaks.
-## Tests/asan.supp suppresses one overflow inside the toolchain's Foundation (Process.run), not ours.
-asan-test: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:suppressions=$(CURDIR)/Tests/asan.supp $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+## asan-build: the AddressSanitizer build (.build/asan) of everything: the framework, the tests, the
+## executables and the fuzz targets (APPSHELL_FUZZ=1, see Package.swift: the framework's modules
+## also get libFuzzer's coverage, and only the fuzz executables link libFuzzer, the toolchain's
+## libclang_rt.fuzzer_no_main). One build serves asan-test and fuzz-test. gold's warnings about
+## AddressSanitizer's local symbols are left out.
+ASAN_SCRATCH := .build/asan
+FUZZER_RUNTIME = $$($(SWIFT) -print-target-info | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')/clang/lib/linux/libclang_rt.fuzzer_no_main-$$(uname -m).a
+ASAN_SWIFT = env APPSHELL_FUZZ=1 APPSHELL_FUZZER_RUNTIME="$(FUZZER_RUNTIME)" $(SWIFT)
+ASAN_FLAGS := --sanitize=address --scratch-path $(ASAN_SCRATCH)
+asan-build: deps
+	@mkdir -p .build; status=0; \
+	$(ASAN_SWIFT) build --build-tests $(ASAN_FLAGS) >.build/asan-build.log 2>&1 || status=$$?; \
+	grep -v "Cannot export local symbol" .build/asan-build.log; exit $$status
+
+## asan-test: every Swift test once under AddressSanitizer (use after free, overflows), from
+## asan-build. LeakSanitizer stays off: the Swift runtime's and the test runner's allocations that
+## live until exit would be reported as leaks. Tests/asan.supp suppresses one overflow inside the
+## toolchain's Foundation (Process.run), not ours.
+ASAN_OPTIONS_TEST := detect_leaks=0:halt_on_error=1:suppressions=$(CURDIR)/Tests/asan.supp
+asan-test: asan-build
+	ASAN_OPTIONS=$(ASAN_OPTIONS_TEST) $(WITHOUT_LEFTOVERS) $(SWIFT_TEST_SHARDS) $(ASAN_SCRATCH)/debug/$(TEST_BUNDLE)
 
 ## fuzz: every libFuzzer target (Fuzz/targets) for FUZZ_SECONDS (60) each, one after the other,
-## AddressSanitizer on, optimized (FUZZ_CONFIG=release: about ten times the executions of a debug
-## build), from the checked-in seeds and crash regressions (Fuzz/corpus/<target>) with a
-## dictionary (Fuzz/dict); new inputs are kept in the git-ignored .build/fuzz-corpus, crashes in
-## .build/fuzz-artifacts. FUZZ_TARGETS picks some. Prints the executions of each. See Fuzz/run.sh.
+## AddressSanitizer on, optimized (about ten times the executions of a debug build), from the
+## checked-in seeds and crash regressions (Fuzz/corpus/<target>) with a dictionary (Fuzz/dict); new
+## inputs are kept in the git-ignored .build/fuzz-corpus, crashes in .build/fuzz-artifacts.
+## FUZZ_TARGETS picks some. Prints the executions of each. See Fuzz/run.sh.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
-fuzz:
-	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=release
-	FUZZ_CONFIG=release FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+fuzz: fuzz-build
+	FUZZ_BIN=$(FUZZ_SCRATCH)/release FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
 ## fuzz-test: each fuzz target briefly (FUZZ_TEST_SECONDS, 3 s each) after its checked-in seeds
-## and regressions (the working corpus is left out: a fresh one each time), in a debug build
-## (quicker to compile), for make test
+## and regressions (the working corpus is left out: a fresh one each time), from asan-build (a
+## debug build, shared with asan-test), for make test
 FUZZ_TEST_SECONDS ?= 3
-fuzz-test:
-	@$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIG=debug
+fuzz-test: asan-build
 	rm -rf .build/fuzz-test-corpus
-	FUZZ_CONFIG=debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_WORK_CORPUS=.build/fuzz-test-corpus Fuzz/run.sh $(FUZZ_TARGETS)
+	FUZZ_BIN=$(ASAN_SCRATCH)/debug FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_WORK_CORPUS=.build/fuzz-test-corpus \
+	  Fuzz/run.sh $(FUZZ_TARGETS)
 
-## fuzz-build: the fuzz targets, declared only with APPSHELL_FUZZ=1 (see Package.swift), built with
-## -sanitize=fuzzer,address in their own scratch path (.build/fuzz) so the ordinary build is kept;
-## FUZZ_CONFIG (debug) or release, which keeps @testable imports (-enable-testing). gold's warnings
-## about AddressSanitizer's local symbols are left out.
-FUZZ_CONFIG ?= debug
+## fuzz-build: make fuzz's optimized build (.build/fuzz), made as asan-build is (Package.swift's
+## APPSHELL_FUZZ=1) in release mode with @testable imports kept (-enable-testing)
+FUZZ_SCRATCH := .build/fuzz
 fuzz-build: deps
 	@mkdir -p .build; status=0; \
-	APPSHELL_FUZZ=1 $(SWIFT) build -c $(FUZZ_CONFIG) $(if $(filter release,$(FUZZ_CONFIG)),-Xswiftc -enable-testing) \
-	  --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address >.build/fuzz-build.log 2>&1 || status=$$?; \
+	$(ASAN_SWIFT) build -c release -Xswiftc -enable-testing --sanitize=address --scratch-path $(FUZZ_SCRATCH) \
+	  >.build/fuzz-build.log 2>&1 || status=$$?; \
 	grep -v "Cannot export local symbol" .build/fuzz-build.log; exit $$status
 
 ## browser-test: the real-browser tests (headless Chromium through Selenium, axe-core) against the
 ## built appshell binary, which each test starts on port 0 and stops, and against the example app
 ## Notes (built here too; tests/browser/test_notes.py: one user on several browsers, each with its
-## own profile, on a notes with SQLite in a folder of its own); then the same suite over
-## HTTPS (BROWSER_HTTPS=1): each server serves only HTTPS, at https://appshell.test:<port> (a
-## host-resolver rule maps the name to 127.0.0.1), with a certificate of a CA that openssl makes
-## for the run, and Chromium trusts that CA through the NSS database (certutil, libnss3-tools) of a
-## HOME of its own; tests/browser/test_https.py checks the secure context, the service worker,
-## installability, the __Host- cookie, and that the trust comes from that CA alone. Each run takes
-## about 3 to 4 minutes here.
+## own profile, on a notes with SQLite in a folder of its own); then again over HTTPS
+## (BROWSER_HTTPS=1) the tests whose behaviour depends on the transport (marked over_https: the
+## event stream, the cookie, the origin, the headers, the service worker and the console): each
+## server serves only HTTPS, at https://appshell.test:<port> (a host-resolver rule maps the name to
+## 127.0.0.1), with a certificate of a CA that openssl makes for the run, and Chromium trusts that CA
+## through the NSS database (certutil, libnss3-tools) of a HOME of its own;
+## tests/browser/test_https.py checks the secure context, the service worker, installability, the
+## __Host- cookie, and that the trust comes from that CA alone.
 BROWSER_HTTPS_PACKAGES := openssl libnss3-tools
 BROWSER_PYTEST = PYTHONDONTWRITEBYTECODE=1 APPSHELL_BINARY=$$($(SWIFT) build --show-bin-path)/appshell \
-	  NOTES_BINARY=$$($(SWIFT) build --package-path $(EXAMPLES) --show-bin-path)/notes \
+	  NOTES_BINARY=$$($(SWIFT) build $(NOTES_SWIFT_FLAGS) --show-bin-path)/notes \
 	  $(BROWSER_VENV)/bin/python -m pytest -q tests/browser
 browser-test: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BROWSER_HTTPS_PACKAGES)"
-	$(SWIFT) build --package-path $(EXAMPLES)
+	$(SWIFT) build $(NOTES_SWIFT_FLAGS)
 	$(BROWSER_PYTEST)
 	BROWSER_HTTPS=1 $(BROWSER_PYTEST)
 
@@ -147,9 +169,9 @@ browser-test: $(BROWSER_VENV_READY) build
 ## nginx, installed when missing), on free loopback ports, all stopped at the end: the JSON API's
 ## whole flow alternating instances, a page's live events across them, an instance killed
 ## mid-flow, Redis killed and started again, two clients racing on one session through both
-## (tests/scaleout/run.py); then the real-browser suite through such a topology (BROWSER_SCALEOUT=1:
-## each test gets its own; the tests that restart their one server themselves are skipped, and
-## Notes' browser tests, which run one notes on SQLite)
+## (tests/scaleout/run.py); then through such a topology (BROWSER_SCALEOUT=1: each test gets its
+## own) the real-browser tests whose behaviour depends on the server's state across requests
+## (marked scaled_out: logins, actions, reloads, live events, logout, CSRF)
 SCALEOUT_PACKAGES := redis-server nginx
 test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"
@@ -162,10 +184,10 @@ test-scaleout: $(BROWSER_VENV_READY) build
 ## serves at /api/openapi.json. CONTRACT_SECONDS (90) bounds each run, CONTRACT_MAX_EXAMPLES (60)
 ## the cases per operation, CONTRACT_SEED (15) picks them.
 contract-test: $(CONTRACT_VENV_READY) build
-	$(SWIFT) build --package-path $(EXAMPLES)
+	$(SWIFT) build $(NOTES_SWIFT_FLAGS)
 	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis \
 	  --env APPSHELL_SPLASH_DELAY_MILLISECONDS=0
-	python3 tests/contract/run.py $$($(SWIFT) build --package-path $(EXAMPLES) --show-bin-path)/notes \
+	python3 tests/contract/run.py $$($(SWIFT) build $(NOTES_SWIFT_FLAGS) --show-bin-path)/notes \
 	  $(CONTRACT_VENV)/bin/schemathesis --app-dir $(EXAMPLES) --env APPSHELL_SPLASH_MILLISECONDS=0
 
 ## flood-test: tests/flood/run.py against the built (debug) appshell, on loopback: cookieless

@@ -121,31 +121,42 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// The libFuzzer targets (Fuzz/, `make fuzz`): declared only when APPSHELL_FUZZ=1, which the
-// Makefile sets for its own scratch path (.build/fuzz), so a plain `swift build` or `swift test`
-// neither sees nor builds them. Each is an executable whose `LLVMFuzzerTestOneInput` calls one
-// target of AppShellFuzzTargets; they link only with `--sanitize=fuzzer`, and so does nothing else
-// here: the other executables and the tests are left out, and one `swift build` makes them all.
+// The libFuzzer targets (Fuzz/, `make fuzz`, `make fuzz-test`): declared only when APPSHELL_FUZZ=1,
+// which the Makefile sets for its AddressSanitizer builds (`--sanitize=address`: .build/asan, and
+// make fuzz's optimized .build/fuzz), so a plain `swift build` or `swift test` neither sees nor
+// builds them, and Examples/Notes, which depends on this package, never sees their unsafe flags.
+// One build makes the tests, the executables and the fuzz targets: the framework's modules also
+// get libFuzzer's coverage (all that `-sanitize=fuzzer` adds but the stack depth: edges, indirect
+// calls, comparisons), and only the fuzz executables link libFuzzer (APPSHELL_FUZZER_RUNTIME, the toolchain's
+// libclang_rt.fuzzer_no_main: each brings its own `main`, see Fuzz/Targets/FuzzDriver.swift).
 if Context.environment["APPSHELL_FUZZ"] == "1" {
-    package.products = []
-    package.targets.removeAll {
-        $0.type == .executable || $0.type == .test
-            || ["AppShellTesting", "DefaultsBackendTestSupport"].contains($0.name)
+    let coverage = SwiftSetting.unsafeFlags([
+        "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"
+    ])
+    let covered = [
+        "AppShell", "AppShellAuth", "AppShellDemo", "AppShellHTTP", "AppShellJSON", "AppShellSessions",
+        "AppShellConcurrency",
+    ]
+    for target in package.targets where covered.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [coverage]
     }
     let fuzzTargets = [
         "request-target", "percent-encoding", "form", "cookie", "json", "actions", "last-event-id", "csrf-token",
         "config", "forwarded", "request",
     ]
-    package.targets.append(
+    let fuzzerRuntime = Context.environment["APPSHELL_FUZZER_RUNTIME"] ?? "libclang_rt.fuzzer_no_main.a"
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/LibFuzzer"),
         .target(
             name: "AppShellFuzzTargets",
-            dependencies: [
-                "AppShell", "AppShellAuth", "AppShellDemo", "AppShellHTTP", "AppShellJSON", "AppShellSessions",
-                "AppShellConcurrency",
-            ],
-            path: "Fuzz/Targets"))
+            dependencies: covered.map { .target(name: $0) } + ["CLibFuzzer"],
+            path: "Fuzz/Targets",
+            swiftSettings: [coverage]),
+    ]
     for name in fuzzTargets {
         package.targets.append(
-            .executableTarget(name: "fuzz-" + name, dependencies: ["AppShellFuzzTargets"], path: "Fuzz/Entry/" + name))
+            .executableTarget(
+                name: "fuzz-" + name, dependencies: ["AppShellFuzzTargets"], path: "Fuzz/Entry/" + name,
+                linkerSettings: [.unsafeFlags(["-Xlinker", fuzzerRuntime, "-lstdc++"])]))
     }
 }

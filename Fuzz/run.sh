@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs the libFuzzer targets (built by `make fuzz-build` into .build/fuzz/$FUZZ_CONFIG, debug unless
-# it says release): each for FUZZ_SECONDS,
+# Runs the libFuzzer targets (FUZZ_BIN: the folder of the executables; `make fuzz` builds them
+# optimized into .build/fuzz/release, `make asan-build` beside the tests into .build/asan/debug,
+# the default): each for FUZZ_SECONDS,
 # one job, niced, from its checked-in seed corpus (Fuzz/corpus/<target>, which also holds every
 # input that once crashed, as regression-*) and its dictionary (Fuzz/dict/<target>.dict). New
 # interesting inputs go to the git-ignored working corpus .build/fuzz-corpus/<target>, a crash to
@@ -9,7 +10,7 @@
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-bin=${FUZZ_BIN:-.build/fuzz/${FUZZ_CONFIG:-debug}}
+bin=${FUZZ_BIN:-.build/asan/debug}
 targets=${*:-$(cat Fuzz/targets)}
 # FUZZ_WORK_CORPUS: where new inputs go (make fuzz-test uses a fresh one, so that make test
 # starts from the checked-in seeds alone).
