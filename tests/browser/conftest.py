@@ -4,10 +4,10 @@ Each test gets its own `appshell` process (the built binary, port 0, in-memory s
 headless Chromium profile, so sessions, cookies and the login rate limit never leak between tests.
 The binary comes from `APPSHELL_BINARY` (`make browser-test` sets it), else `.build/debug/appshell`.
 
-Two modes rerun the same tests through another topology: `BROWSER_SCALEOUT=1` (two instances on
-Redis behind nginx, see `ScaleOutServer`) and `BROWSER_HTTPS=1` (each server serves HTTPS only, on
-the name appshell.test, with a certificate of a CA made for the run that Chromium trusts through
-its NSS database, see `BrowserTLS`).
+Two modes rerun tests through another topology: `BROWSER_SCALEOUT=1` (two instances on Redis
+behind nginx, see `ScaleOutServer`) the tests marked `scaled_out`, and `BROWSER_HTTPS=1` (each
+server serves HTTPS only, on the name appshell.test, with a certificate of a CA made for the run
+that Chromium trusts through its NSS database, see `BrowserTLS`) those marked `over_https`.
 """
 
 from __future__ import annotations
@@ -418,15 +418,34 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "server_env(**variables): APPSHELL_* variables of the test's server")
     config.addinivalue_line(
         "markers", "single_instance: restarts its one server itself (not run through the scale-out topology)")
+    config.addinivalue_line(
+        "markers",
+        "over_https: depends on the transport (TLS, the __Host- cookie, an https origin, the secure context):"
+        " run again over HTTPS (BROWSER_HTTPS=1)")
+    config.addinivalue_line(
+        "markers",
+        "scaled_out: depends on the server's state across requests (sessions, actions, live events):"
+        " run again through two instances on Redis behind nginx (BROWSER_SCALEOUT=1)")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    if not SCALEOUT:
+    """The second passes run only the tests whose behaviour depends on what they change: under
+    `BROWSER_HTTPS` those marked `over_https`, under `BROWSER_SCALEOUT` those marked `scaled_out`
+    (never a `single_instance` one). The others behave the same in every topology: the first pass
+    (plain HTTP, one instance) has run them."""
+    if HTTPS:
+        marker = "over_https"
+    elif SCALEOUT:
+        marker = "scaled_out"
+    else:
         return
-    skip = pytest.mark.skip(reason="restarts its one server itself: run without BROWSER_SCALEOUT")
-    for item in items:
-        if item.get_closest_marker("single_instance"):
-            item.add_marker(skip)
+    kept = [
+        item
+        for item in items
+        if item.get_closest_marker(marker) and not (SCALEOUT and item.get_closest_marker("single_instance"))
+    ]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept
 
 
 @pytest.fixture(scope="session")

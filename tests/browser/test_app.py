@@ -123,6 +123,8 @@ class _InlineCode(HTMLParser):
 # --- with JavaScript -------------------------------------------------------------------------
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_splash_turns_into_login_by_itself(app: App):
     """The splash becomes login through the event stream: no reload, no click, same history entry."""
     app.open("/")
@@ -149,6 +151,8 @@ def test_splash_turns_into_login_by_itself(app: App):
     assert_no_console_errors(app)
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_wrong_then_right_password(app: App):
     """A wrong password shows an alert on login and changes nothing; the right one shows main."""
     app.open("/")
@@ -173,6 +177,7 @@ def test_wrong_then_right_password(app: App):
     assert state["defaults"].get("isLogin") is True and state["defaults"].get("username") == USERNAME
 
 
+@pytest.mark.scaled_out
 def test_push_list_and_browser_back(app: App):
     """Show the list pushes a history entry (/main/list); the back button pops to main."""
     log_in(app)
@@ -193,6 +198,7 @@ def test_push_list_and_browser_back(app: App):
     assert_no_console_errors(app)
 
 
+@pytest.mark.scaled_out
 def test_back_form_pops_the_list(app: App):
     """The list's Back button (the `pop` form) pops to main in place."""
     log_in(app)
@@ -208,6 +214,7 @@ def test_back_form_pops_the_list(app: App):
     assert app.state()["stack"] == ["main"]
 
 
+@pytest.mark.scaled_out
 def test_present_and_close_second(app: App):
     """Present the second screen (a modal dialog at /main/second), then close it back to main."""
     log_in(app)
@@ -233,6 +240,7 @@ def test_present_and_close_second(app: App):
     assert_no_console_errors(app)
 
 
+@pytest.mark.scaled_out
 def test_reload_keeps_the_screen(app: App):
     """Reloading on the list shows the list again, rendered by the server."""
     log_in(app)
@@ -247,6 +255,7 @@ def test_reload_keeps_the_screen(app: App):
     assert app.state()["stack"] == ["main", "list"]
 
 
+@pytest.mark.scaled_out
 def test_notification_launch_link_opens_the_list(app: App):
     """`GET /?launch=notification` on main redirects to /main/list, once."""
     log_in(app)
@@ -259,6 +268,8 @@ def test_notification_launch_link_opens_the_list(app: App):
     assert state["defaults"].get("viewType", 0) == 0, "the one-shot viewType was not reset"
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_remind_me_shows_the_banner_and_open_shows_the_list(app: App):
     """With notifications denied, the reminder arrives as the in-page #banner; Open shows the list."""
     app.driver.execute_cdp_cmd(
@@ -284,6 +295,8 @@ def test_remind_me_shows_the_banner_and_open_shows_the_list(app: App):
     assert app.state()["stack"] == ["main", "list"]
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_logout(app: App):
     """Log out swaps to login at /login; /main then redirects to /login?next=/main."""
     log_in(app)
@@ -341,6 +354,8 @@ def test_accessibility(app: App):
 # --- without JavaScript ----------------------------------------------------------------------
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_flow_without_javascript(nojs_app: App):
     """Splash (meta refresh) → login → wrong then right password → main → list → Back → second →
     Close → logout, all through plain forms and redirects."""
@@ -372,6 +387,7 @@ def test_flow_without_javascript(nojs_app: App):
     assert app.state()["defaults"].get("isLogin") is False
 
 
+@pytest.mark.scaled_out
 def test_login_next_is_honoured_only_for_same_site_paths(nojs_app: App):
     """/main/list while logged out → /login?next=/main/list → after login /main/list; a
     protocol-relative `next` (//evil.example) lands on /main instead."""
@@ -396,6 +412,8 @@ def test_login_next_is_honoured_only_for_same_site_paths(nojs_app: App):
     assert urllib.parse.urlsplit(app.driver.current_url).hostname == urllib.parse.urlsplit(app.server.base_url).hostname
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_csrf_origin_and_content_type_rejections(nojs_app: App):
     """A wrong or missing csrf token (403), a foreign Origin on /api/actions (403) and a form body
     on /api/actions (415) change nothing; the page's own token is accepted."""
@@ -437,6 +455,8 @@ def test_csrf_origin_and_content_type_rejections(nojs_app: App):
 # --- the HTML page itself --------------------------------------------------------------------
 
 
+@pytest.mark.over_https
+@pytest.mark.scaled_out
 def test_security_headers_and_no_inline_code(server):
     """Every screen's HTML page carries the contract's CSP, nosniff and Referrer-Policy, and has no
     inline script or style; its script and stylesheet are versioned and served."""
@@ -499,6 +519,7 @@ def test_security_headers_and_no_inline_code(server):
 
 
 @pytest.mark.single_instance
+@pytest.mark.over_https
 def test_a_restart_that_loses_the_session_shows_the_new_sessions_state(app: App, appshell_binary):
     """A page open on main while the server restarts with the memory store (the session is lost):
     its event stream reconnects to the new server, and the page shows the new session's state —
@@ -539,6 +560,7 @@ def _start_on_port(binary, port: int):
         return None
 
 
+@pytest.mark.scaled_out
 def test_back_after_presenting_on_a_freshly_loaded_page_dismisses(app: App):
     """On /main loaded afresh, present the second screen, then the browser's Back: it dismisses
     the modal screen (the page stays), rather than leaving the app."""
@@ -560,6 +582,7 @@ def test_back_after_presenting_on_a_freshly_loaded_page_dismisses(app: App):
     assert_no_console_errors(app)
 
 
+@pytest.mark.scaled_out
 def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
     """A form submitted while an action waits (here a back press, which has nothing to pop) is
     sent after it; a second submit of the same form while it is pending is one action, not two."""
@@ -580,6 +603,7 @@ def test_a_form_sent_while_another_action_is_pending_is_not_dropped(app: App):
 
 
 @pytest.mark.single_instance
+@pytest.mark.over_https
 def test_a_session_that_expires_while_its_page_is_open_shows_login(appshell_binary, request):
     """A page left open on main while its session expires (idle timeout 3 s here): the server ends
     its stream, the page reconnects and shows the new session's login screen without a click."""

@@ -7,8 +7,13 @@ violation or a deprecation warning all show up there.
 
 from __future__ import annotations
 
+import pytest
 from conftest import App
 from selenium.webdriver.common.by import By
+
+#: Over HTTPS the console also reports mixed content and a secure context's refusals: every test
+#: here runs again over HTTPS.
+pytestmark = pytest.mark.over_https
 
 #: The splash routes after 1 s (APPSHELL_SPLASH_DELAY_MILLISECONDS); an upper bound generous for
 #: a busy machine (the wait ends as soon as the login screen shows).

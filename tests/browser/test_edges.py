@@ -27,6 +27,7 @@ def banner_hidden(app: App) -> bool:
     return app.driver.execute_script("return document.getElementById('banner').hidden") is True
 
 
+@pytest.mark.scaled_out
 def test_a_reminder_shown_on_main_goes_away_at_logout(app: App):
     """The banner of a reminder belongs to the logged-in session: logging out takes it away."""
     deny_notifications(app)
@@ -41,6 +42,7 @@ def test_a_reminder_shown_on_main_goes_away_at_logout(app: App):
     assert "viewType" not in app.state()["defaults"]
 
 
+@pytest.mark.scaled_out
 def test_a_reminder_asked_for_before_logout_never_arrives(app: App):
     """Remind me, then log out at once: the login page never shows the reminder."""
     deny_notifications(app)
@@ -63,6 +65,7 @@ DEEP_LINK_SPLASH_MILLISECONDS = "6000"
 
 
 @pytest.mark.server_env(APPSHELL_SPLASH_DELAY_MILLISECONDS=DEEP_LINK_SPLASH_MILLISECONDS)
+@pytest.mark.scaled_out
 def test_a_deep_link_opened_during_the_splash_leads_there_after_login(app: App):
     """/main/second on a new session: the splash, then /login?next=/main/second, then second."""
     app.open("/main/second")

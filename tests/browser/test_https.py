@@ -19,7 +19,10 @@ from conftest import HTTPS, TLS_ADDRESS, TLS_HOST, App, start_chromium
 from test_app import SPLASH_SECONDS, assert_no_console_errors, log_in
 from test_webapp import WORKER_PATH, wait_for_worker
 
-pytestmark = pytest.mark.skipif(not HTTPS, reason="HTTPS on appshell.test: run with BROWSER_HTTPS=1")
+pytestmark = [
+    pytest.mark.skipif(not HTTPS, reason="HTTPS on appshell.test: run with BROWSER_HTTPS=1"),
+    pytest.mark.over_https,
+]
 
 
 def test_the_installable_app_works_over_https_on_a_name_other_than_localhost(app: App):

@@ -30,6 +30,9 @@ from conftest import (
 )
 from test_app import REMINDER_SECONDS, assert_no_console_errors, assert_not_reloaded, log_in, mark_page
 
+#: A service worker needs a secure context: every test here runs again over HTTPS.
+pytestmark = pytest.mark.over_https
+
 #: The pages of a session: none of them may ever be in the Cache Storage.
 PAGE_PATHS = {"/", "/login", "/main", "/main/list", "/main/second"}
 #: Where the worker's script sits and the names of its caches.
@@ -294,6 +297,7 @@ def test_an_action_attempted_offline_says_so(app: App):
 # --- notifications through the service worker ------------------------------------------------
 
 
+@pytest.mark.scaled_out
 def test_a_reminder_is_shown_by_the_service_worker_when_permission_is_granted(app: App):
     """With notifications granted, the reminder is a notification of the worker's registration
     (no banner), carrying the launch; its click event in the worker brings the launch to the open
@@ -338,6 +342,7 @@ def test_a_reminder_is_shown_by_the_service_worker_when_permission_is_granted(ap
     assert app.state()["stack"] == ["main", "list"]
 
 
+@pytest.mark.scaled_out
 def test_logout_takes_the_workers_reminder_away(app: App):
     """A reminder shown by the worker belongs to the session state that asked for it: logging out
     closes it."""
