@@ -281,12 +281,22 @@ final class ManualClock: Sendable {
             let timers = TimerQueue(name: "test-released")
             timers.start()
             released = timers
-            for _ in 0..<3000 where Self.threads(named: "test-released") == 0 { usleep(10_000) }
-            #expect(Self.threads(named: "test-released") == 1)
+            // (The count is read in the loop's body: a `where` clause is evaluated on all 3 000
+            // turns, which read /proc for each of the process's threads, even once it holds.)
+            var running = Self.threads(named: "test-released")
+            for _ in 0..<3000 where running == 0 {
+                usleep(10_000)
+                running = Self.threads(named: "test-released")
+            }
+            #expect(running == 1)
         }
         #expect(released == nil)
-        for _ in 0..<3000 where Self.threads(named: "test-released") > 0 { usleep(10_000) }
-        #expect(Self.threads(named: "test-released") == 0)
+        var running = Self.threads(named: "test-released")
+        for _ in 0..<3000 where running > 0 {
+            usleep(10_000)
+            running = Self.threads(named: "test-released")
+        }
+        #expect(running == 0)
     }
 
     /// The number of this process's threads called `name` (as `/proc` shows them).
