@@ -5,7 +5,7 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The README's tutorial — a new screen with one action in one new file, plus the one line where
+/// The README's screen in code — a new screen with one action in one new file, plus the one line where
 /// its coordinator declares how it is shown (a `Route`) — is code of this test target
 /// (`Tutorial/`), so it compiles; the README must quote it as it is, and the screen works through
 /// the JSON API, the HTML form and a restart, with no edit to the framework, to `app.js`, to home
@@ -98,7 +98,7 @@ import Testing
     }
 
     /// The route's push is the imperative one: the same lifecycle calls in the same order
-    /// (DESIGN.md), and the new screen owned by the coordinator that declares the route.
+    /// (the Navigation and Lifecycle article), and the new screen owned by the coordinator that declares the route.
     @Test func theRoutePushesAsTheImperativeWayDoes() throws {
         let app = TutorialApp()
         let routed = app.makeApp(defaults: DefaultsStore(), now: 0)
