@@ -110,7 +110,8 @@ import Testing
         let readme = try Self.read("README.md")
         #expect(readme.components(separatedBy: "\n").count <= 300)
         let targets = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first }
-            .map(String.init).filter { !$0.hasPrefix("http") && !$0.hasPrefix("#") }
+            .map { String($0.split(separator: "#", omittingEmptySubsequences: false)[0]) }
+            .filter { !$0.hasPrefix("http") && !$0.isEmpty }
         #expect(targets.count >= 10)
         for target in targets {
             let path = CommandTests.packageRoot.appendingPathComponent(target).path

@@ -18,7 +18,8 @@ import Testing
         let readme = try Self.read("README.md")
         #expect(readme.contains("Documentation.docc/GettingStarted.md"))
         let targets = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first }
-            .map(String.init).filter { !$0.hasPrefix("http") && !$0.hasPrefix("#") }
+            .map { String($0.split(separator: "#", omittingEmptySubsequences: false)[0]) }
+            .filter { !$0.hasPrefix("http") && !$0.isEmpty }
         for target in targets {
             let path = Self.packageRoot.appendingPathComponent(target).path
             #expect(FileManager.default.fileExists(atPath: path), "README.md links to \(target), which is not there")
