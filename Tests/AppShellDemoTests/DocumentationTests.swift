@@ -119,6 +119,24 @@ import Testing
         }
     }
 
+    /// The README names every Debian package `make run` and `make test` install: the Makefile's
+    /// `DEB_PACKAGES` and `TEST_PACKAGES` are the truth.
+    @Test func theReadmeNamesThePackagesTheTwoCommandsInstall() throws {
+        let makefile = try Self.read("Makefile").components(separatedBy: "\n")
+        func packages(_ variable: String) -> [String] {
+            let line = makefile.first { $0.hasPrefix("\(variable) :=") } ?? ""
+            return line.dropFirst(variable.count + 3).split(separator: " ").map(String.init).filter {
+                !$0.hasPrefix("$(")
+            }
+        }
+        let listed = packages("DEB_PACKAGES") + packages("TEST_PACKAGES")
+        #expect(listed.count >= 10)
+        let readme = try Self.read("README.md")
+        let section = try #require(readme.components(separatedBy: "## The two commands").dropFirst().first)
+            .components(separatedBy: "\n## ")[0]
+        for package in listed { #expect(section.contains("`\(package)`"), "README does not name \(package)") }
+    }
+
     /// What the documents must not cite: a design file that is not in the repository, the seeds
     /// by number, or names the code no longer has.
     @Test func theDocumentsCiteNothingThatIsNotThere() throws {
