@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-build asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test docs test-tls examples-test test-container test-scaleout tsan-test asan-build asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -27,15 +27,17 @@ run: deps build-release
 
 ## test: install what is missing, lint, then each kind of check once, three builds shared by all:
 ## - the debug build (.build, shared with Examples/Notes): every Swift test, those that talk HTTP
-##   over TLS (test-tls), Notes' tests (examples-test), the API contract (schemathesis), the floods
-##   (smaller than make flood's), the real-browser tests (over HTTP, then those that depend on the
-##   transport over HTTPS on appshell.test), the scale-out test (two instances on Redis behind
-##   nginx, then the browser tests that depend on the server's state through such a topology);
+##   over TLS (test-tls), the documentation (docs), Notes' tests (examples-test), the API contract
+##   (schemathesis), the floods (smaller than make flood's), the real-browser tests (over HTTP, then
+##   those that depend on the transport over HTTPS on appshell.test), the scale-out test (two
+##   instances on Redis behind nginx, then the browser tests that depend on the server's state
+##   through such a topology);
 ## - the AddressSanitizer build (.build/asan): every Swift test again, over plain HTTP (asan-test),
 ##   and each fuzz target for a few seconds (fuzz-test);
 ## - the ThreadSanitizer build (.build/tsan): the concurrency suites (tsan-test).
 test: test-deps lint hadolint bench-check
 	$(MAKE) test-tls
+	$(MAKE) docs
 	$(MAKE) examples-test
 	$(MAKE) contract-test
 	$(MAKE) flood-test
@@ -44,6 +46,22 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) fuzz-test
 	$(MAKE) tsan-test
+
+## docs: the DocC catalog (Sources/AppShell/Documentation.docc) built into .build/docs/AppShell.doccarchive
+## by the toolchain's docc, with AppShell's public symbols extracted from the debug build's modules
+## (no second build); any warning fails it (a broken symbol link, a missing article). Serve the archive
+## with any static file server, or open it with `docc preview`.
+DOCS := .build/docs
+DOCC ?= $(or $(shell command -v docc 2>/dev/null),$(dir $(shell command -v $(SWIFT) 2>/dev/null))docc)
+docs: deps
+	$(SWIFT) build --target AppShell
+	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbol-graphs
+	$(SWIFT) symbolgraph-extract -module-name AppShell -target $$(uname -m)-unknown-linux-gnu \
+	  -I $$($(SWIFT) build --show-bin-path)/Modules $(foreach map,$(wildcard Sources/C*/module.modulemap),-Xcc -fmodule-map-file=$(CURDIR)/$(map)) \
+	  -minimum-access-level public -skip-synthesized-members -output-dir $(DOCS)/symbol-graphs
+	$(DOCC) convert Sources/AppShell/Documentation.docc --additional-symbol-graph-dir $(DOCS)/symbol-graphs \
+	  --fallback-display-name AppShell --fallback-bundle-identifier org.appshell.AppShell \
+	  --warnings-as-errors --output-path $(DOCS)/AppShell.doccarchive
 
 ## The Swift tests run from their bundle in several processes at once, each on whole suites
 ## (scripts/swift-test-shards: most tests wait rather than compute, and one process runs two tests
@@ -298,7 +316,7 @@ bench: deps
 
 ## callgrind-actions: instructions per JSON action (showList/pop on one logged-in session, memory
 ## store, one epoll thread) counted by valgrind's callgrind on the release build, with the 40
-## functions that cost the most per action (README, Performance: "Where an action's time goes")
+## functions that cost the most per action (bench/RESULTS.md keeps the tables read from it)
 .PHONY: callgrind-actions
 callgrind-actions: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"

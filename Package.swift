@@ -1,16 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// No target has unsafe flags: SwiftPM refuses them in a package another one depends on. The
+// No target has unsafe flags (but the fuzz targets' section at the end, only with APPSHELL_FUZZ=1):
+// SwiftPM refuses them in a package another one depends on. The
 // run-time exclusivity checks the release build used to leave out (`-enforce-exclusivity=unchecked`)
 // are left out only where callgrind found them on the request path, with
-// `@exclusivity(unchecked)` beside the measurement (README, Performance).
+// `@exclusivity(unchecked)` beside the measurement (the Performance article).
 
 let package = Package(
     name: "AppShell",
     products: [
         // The framework. Its modules stay separate (each imports only those below it, see the
-        // README's Architecture); `AppShell` re-exports the others, so an app writes one
+        // the Architecture article); `AppShell` re-exports the others, so an app writes one
         // `import AppShell`.
         .library(
             name: "AppShell",
@@ -66,7 +67,8 @@ let package = Package(
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(
             name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),
-        // The app shell: sessions over HTTP (cookie policy), and later the root controller.
+        // The app shell: the root controller, screens, coordinators and navigation, sessions over
+        // HTTP (cookie policy), the JSON API, pages and event streams, accounts.
         .target(
             name: "AppShell",
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],

@@ -2,7 +2,7 @@ import AppShellHTTP
 import AppShellJSON
 
 extension ShellConfiguration {
-    /// Every key of the framework, in the order the README lists them; an app's configuration
+    /// Every key of the framework, in the order the Configuration article lists them; an app's configuration
     /// scopes them to its `shell` part and adds its own.
     public static let keys: [ConfigurationKey<ShellConfiguration>] =
         [
@@ -12,7 +12,7 @@ extension ShellConfiguration {
             ConfigurationKey("port", .integer(0...65535), "TCP port; 0 picks a free one") {
                 $1.server.port = $0.integerValue!
             },
-            ConfigurationKey("threads", .integer(1...1024), "worker threads (default: the number of cores)") {
+            ConfigurationKey("threads", .integer(1...1024), "event loops, a thread each (default: one per core)") {
                 $1.server.threads = $0.integerValue!
             },
             ConfigurationKey("publicDirectory", .string, "directory of static files") {
