@@ -54,7 +54,7 @@ test: test-deps lint hadolint bench-check
 DOCS := .build/docs
 DOCC ?= $(or $(shell command -v docc 2>/dev/null),$(dir $(shell command -v $(SWIFT) 2>/dev/null))docc)
 docs: deps
-	$(SWIFT) build --target AppShell
+	$(SWIFT) build --target AppShell $(SHARED_SCRATCH)
 	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbol-graphs
 	$(SWIFT) symbolgraph-extract -module-name AppShell -target $$(uname -m)-unknown-linux-gnu \
 	  -I $$($(SWIFT) build --show-bin-path)/Modules $(foreach map,$(wildcard Sources/C*/module.modulemap),-Xcc -fmodule-map-file=$(CURDIR)/$(map)) \
@@ -75,7 +75,7 @@ SWIFT_TEST_SHARDS := scripts/swift-test-shards
 ## to it (see AppShellTesting's TestTLS). The same suites over plain HTTP run in asan-test.
 TEST_TLS := .build/test-tls
 test-tls: test-deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(SHARED_SCRATCH)
 	mkdir -p $(TEST_TLS)
 	openssl req -x509 -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2 -subj "/CN=AppShell test" \
 	  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout $(TEST_TLS)/server.key -out $(TEST_TLS)/server.pem 2>/dev/null
@@ -84,8 +84,11 @@ test-tls: test-deps
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
 ## products by path) and run its tests. It is built in the root's scratch path (.build): the
 ## framework's modules compile with the same commands in both packages, so each is compiled once.
+## Every debug build in .build plans afresh (SHARED_SCRATCH): SwiftPM would otherwise reuse the
+## build plan of the package built there last, whichever it was.
+SHARED_SCRATCH := --disable-build-manifest-caching
 EXAMPLES := Examples/Notes
-NOTES_SWIFT_FLAGS := --package-path $(EXAMPLES) --scratch-path $(CURDIR)/.build
+NOTES_SWIFT_FLAGS := --package-path $(EXAMPLES) --scratch-path $(CURDIR)/.build $(SHARED_SCRATCH)
 examples-test: deps
 	$(SWIFT) build --build-tests $(NOTES_SWIFT_FLAGS)
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build $(NOTES_SWIFT_FLAGS)
@@ -263,7 +266,7 @@ install-packages:
 	fi
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(SHARED_SCRATCH)
 
 build-release: deps
 	$(SWIFT) build -c release --product appshell
