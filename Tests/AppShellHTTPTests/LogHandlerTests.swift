@@ -8,10 +8,15 @@ import Testing
 /// access-log entry, a handler's error, a message of libmicrohttpd, each with its label, level and
 /// metadata.
 @Suite(.serialized) struct LogHandlerTests {
-    /// Keeps every entry it is given.
+    /// Keeps every entry it is given, and passes all but request entries on to the default
+    /// handler: tests running meanwhile in this process that read standard error (RequestIDTests)
+    /// still find their lines there.
     final class Capture: LogHandler {
         let entries = Locked<[LogEntry]>([])
-        func log(_ entry: LogEntry) { entries.withLock { $0.append(entry) } }
+        func log(_ entry: LogEntry) {
+            entries.withLock { $0.append(entry) }
+            if entry.label != StandardLogHandler.accessLabel { StandardLogHandler().log(entry) }
+        }
         var all: [LogEntry] { entries.withLock { $0 } }
     }
 
