@@ -46,7 +46,7 @@ import Testing
     @Test func theLoggersMetadataGoesFirstAndTheEntrysWins() throws {
         let capture = Capture()
         var logger = Logger(label: "notes", handler: capture, logLevel: .trace, metadata: ["instance": "a", "zone": 1])
-        logger.metadata["region"] = "eu"
+        logger[metadataKey: "region"] = "eu"
         logger.info("synced", metadata: ["zone": 2, "notes": 5])
         let entry = try #require(capture.all.first)
         #expect(entry.metadata.map(\.key) == ["instance", "zone", "region", "notes"])

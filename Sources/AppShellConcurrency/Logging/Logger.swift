@@ -42,6 +42,12 @@ public struct Logger: Sendable {
         self.metadata = metadata
     }
 
+    /// The value of `metadata` named `key` (swift-log's spelling); setting `nil` removes it.
+    public subscript(metadataKey key: String) -> MetadataValue? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
     /// Whether an entry at `level` is written: the comparison that guards every entry, for a caller
     /// that decides once (the access log, per server) rather than per entry.
     @inlinable
