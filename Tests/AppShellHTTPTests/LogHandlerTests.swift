@@ -70,6 +70,16 @@ import Testing
         #expect(library.level == .error)
     }
 
+    /// A logger made takes the process's level then; one made before keeps its own.
+    @Test func loggersTakeTheProcesssLevelWhenMade() {
+        let before = Logger(label: "notes")
+        LoggingSystem.logLevel = .error
+        defer { LoggingSystem.logLevel = .info }
+        #expect(Logger(label: "notes").logLevel == .error)
+        #expect(before.logLevel == .info)
+        #expect(!AccessLog(enabled: true).enabled)
+    }
+
     @Test func theAccessLogIsOffBelowItsLevel() {
         let capture = Capture()
         let quiet = AccessLog(

@@ -114,6 +114,9 @@ extension Logger {
             }
         }
 
+        /// The level of rank `severity` (`critical` beyond).
+        init(severity: Int) { self = Level.allCases.first { $0.severity >= severity } ?? .critical }
+
         /// Whether `lhs` is less severe than `rhs`.
         @inlinable
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.severity < rhs.severity }

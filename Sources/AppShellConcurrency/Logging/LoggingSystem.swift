@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The process's logging: the handler every `Logger(label:)` gets, and the level it starts at.
 ///
 /// By default every entry becomes the line the server has always written (`StandardLogHandler`),
@@ -10,35 +12,42 @@
 /// ```
 ///
 /// The level comes from the `logLevel` key (`APPSHELL_LOG_LEVEL`), which `ShellCommand` applies
-/// once the configuration is loaded. Both are read under a lock each time a logger is made; a
-/// logger already made (a server's access log, made when the server is) keeps what it got.
+/// once the configuration is loaded. Both are read each time a logger is made, without a lock (a
+/// password check's low-priority thread may log, and must not hold up a normal one); a logger
+/// already made (a server's access log, made when the server is) keeps what it got.
 public enum LoggingSystem {
     /// Makes the handler of a logger labelled `label`.
     public typealias HandlerFactory = @Sendable (_ label: String) -> any LogHandler
 
-    private struct State {
-        var makeHandler: HandlerFactory
-        var logLevel: Logger.Level
+    /// A factory on the heap, for an atomic reference to it.
+    private final class Factory: Sendable {
+        let make: HandlerFactory
+        init(_ make: @escaping HandlerFactory) { self.make = make }
     }
 
-    private static let state = Locked(State(makeHandler: { _ in StandardLogHandler() }, logLevel: .info))
+    /// The factory in use. One that is replaced is never released: a logger being made may be
+    /// reading it (a bootstrap or two in a process's life, a few bytes each).
+    private static let factory = Atomic(Unmanaged.passRetained(Factory { _ in StandardLogHandler() }))
+
+    /// The level's `severity`.
+    private static let severity = Atomic(Logger.Level.info.severity)
 
     /// Sends the entries of every logger made from now on to the handlers `makeHandler` makes.
     /// Call it once, before the server starts; `bootstrap { _ in StandardLogHandler() }` restores the
     /// default.
     public static func bootstrap(_ makeHandler: @escaping HandlerFactory) {
-        state.withLock { $0.makeHandler = makeHandler }
+        _ = factory.exchange(Unmanaged.passRetained(Factory(makeHandler)), ordering: .acquiringAndReleasing)
     }
 
     /// The level of every logger made from now on (default `info`).
     public static var logLevel: Logger.Level {
-        get { state.withLock { $0.logLevel } }
-        set { state.withLock { $0.logLevel = newValue } }
+        get { Logger.Level(severity: severity.load(ordering: .relaxed)) }
+        set { severity.store(newValue.severity, ordering: .relaxed) }
     }
 
-    /// The handler factory and the level, read together.
+    /// The handler factory and the level.
     static var current: (makeHandler: HandlerFactory, logLevel: Logger.Level) {
-        state.withLock { ($0.makeHandler, $0.logLevel) }
+        (factory.load(ordering: .acquiring).takeUnretainedValue().make, logLevel)
     }
 }
 
