@@ -31,10 +31,7 @@ let package = Package(
         ),
         // What every module shares, on pthreads (which ThreadSanitizer understands) and without
         // Foundation: the lock, a condition, background threads, standard error.
-        .target(name: "AppShellConcurrency", dependencies: ["CLinuxScheduling"]),
-        // sched_setattr and sched_getattr, which Glibc before 2.41 does not wrap (a header only);
-        // only AppShellConcurrency imports it.
-        .systemLibrary(name: "CLinuxScheduling"),
+        .target(name: "AppShellConcurrency"),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
         .target(name: "AppShellJSON"),
         // SQLite from Debian; only AppShellSessions imports it.
