@@ -19,13 +19,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test docs test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test, the suites that talk HTTP again over
+## test: install what is missing, lint, build, build the documentation (docs), run every test, the
+## suites that talk HTTP again over
 ## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
@@ -33,6 +34,7 @@ run: deps build-release
 ## instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
+	$(MAKE) docs
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) test-tls
 	$(MAKE) examples-test
@@ -43,6 +45,22 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) browser-test
 	$(MAKE) test-scaleout
+
+## docs: the DocC catalog (Sources/AppShell/Documentation.docc) built into .build/docs/AppShell.doccarchive
+## by the toolchain's docc, with AppShell's public symbols extracted from the debug build's modules
+## (no second build); any warning fails it (a broken symbol link, a missing article). Serve the archive
+## with any static file server, or open it with `docc preview`.
+DOCS := .build/docs
+DOCC ?= $(or $(shell command -v docc 2>/dev/null),$(dir $(shell command -v $(SWIFT) 2>/dev/null))docc)
+docs: deps
+	$(SWIFT) build --target AppShell
+	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbol-graphs
+	$(SWIFT) symbolgraph-extract -module-name AppShell -target $$(uname -m)-unknown-linux-gnu \
+	  -I $$($(SWIFT) build --show-bin-path)/Modules $(foreach map,$(wildcard Sources/C*/module.modulemap),-Xcc -fmodule-map-file=$(CURDIR)/$(map)) \
+	  -minimum-access-level public -skip-synthesized-members -output-dir $(DOCS)/symbol-graphs
+	$(DOCC) convert Sources/AppShell/Documentation.docc --additional-symbol-graph-dir $(DOCS)/symbol-graphs \
+	  --fallback-display-name AppShell --fallback-bundle-identifier org.appshell.AppShell \
+	  --warnings-as-errors --output-path $(DOCS)/AppShell.doccarchive
 
 ## test-tls: the suites that talk HTTP (the HTTP layer's, the shell's, the demo's) again over TLS:
 ## with APPSHELL_TEST_TLS every LiveServer serves HTTPS with a self-signed pair made here by
@@ -276,7 +294,7 @@ bench: deps
 
 ## callgrind-actions: instructions per JSON action (showList/pop on one logged-in session, memory
 ## store, one epoll thread) counted by valgrind's callgrind on the release build, with the 40
-## functions that cost the most per action (README, Performance: "Where an action's time goes")
+## functions that cost the most per action (bench/RESULTS.md keeps the tables read from it)
 .PHONY: callgrind-actions
 callgrind-actions: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"

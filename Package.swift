@@ -63,7 +63,8 @@ let package = Package(
         // The HTTP layer: the only Swift code that calls MHD_* or holds unsafe pointers.
         .target(
             name: "AppShellHTTP", dependencies: ["CMicroHTTPD", "AppShellJSON", "AppShellConcurrency"]),
-        // The app shell: sessions over HTTP (cookie policy), and later the root controller.
+        // The app shell: the root controller, screens, coordinators and navigation, sessions over
+        // HTTP (cookie policy), the JSON API, pages and event streams, accounts.
         .target(
             name: "AppShell",
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],

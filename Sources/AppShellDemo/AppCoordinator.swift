@@ -2,13 +2,13 @@ import AppShell
 
 /// Where the demo can be launched from (`launch`'s `source`).
 public enum DemoLaunch: String, LaunchSources {
-    /// The reminder's notification (seed 002): main shows the list.
+    /// The reminder's notification: main shows the list.
     case notification
 }
 
 /// The top of every session's coordinator tree (`app`): its routing decisions — from the splash
-/// to login or main (seed 001), between them on login and logout, and what a launch from a
-/// notification (seed 002) or a deep link opens. The framework runs the start-up work, keeps the
+/// to login or main by the stored `isLogin` flag, between them on login and logout, and what a launch from a
+/// notification or a deep link opens. The framework runs the start-up work, keeps the
 /// deep link that waits for it, and rebuilds the tree after a restart from what `shows` declares.
 public final class AppCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
@@ -36,9 +36,9 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
         }
     }
 
-    /// `launch` from a notification (seed 002): sets the one-shot `viewType` flag, which main
+    /// `launch` from a notification: sets the one-shot `viewType` flag, which main
     /// consumes when it next appears (at once when it is showing).
-    public func launch(from source: DemoLaunch, _ request: ScreenAction) throws(ActionError) {
+    public func launch(from source: DemoLaunch, _ request: ActionRequest) throws(ActionError) {
         switch source {
         case .notification:
             root.defaults.set(1, forKey: "viewType")

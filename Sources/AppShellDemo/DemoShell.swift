@@ -27,7 +27,7 @@ public enum DemoRoute: AppRoutes, Equatable {
     }
 
     /// The screen the page shows.
-    public var screen: any ScreenController.Type {
+    public var screen: ViewController.Type {
         switch self {
         case .login: LoginScreen.self
         case .main: MainScreen.self
@@ -46,7 +46,7 @@ public struct DemoShell: RoutedApplication {
     public init(environment: DemoEnvironment) { self.environment = environment }
 
     /// The splash, where every new session starts.
-    public func makeFirstScreen() -> any ScreenController { SplashScreen() }
+    public func makeFirstScreen() -> ViewController { SplashScreen() }
 
     /// The demo's app coordinator: what it shows (`AppCoordinator.shows`) is every screen and
     /// coordinator the demo has, so its known actions and its restoration come from there.
@@ -61,17 +61,17 @@ public struct DemoShell: RoutedApplication {
 
     /// Shows `page` once the splash is done: a logged-out user asking for a page of main is sent
     /// to log in first, and comes back after; a logged-in one asking for login stays where they are.
-    public func open(_ page: DemoRoute, in shell: LiveApp) -> PageRoute {
-        guard let app = shell.coordinator as? AppCoordinator else { return .notFound }
-        let loggedIn = shell.root.child is NavigationController
+    public func open(_ page: DemoRoute, in app: LiveApp) -> PageRoute {
+        guard let coordinator = app.coordinator as? AppCoordinator else { return .notFound }
+        let loggedIn = app.root.child is NavigationController
         switch page {
         case .login(let next):
-            if loggedIn { return .redirect(url(of: shell)) }
-            app.rememberNext(next)
+            if loggedIn { return .redirect(url(of: app)) }
+            coordinator.rememberNext(next)
             return .show
         case .main, .list, .second:
             guard loggedIn else { return .redirect(DemoRoute.login(next: page.url).url) }
-            app.show(page)
+            coordinator.show(page)
             return .show
         }
     }

@@ -29,7 +29,7 @@ enum DemoWebApp {
             offlineHTML: offlineHTML(assets: assets), directory: directory)
     }
 
-    /// The splash (seed 000) saying "You are offline", with a button to try again now.
+    /// The splash's look saying "You are offline", with a button to try again now.
     static func offlineHTML(assets: AssetVersions) -> String {
         """
         <section class="screen screen-splash screen-offline" aria-labelledby="offline-title">

@@ -47,7 +47,7 @@ final class MainCoordinator: Coordinator, RestorableCoordinator {
     /// screen presented) without animation, as opening its URL asks.
     ///
     /// What to take away is decided on the screens as the link found them: main appearing on the
-    /// way (the modal screen dismissed) may push the list for a pending launch (seed 002), and
+    /// way (the modal screen dismissed) may push the list for a pending launch (the one-shot `viewType` flag), and
     /// the link must not pop that again — the launch is shown, once.
     func show(_ page: DemoRoute) {
         let wantsList = page == .list

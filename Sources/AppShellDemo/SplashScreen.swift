@@ -1,6 +1,6 @@
 import AppShell
 
-/// The first screen of every session (seed 000/001): it does the start-up work on the server and
+/// The first screen of every session: it does the start-up work on the server and
 /// then tells the app coordinator, which routes to main or login by the stored `isLogin` flag.
 final class SplashScreen: ViewController, RestorableScreen, View {
     init() { super.init(name: "splash") }

@@ -5,7 +5,7 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The README's tutorial — a new screen with one action in one new file, plus the one line where
+/// The README's screen in code — a new screen with one action in one new file, plus the one line where
 /// its coordinator declares how it is shown (a `Route`) — is code of this test target
 /// (`Tutorial/`), so it compiles; the README must quote it as it is, and the screen works through
 /// the JSON API, the HTML form and a restart, with no edit to the framework, to `app.js`, to home
@@ -98,11 +98,11 @@ import Testing
     }
 
     /// The route's push is the imperative one: the same lifecycle calls in the same order
-    /// (DESIGN.md), and the new screen owned by the coordinator that declares the route.
+    /// (`NavigationController.push`'s), and the new screen owned by the coordinator that declares the route.
     @Test func theRoutePushesAsTheImperativeWayDoes() throws {
         let app = TutorialApp()
         let routed = app.makeApp(defaults: DefaultsStore(), now: 0)
-        try routed.show(ScreenAction(name: "show", parameters: ["screen": "about"]))
+        try routed.show(ActionRequest(name: "show", parameters: ["screen": "about"]))
         let imperative = app.makeApp(defaults: DefaultsStore(), now: 0)
         imperative.root.navigation?.push(imperative.coordinator.own(AboutScreen()))
         #expect(routed.root.log.json == imperative.root.log.json)
@@ -114,14 +114,14 @@ import Testing
     @Test func aRestartRebuildsTheNewScreenWithItsOwner() throws {
         let app = TutorialApp()
         let live = app.makeApp(defaults: DefaultsStore(), now: 0)
-        try live.show(ScreenAction(name: "show", parameters: ["screen": "about"]))
+        try live.show(ActionRequest(name: "show", parameters: ["screen": "about"]))
         let snapshot = try #require(ShellSnapshot(json: try JSON(parsing: live.snapshot.serialized)))
         let restored = try #require(app.restoreApp(from: snapshot, defaults: DefaultsStore(), now: 0))
         #expect(restored.root.visibleScreen is AboutScreen)
         #expect(restored.root.navigation?.viewControllers.map(\.name) == ["home", "about"])
-        try restored.root.visibleScreen.perform(ScreenAction(name: "back"))
+        try restored.root.visibleScreen.perform(ActionRequest(name: "back"))
         #expect(restored.root.navigation?.viewControllers.map(\.name) == ["home"])
-        try restored.show(ScreenAction(name: "show", parameters: ["screen": "about"]))
+        try restored.show(ActionRequest(name: "show", parameters: ["screen": "about"]))
         #expect(restored.root.visibleScreen is AboutScreen)
     }
 }

@@ -200,7 +200,7 @@ import Testing
         }
         for connection in connections { _ = try connection.read(through: "\r\n\r\n") }
         #expect(Self.waitFor { live.server.openEventStreams == 1000 })
-        // Every worker thread is free: ordinary requests are answered while the streams stay open.
+        // Every event loop is free: ordinary requests are answered while the streams stay open.
         let client = live.client()
         for _ in 0..<100 { #expect(try client.get("/ok").text == "ok") }
         // And every stream still gets its events.

@@ -15,7 +15,7 @@ enum ShelfAction: ScreenActions {
 enum BookAction: String, ScreenActions { case showCover }
 enum CoverAction: String, CoordinatedActions {
     case close
-    func perform(on owner: CoverCoordinator, _ request: ScreenAction) throws(ActionError) {
+    func perform(on owner: CoverCoordinator, _ request: ActionRequest) throws(ActionError) {
         owner.root.dismiss(animated: false) { owner.finish() }
     }
 }
@@ -54,7 +54,7 @@ final class ShelfCoordinator: Coordinator, ApplicationCoordinator {
         root.transition(to: NavigationController(rootViewController: books.own(ShelfScreen())), animated: false)
     }
 
-    func launch(from source: ShelfLaunch, _ request: ScreenAction) throws(ActionError) { launches.append(source) }
+    func launch(from source: ShelfLaunch, _ request: ActionRequest) throws(ActionError) { launches.append(source) }
 
     func open(deepLink: String) { lateLinks.append(deepLink) }
 }
@@ -114,20 +114,20 @@ final class StartupRecord: Sendable {
 struct ShelfApp: ShellApplication {
     let record = StartupRecord()
 
-    func makeFirstScreen() -> any ScreenController { ShelfSplash() }
+    func makeFirstScreen() -> ViewController { ShelfSplash() }
     func makeCoordinator(root: RootController) -> ShelfCoordinator { ShelfCoordinator(root: root) }
     var startup: StartupWork? {
         StartupWork(milliseconds: 100) { [record] _ in record.runs.withLock { $0 += 1 } }
     }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { .show }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { .show }
 }
 
 /// The app API: what the framework derives from the coordinators' declarations (known actions,
 /// restoration), the start-up work it runs and persists, and typed launch sources.
 @Suite struct AppAPITests {
     static func act(_ app: LiveApp, _ name: String, _ parameters: [String: JSON] = [:]) throws {
-        try app.root.visibleScreen.perform(ScreenAction(name: name, parameters: parameters))
+        try app.root.visibleScreen.perform(ActionRequest(name: name, parameters: parameters))
     }
 
     static func rebuilt(_ app: LiveApp, by shelf: ShelfApp = ShelfApp()) throws -> LiveApp? {
@@ -211,19 +211,20 @@ struct ShelfApp: ShellApplication {
     @Test func launchSourcesAreTyped() throws {
         let app = ShelfApp().makeApp(defaults: DefaultsStore(), now: 0)
         let coordinator = try #require(app.coordinator as? ShelfCoordinator)
-        try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "widget"]))
-        try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link", "book": "moby", "page": 3]))
-        try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link", "book": "moby"]))
+        try coordinator.launch(ActionRequest(name: "launch", parameters: ["source": "widget"]))
+        try coordinator.launch(
+            ActionRequest(name: "launch", parameters: ["source": "link", "book": "moby", "page": 3]))
+        try coordinator.launch(ActionRequest(name: "launch", parameters: ["source": "link", "book": "moby"]))
         #expect(coordinator.launches == [.widget, .link(book: "moby", page: 3), .link(book: "moby", page: nil)])
         #expect(throws: ActionError(status: 400, #"launch needs "source": "widget" or "link""#)) {
-            try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "mail"]))
+            try coordinator.launch(ActionRequest(name: "launch", parameters: ["source": "mail"]))
         }
         #expect(throws: ActionError(status: 400, #"launch from link needs "book" (a string)"#)) {
-            try coordinator.launch(ScreenAction(name: "launch", parameters: ["source": "link"]))
+            try coordinator.launch(ActionRequest(name: "launch", parameters: ["source": "link"]))
         }
         #expect(throws: ActionError(status: 400, #"launch from "page" of link must be an integer, not "x""#)) {
             try coordinator.launch(
-                ScreenAction(name: "launch", parameters: ["source": "link", "book": "a", "page": "x"]))
+                ActionRequest(name: "launch", parameters: ["source": "link", "book": "a", "page": "x"]))
         }
         #expect(coordinator.launches.count == 3)
     }

@@ -7,10 +7,10 @@ import Testing
 /// The probe app with a route of its own, `/api/probe/screen`: it answers with the session's
 /// visible screen and the shell's clock, through `Shell.respond` and its `ShellRequestContext`.
 struct RoutedProbeApp: ShellApplication {
-    func makeFirstScreen() -> any ScreenController { ContextProbeScreen() }
+    func makeFirstScreen() -> ViewController { ContextProbeScreen() }
     func makeCoordinator(root: RootController) -> ContextProbeCoordinator { ContextProbeCoordinator(root: root) }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 
     func installRoutes(into router: inout Router, shell: Shell) {
         router.get(

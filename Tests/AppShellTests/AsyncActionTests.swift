@@ -58,12 +58,12 @@ final class AwaitCoordinator: Coordinator, ApplicationCoordinator {
 struct AwaitApp: ShellApplication {
     let port: Int
     let log = WorkLog()
-    func makeFirstScreen() -> any ScreenController { AwaitScreen() }
+    func makeFirstScreen() -> ViewController { AwaitScreen() }
     func makeCoordinator(root: RootController) -> AwaitCoordinator {
         AwaitCoordinator(root: root, port: port, log: log)
     }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// Actions that await: the request waits suspended while the work awaits a slow local service

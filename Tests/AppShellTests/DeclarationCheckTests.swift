@@ -54,11 +54,11 @@ final class NeitherCoordinator: DeclaringCoordinator {
 }
 
 struct DeclaringApp<Root: DeclaringCoordinator>: ShellApplication {
-    var first: @Sendable () -> any ScreenController = { StrayHomeScreen() }
-    func makeFirstScreen() -> any ScreenController { first() }
+    var first: @Sendable () -> ViewController = { StrayHomeScreen() }
+    func makeFirstScreen() -> ViewController { first() }
     func makeCoordinator(root: RootController) -> Root { Root(root: root) }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// What the coordinators declare is checked when the server is built, and a screen shown with an

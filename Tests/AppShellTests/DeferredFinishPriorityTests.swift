@@ -53,12 +53,12 @@ final class SlowCheckCoordinator: Coordinator, ApplicationCoordinator {
 struct SlowCheckApp: ShellApplication {
     let pool: WorkerPool
     let seen = SeenPriorities()
-    func makeFirstScreen() -> any ScreenController { SlowCheckScreen() }
+    func makeFirstScreen() -> ViewController { SlowCheckScreen() }
     func makeCoordinator(root: RootController) -> SlowCheckCoordinator {
         SlowCheckCoordinator(root: root, pool: pool, seen: seen)
     }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// A deferred action's work runs at its pool's priority, and its finish — which holds the

@@ -86,10 +86,10 @@ struct StreaksApp: ShellApplication {
         values.streakGoal = goal
         return values
     }
-    func makeFirstScreen() -> any ScreenController { StreakListScreen() }
+    func makeFirstScreen() -> ViewController { StreakListScreen() }
     func makeCoordinator(root: RootController) -> StreaksCoordinator { StreaksCoordinator(root: root) }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// A clock the test moves by hand.
@@ -159,7 +159,7 @@ final class StreaksClock: Sendable {
     @Test func aScreenMadeWithAValueComesBackAfterARestartWithIt() throws {
         let app = StreaksApp()
         let live = app.makeApp(defaults: DefaultsStore(), now: 0)
-        try live.root.visibleScreen.perform(ScreenAction(name: "open", parameters: ["id": 5]))
+        try live.root.visibleScreen.perform(ActionRequest(name: "open", parameters: ["id": 5]))
         let restored = try #require(app.restoreApp(from: live.snapshot, defaults: DefaultsStore(), now: 0))
         let habit = try #require(restored.root.visibleScreen as? StreakScreen)
         #expect(habit.habitID == 5)

@@ -26,7 +26,7 @@ enum ShelfPage: AppRoutes, Equatable {
         }
     }
 
-    var screen: any ScreenController.Type {
+    var screen: ViewController.Type {
         switch self {
         case .shelf: ShelfPageScreen.self
         case .newBook: ShelfPageScreen.self
@@ -48,7 +48,7 @@ final class BookPageScreen: ViewController, RestorableScreen {
 /// shows), the shelf is one.
 struct RoutedPagesApp: RoutedApplication {
     typealias Routes = ShelfPage
-    func makeFirstScreen() -> any ScreenController { ContextProbeScreen() }
+    func makeFirstScreen() -> ViewController { ContextProbeScreen() }
     func makeCoordinator(root: RootController) -> ContextProbeCoordinator { ContextProbeCoordinator(root: root) }
     func open(_ page: ShelfPage, in app: LiveApp) -> PageRoute { .notFound }
 }

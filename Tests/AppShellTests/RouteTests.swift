@@ -8,7 +8,7 @@ import Testing
 
 enum NoteSheetAction: String, CoordinatedActions {
     case close
-    func perform(on owner: DeskCoordinator, _ request: ScreenAction) throws(ActionError) {
+    func perform(on owner: DeskCoordinator, _ request: ActionRequest) throws(ActionError) {
         owner.root.dismiss(animated: false)
     }
 }
@@ -32,16 +32,16 @@ final class DeskCoordinator: Coordinator, ApplicationCoordinator {
 }
 
 struct DeskApp: ShellApplication {
-    func makeFirstScreen() -> any ScreenController { DeskScreen() }
+    func makeFirstScreen() -> ViewController { DeskScreen() }
     func makeCoordinator(root: RootController) -> DeskCoordinator { DeskCoordinator(root: root) }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { .show }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { .show }
 }
 
 /// Routes (`Route.present`): declared in one line, shown by the framework's `show` action.
 @Suite struct RouteTests {
-    static func show(_ screen: String) -> ScreenAction {
-        ScreenAction(name: "show", parameters: ["screen": .string(screen)])
+    static func show(_ screen: String) -> ActionRequest {
+        ActionRequest(name: "show", parameters: ["screen": .string(screen)])
     }
 
     @Test func theRoutesScreenIsKnownAndShowIsAnAction() {
@@ -61,7 +61,7 @@ struct DeskApp: ShellApplication {
         let sheet = try #require(routed.root.presented as? NoteSheet)
         #expect(sheet.coordinator === routed.coordinator)
         #expect(routed.state(defaults: DefaultsStore())["actions"] == ["close", "launch"])
-        try sheet.perform(ScreenAction(name: "close"))
+        try sheet.perform(ActionRequest(name: "close"))
         #expect(routed.root.presented == nil)
     }
 
@@ -73,7 +73,7 @@ struct DeskApp: ShellApplication {
             Issue.record("an unknown screen was shown")
         } catch { #expect(error.status == 400) }
         do {
-            try app.show(ScreenAction(name: "show"))
+            try app.show(ActionRequest(name: "show"))
             Issue.record("show without a screen was accepted")
         } catch { #expect(error.status == 400) }
         try app.show(Self.show("note"))
@@ -91,7 +91,7 @@ struct DeskApp: ShellApplication {
         let restored = try #require(DeskApp().restoreApp(from: snapshot, defaults: DefaultsStore(), now: 0))
         let sheet = try #require(restored.root.presented as? NoteSheet)
         #expect(sheet.coordinator === restored.coordinator)
-        try sheet.perform(ScreenAction(name: "close"))
+        try sheet.perform(ActionRequest(name: "close"))
         #expect(restored.root.presented == nil)
         try restored.show(Self.show("note"))
         #expect(restored.root.presented is NoteSheet)

@@ -42,11 +42,11 @@ final class RememberedTargets: @unchecked Sendable {
 /// An app of one screen at `/`, to see what the shell gives its handlers.
 struct ContextProbeApp: ShellApplication {
     let remembered = RememberedTargets()
-    func makeFirstScreen() -> any ScreenController { ContextProbeScreen() }
+    func makeFirstScreen() -> ViewController { ContextProbeScreen() }
     func makeCoordinator(root: RootController) -> ContextProbeCoordinator { ContextProbeCoordinator(root: root) }
-    func url(of shell: LiveApp) -> String { "/" }
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
-    func rememberTarget(_ path: String, in shell: LiveApp) { remembered.add(path) }
+    func url(of app: LiveApp) -> String { "/" }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func rememberTarget(_ path: String, in app: LiveApp) { remembered.add(path) }
 }
 
 /// `ShellRequestContext` and the narrower contexts of the routes that change the session: the

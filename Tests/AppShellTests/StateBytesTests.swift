@@ -23,7 +23,7 @@ private final class StateScreen: ViewController {
 private final class StateCoordinator: Coordinator, ApplicationCoordinator {
     func advance(now: Int64) {}
     var nextDeadline: Int64? { nil }
-    func launch(_ action: ScreenAction) throws(ActionError) {}
+    func launch(_ action: ActionRequest) throws(ActionError) {}
     var extraSnapshot: JSON { .null }
 }
 

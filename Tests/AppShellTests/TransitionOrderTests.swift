@@ -12,7 +12,8 @@ final class ProbeScreen: ViewController {
     }
 }
 
-/// DESIGN.md's lifecycle table, event by event, animated and not.
+/// The lifecycle orders `RootController` and `NavigationController` document (push, pop,
+/// present, dismiss, a root swap), event by event, animated and not.
 @Suite struct TransitionOrderTests {
     static func root() -> (RootController, ProbeScreen) {
         let splash = ProbeScreen(name: "A")
@@ -137,7 +138,7 @@ final class ProbeScreen: ViewController {
         let (root, navigation) = Self.navigationRoot()
         let pushed = ProbeScreen(name: "B")
         var order: [String] = []
-        // B asks for a push from its own viewDidAppear, as seed 002's Main pushes List.
+        // B asks for a push from its own viewDidAppear, as the demo's main pushes the list for a launch.
         pushed.onViewDidAppear = {
             navigation.push(ProbeScreen(name: "C"), animated: true) { order.append("push C done") }
             order.append("asked for C")

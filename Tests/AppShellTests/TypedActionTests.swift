@@ -78,30 +78,30 @@ enum HabitAction: ScreenActions, Equatable {
     }
 
     @Test func parametersAreDecodedFromJSONValues() throws {
-        let open = try HabitAction(decoding: ScreenAction(name: "open", parameters: ["id": 7]))
+        let open = try HabitAction(decoding: ActionRequest(name: "open", parameters: ["id": 7]))
         #expect(open == .open(id: 7))
         let save = try HabitAction(
-            decoding: ScreenAction(
+            decoding: ActionRequest(
                 name: "save",
                 parameters: ["title": "Run", "goal": 2.5, "cadence": "weekly", "reminder": true, "note": "at 7"]))
         #expect(save == .save(title: "Run", goal: 2.5, cadence: .weekly, reminder: true, note: "at 7"))
         // A whole number is a number; an optional parameter may be left out or null.
         let whole = try HabitAction(
-            decoding: ScreenAction(
+            decoding: ActionRequest(
                 name: "save", parameters: ["title": "Run", "goal": 3, "cadence": "daily", "reminder": false]))
         #expect(whole == .save(title: "Run", goal: 3, cadence: .daily, reminder: false, note: nil))
         let null = try HabitAction(
-            decoding: ScreenAction(
+            decoding: ActionRequest(
                 name: "save",
                 parameters: ["title": "Run", "goal": 3, "cadence": "daily", "reminder": false, "note": .null]))
         #expect(null == whole)
     }
 
     @Test func parametersAreDecodedFromAFormsText() throws {
-        let open = try HabitAction(decoding: ScreenAction(name: "open", parameters: ["id": "12"]))
+        let open = try HabitAction(decoding: ActionRequest(name: "open", parameters: ["id": "12"]))
         #expect(open == .open(id: 12))
         let save = try HabitAction(
-            decoding: ScreenAction(
+            decoding: ActionRequest(
                 name: "save",
                 parameters: ["title": "Read", "goal": "0.5", "cadence": "daily", "reminder": "on", "note": ""]))
         #expect(save == .save(title: "Read", goal: 0.5, cadence: .daily, reminder: true, note: nil))
@@ -110,7 +110,7 @@ enum HabitAction: ScreenActions, Equatable {
     @Test func aMissingOrMistypedParameterIs400NamingItAndTheTypeItNeeds() {
         func refusal(_ name: String, _ parameters: [String: JSON]) -> ActionError? {
             do {
-                _ = try HabitAction(decoding: ScreenAction(name: name, parameters: parameters))
+                _ = try HabitAction(decoding: ActionRequest(name: name, parameters: parameters))
                 return nil
             } catch {
                 return error
@@ -147,18 +147,18 @@ enum HabitAction: ScreenActions, Equatable {
     }
 
     @Test func anActionIsSentAsItsNameAndParameters() {
-        let sent = HabitAction.save(title: "Run", goal: 2, cadence: .weekly, reminder: true, note: nil).screenAction
+        let sent = HabitAction.save(title: "Run", goal: 2, cadence: .weekly, reminder: true, note: nil).actionRequest
         #expect(sent.name == "save")
         #expect(sent.parameters == ["title": "Run", "goal": 2.0, "cadence": "weekly", "reminder": true])
-        #expect(HabitAction.archive.screenAction.name == "archive")
-        #expect(HabitAction.archive.screenAction.parameters.isEmpty)
+        #expect(HabitAction.archive.actionRequest.name == "archive")
+        #expect(HabitAction.archive.actionRequest.parameters.isEmpty)
     }
 
     @Test func theCoordinatorGetsTheActionTypedWithItsParameters() throws {
         let screen = NoteScreen()
         let coordinator = NoteCoordinator(screen: screen)
-        try screen.perform(ScreenAction(name: "save", parameters: ["text": "hello"]))
-        try screen.perform(ScreenAction(name: "close"))
+        try screen.perform(ActionRequest(name: "save", parameters: ["text": "hello"]))
+        try screen.perform(ActionRequest(name: "close"))
         #expect(coordinator.handled == [.save(text: "hello"), .close])
         #expect(screen.coordinator === coordinator)
     }
@@ -167,13 +167,13 @@ enum HabitAction: ScreenActions, Equatable {
         let screen = NoteScreen()
         let coordinator = NoteCoordinator(screen: screen)
         #expect(throws: ActionError(status: 400, "save needs \"text\" (a string)")) {
-            try screen.perform(ScreenAction(name: "save"))
+            try screen.perform(ActionRequest(name: "save"))
         }
         #expect(throws: ActionError(status: 400, "\"text\" of save must be a string, not 3")) {
-            try screen.perform(ScreenAction(name: "save", parameters: ["text": 3]))
+            try screen.perform(ActionRequest(name: "save", parameters: ["text": 3]))
         }
         #expect(throws: ActionError(status: 409, "the note screen does not offer \"pop\"")) {
-            try screen.perform(ScreenAction(name: "pop"))
+            try screen.perform(ActionRequest(name: "pop"))
         }
         #expect(coordinator.handled.isEmpty)
     }
@@ -181,7 +181,7 @@ enum HabitAction: ScreenActions, Equatable {
     @Test func aScreenWhoseCoordinatorIsGoneRefuses() {
         let screen = NoteScreen()
         _ = NoteCoordinator(screen: screen)
-        #expect(throws: ActionError.self) { try screen.perform(ScreenAction(name: "close")) }
+        #expect(throws: ActionError.self) { try screen.perform(ActionRequest(name: "close")) }
         #expect(screen.coordinator == nil)
     }
 

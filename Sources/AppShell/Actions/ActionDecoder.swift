@@ -6,7 +6,7 @@ import AppShellJSON
 enum ActionDecoder {
     /// The case of `Action` that `request` names, with its parameters: 400 naming the parameter and
     /// the type it needs when one is missing or mistyped, 409 when no case has the name.
-    static func decode<Action: ParameterizedCases>(_ request: ScreenAction) throws(ActionError) -> Action {
+    static func decode<Action: ParameterizedCases>(_ request: ActionRequest) throws(ActionError) -> Action {
         do {
             return try Action(from: CaseDecoder(request: request))
         } catch let error as ParameterError {
@@ -30,7 +30,7 @@ enum ActionDecoder {
 
     /// The decoder `Codable` gives the enum: one key, the action's name.
     struct CaseDecoder: Decoder {
-        let request: ScreenAction
+        let request: ActionRequest
         var codingPath: [any CodingKey] { [] }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -50,7 +50,7 @@ enum ActionDecoder {
 
     /// The enum's container: the one case named.
     struct CaseContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let request: ScreenAction
+        let request: ActionRequest
         let key: Key
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { [key] }
@@ -74,7 +74,7 @@ enum ActionDecoder {
 
     /// The case's associated values, read from the request's parameters by label.
     struct ParameterContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let request: ScreenAction
+        let request: ActionRequest
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { request.parameters.keys.compactMap(Key.init(stringValue:)) }
 

@@ -4,11 +4,11 @@ import AppShellJSON
 /// (`{"open": {"id": 1}}`) read as the action `open` with the parameter `id` = 1.
 enum ActionEncoder {
     /// `action`'s name and parameters.
-    static func encode<Action: ParameterizedCases>(_ action: Action) -> ScreenAction {
+    static func encode<Action: ParameterizedCases>(_ action: Action) -> ActionRequest {
         let found = Found()
         // The encoders below throw nothing but what an action's own `encode(to:)` could.
         try? action.encode(to: CaseEncoder(found: found))
-        return ScreenAction(name: found.name, parameters: found.parameters)
+        return ActionRequest(name: found.name, parameters: found.parameters)
     }
 
     /// What the encoding found.

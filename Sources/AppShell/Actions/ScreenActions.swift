@@ -46,10 +46,10 @@ public protocol ScreenActions: ParameterizedCases {
     /// What the action means to the page's script, if anything.
     var role: ActionRole? { get }
     /// The action as the JSON API and the forms send it: its name and its parameters.
-    var screenAction: ScreenAction { get }
+    var actionRequest: ActionRequest { get }
     /// The action `request` names, its parameters decoded: 400 (naming the parameter and the
     /// type it needs) when one is missing or mistyped, 409 when no case has that name.
-    init(decoding request: ScreenAction) throws(ActionError)
+    init(decoding request: ActionRequest) throws(ActionError)
     /// The cases' names, parameters and roles (derived from `allCases`, once per type).
     static var descriptions: [ActionDescription] { get }
 }
@@ -59,17 +59,17 @@ extension ScreenActions {
     public var role: ActionRole? { nil }
 
     /// The case's name and its associated values, encoded.
-    public var screenAction: ScreenAction { ActionEncoder.encode(self) }
+    public var actionRequest: ActionRequest { ActionEncoder.encode(self) }
 
     /// The case `request` names, decoded from its parameters.
-    public init(decoding request: ScreenAction) throws(ActionError) { self = try ActionDecoder.decode(request) }
+    public init(decoding request: ActionRequest) throws(ActionError) { self = try ActionDecoder.decode(request) }
 
     /// Every case of `allCases` (once per name), with its parameters read by decoding it.
     public static var descriptions: [ActionDescription] {
         actionDescriptions(of: Self.self) {
             var seen: Set<String> = []
             return allCases.compactMap { sample in
-                let sent = sample.screenAction
+                let sent = sample.actionRequest
                 guard seen.insert(sent.name).inserted else { return nil }
                 return ActionDescription(
                     name: sent.name, parameters: ActionProbe.parameters(of: Self.self, sent.name), role: sample.role,
@@ -81,10 +81,10 @@ extension ScreenActions {
 
 extension ScreenActions where Self: RawRepresentable, RawValue == String {
     /// The raw value, with no parameters.
-    public var screenAction: ScreenAction { ScreenAction(name: rawValue) }
+    public var actionRequest: ActionRequest { ActionRequest(name: rawValue) }
 
     /// The case whose raw value `request` names.
-    public init(decoding request: ScreenAction) throws(ActionError) {
+    public init(decoding request: ActionRequest) throws(ActionError) {
         guard let action = Self(rawValue: request.name) else {
             throw ActionError(status: 409, "there is no action \"\(request.name)\" here")
         }

@@ -16,12 +16,12 @@ extension Shell {
     /// - when the client goes away, or the server answers by itself at shutdown
     ///   (`PendingResponse.onCancel`): answered already.
     func finishLater(
-        _ deferred: DeferredAction, _ action: ScreenAction, _ request: Request, _ shell: LiveApp,
+        _ deferred: DeferredAction, _ action: ActionRequest, _ request: Request, _ app: LiveApp,
         _ session: SessionContext, ifRetired retired: Response,
         answer: @escaping @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
         let pending = PendingResponse()
-        let (id, channel) = (session.id, shell.channel)
+        let (id, channel) = (session.id, app.channel)
         session.afterCommit { [self] in
             let handle = TaskHandle()
             let token = asyncActions.track(channel: channel, id: id) {
@@ -57,7 +57,7 @@ extension Shell {
     /// the request was answered or cancelled meanwhile (its client went away, the shutdown's
     /// timeout ended), nothing runs.
     private func finishDeferred(
-        _ finish: DeferredAction.Finish, _ pending: PendingResponse, _ action: ScreenAction, _ request: Request,
+        _ finish: DeferredAction.Finish, _ pending: PendingResponse, _ action: ActionRequest, _ request: Request,
         id: SessionID, ifRetired retired: Response,
         answer: (ActionError?, Request, LiveApp, SessionContext) -> Response
     ) -> Response {
@@ -69,22 +69,22 @@ extension Shell {
                 // ended): nothing is done. From here on neither answers it: what this commits is
                 // what its answer says.
                 guard pending.beginFinishing() else { return retired }
-                let shell = live(session)
-                return try withBound(shell, session) { () throws -> Response in
-                    let committed = shell.root.version
-                    advance(shell, session)
+                let app = live(session)
+                return try withBound(app, session) { () throws -> Response in
+                    let committed = app.root.version
+                    advance(app, session)
                     var outcome: ActionError?
                     do throws(ActionError) {
-                        try noteChanges(shell, session) { () throws(ActionError) in
-                            try finish(shell.root)
-                            openNext(of: action, in: shell)
+                        try noteChanges(app, session) { () throws(ActionError) in
+                            try finish(app.root)
+                            openNext(of: action, in: app)
                         }
                     } catch {
                         outcome = error
                     }
-                    let response = answer(outcome, request, shell, session)
-                    try keep(shell, in: session)
-                    afterCommit(shell, session, publishing: shell.root.version != committed)
+                    let response = answer(outcome, request, app, session)
+                    try keep(app, in: session)
+                    afterCommit(app, session, publishing: app.root.version != committed)
                     if session.id != session.originalID { rotatedTo = session.id }
                     return response
                 }

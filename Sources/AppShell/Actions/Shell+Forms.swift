@@ -9,7 +9,7 @@ extension Shell {
     /// `POST /actions`: an HTML form without JavaScript, checked as `FormSubmission` was made. The
     /// action runs and the answer is a 303 to the page to show.
     func performForm(_ form: FormSubmission, _ context: ShellRequestContext) throws -> Response {
-        let (request, shell, session) = (context.request, context.app, context.session)
+        let (request, app, session) = (context.request, context.app, context.session)
         // Sent with an id a login or logout retired as it waited: nothing to act on. The browser
         // has the new id by now; `/` shows what it names.
         guard context.access != .retired else { return .redirect(to: "/") }
@@ -17,10 +17,10 @@ extension Shell {
         // A refused action still leads back to the page, which says why (e.g. the login message);
         // a malformed one (a field missing) is the form's mistake: 400, with what was wrong.
         let answer: @Sendable (ActionError?, Request, LiveApp, SessionContext) -> Response = {
-            [self] error, request, shell, _ in
+            [self] error, request, app, _ in
             if let error, error.status == 400 { return .error(HTTPError.badRequest(error.message), for: request) }
-            return .redirect(to: application.url(of: shell))
+            return .redirect(to: application.url(of: app))
         }
-        return run(action, request, shell, session, ifRetired: .redirect(to: "/"), answer: answer)
+        return run(action, request, app, session, ifRetired: .redirect(to: "/"), answer: answer)
     }
 }

@@ -10,7 +10,7 @@ public protocol ShellApplication: Sendable {
     /// The app coordinator's type: the top of every session's coordinator tree.
     associatedtype RootCoordinator: ApplicationCoordinator
     /// The screen a new session shows first (the splash), which the app coordinator shows.
-    func makeFirstScreen() -> any ScreenController
+    func makeFirstScreen() -> ViewController
     /// The app coordinator of a session whose controllers `root` holds, not started: for a new
     /// session (the framework then starts it), or one rebuilt from its snapshot (the framework then
     /// rebuilds its children around the restored screens).
@@ -19,7 +19,7 @@ public protocol ShellApplication: Sendable {
     var startup: StartupWork? { get }
     /// The app's screen types: by default every one the app coordinator's type shows, directly
     /// or through the coordinators it shows (`RestorationRegistry`).
-    var screenTypes: [any ScreenController.Type] { get }
+    var screenTypes: [ViewController.Type] { get }
     /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
     /// the names of `actionCatalog`.
     var knownActions: Set<String> { get }
@@ -38,12 +38,12 @@ public protocol ShellApplication: Sendable {
     /// The URLs of the app's pages besides `/` (`/notes/:id` takes any segment as `id`). By
     /// default none; a `RoutedApplication` derives them from its routes.
     var pagePaths: [String] { get }
-    /// The URL that shows what `shell` shows now, e.g. `/main/list`.
-    func url(of shell: LiveApp) -> String
-    /// Makes `shell` show what `path` names, without animation, and says whether to render it,
+    /// The URL that shows what `app` shows now, e.g. `/main/list`.
+    func url(of app: LiveApp) -> String
+    /// Makes `app` show what `path` names, without animation, and says whether to render it,
     /// redirect (a logged-out user asking for a logged-in page) or answer 404. `next` is the
     /// same-site path the user asked for before being sent to log in, if any.
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute
     /// The deep link a page opened at `path` (with `next`) asks the app to show, or `nil` for none.
     /// By default `path` itself, except `/`.
     func deepLink(forPath path: String, next: String?) -> String?
@@ -52,7 +52,7 @@ public protocol ShellApplication: Sendable {
     /// and a new visitor's app is not kept between its first two requests, so the URL comes back
     /// with the stream. By default its deep link (`deepLink(forPath:next:)`) is opened
     /// (`LiveApp.open(deepLink:)`).
-    func rememberTarget(_ path: String, in shell: LiveApp)
+    func rememberTarget(_ path: String, in app: LiveApp)
     /// Adds the app's own routes to the server's router, after the framework's (`/healthz`, the
     /// page script and base stylesheet, the shell's JSON API, pages and event streams) and before
     /// the static files behind them. A handler that needs the session gets it from
@@ -62,7 +62,7 @@ public protocol ShellApplication: Sendable {
 
 extension ShellApplication {
     /// Every screen type the app coordinator's type shows, directly or through its coordinators.
-    public var screenTypes: [any ScreenController.Type] {
+    public var screenTypes: [ViewController.Type] {
         RestorationRegistry.screenTypes(shownBy: RootCoordinator.self)
     }
 
@@ -121,9 +121,9 @@ extension ShellApplication {
 
     /// Opens the deep link `path` asks for, if any: kept until the start-up work is done, else
     /// given to the app coordinator.
-    public func rememberTarget(_ path: String, in shell: LiveApp) {
+    public func rememberTarget(_ path: String, in app: LiveApp) {
         guard let link = deepLink(forPath: path, next: nil) else { return }
-        shell.open(deepLink: link)
+        app.open(deepLink: link)
     }
 
     /// The first screen, owned by a new app coordinator, which is then started; the start-up
@@ -182,7 +182,7 @@ public protocol ApplicationCoordinator: Coordinator {
     func startupDidFinish(deepLink: String?)
     /// The app was launched from `source` (`launch`, which every screen accepts), with the
     /// request's other parameters in `request`.
-    func launch(from source: LaunchSource, _ request: ScreenAction) throws(ActionError)
+    func launch(from source: LaunchSource, _ request: ActionRequest) throws(ActionError)
     /// A page asked for `deepLink` once the start-up work was done (its stream came late).
     func open(deepLink: String)
 }
@@ -195,7 +195,7 @@ extension ApplicationCoordinator {
 
     /// `launch`: its `source` is one of `LaunchSource`'s cases (else 400), its other parameters
     /// that case's associated values (400 naming one missing or mistyped), handled typed.
-    public func launch(_ action: ScreenAction) throws(ActionError) {
+    public func launch(_ action: ActionRequest) throws(ActionError) {
         let sources = LaunchSource.descriptions.map(\.name)
         guard let name = action.string("source"), sources.contains(name) else {
             let names = sources.map { "\"\($0)\"" }.joined(separator: " or ")
@@ -206,7 +206,7 @@ extension ApplicationCoordinator {
         let source: LaunchSource
         do {
             source = try LaunchSource(
-                decoding: ScreenAction(name: name, parameters: parameters, clientAddress: action.clientAddress))
+                decoding: ActionRequest(name: name, parameters: parameters, clientAddress: action.clientAddress))
         } catch {
             throw ActionError(status: 400, "launch from " + error.message)
         }
@@ -216,99 +216,5 @@ extension ApplicationCoordinator {
 
 extension ApplicationCoordinator where LaunchSource == NoLaunchSources {
     /// Never called: there is no source.
-    public func launch(from source: NoLaunchSources, _ request: ScreenAction) throws(ActionError) {}
-}
-
-/// One session's live app (formerly `ShellSession`: it is an app, not a session): its root
-/// controller and its app coordinator. Kept in memory with the
-/// session; rebuilt from a `ShellSnapshot` after a restart.
-///
-/// Used under its session's lock only: the properties every read touches are
-/// `@exclusivity(unchecked)`, as are the root controller's (callgrind, README Performance).
-public final class LiveApp {
-    /// The root controller.
-    public let root: RootController
-    /// The app coordinator.
-    public let coordinator: any ApplicationCoordinator
-    /// The version the stored snapshot was taken at, and the snapshot.
-    @exclusivity(unchecked) var stored: (version: Int, snapshot: SessionSnapshot)?
-    /// The deadline already given to the scheduler.
-    @exclusivity(unchecked) var scheduled: Int64?
-    /// The last `GET /api/state` answer, valid while the version and the stored defaults are the
-    /// same and no action ran since (an action may change what a screen shows, e.g. a message).
-    @exclusivity(unchecked) var stateCache:
-        (version: Int, values: [String: DefaultsValue], userVersion: Int64?, response: PreparedResponse)?
-    {
-        didSet { recount(oldValue?.response, stateCache?.response) }
-    }
-    /// The last page rendered, valid on the same terms, for the same session id (its forms carry
-    /// a token made from the id) and the same URL (`KeptPage`).
-    @exclusivity(unchecked) var pageCache: KeptPage? {
-        didSet { recount(oldValue?.response, pageCache?.response) }
-    }
-    /// The budget the two caches' bytes count against (set when the app is a session's live app;
-    /// `nil` for a throwaway copy), and what they hold of it.
-    @exclusivity(unchecked) var cacheBudget: CachedAnswerBudget?
-    @exclusivity(unchecked) var cachedBytes = 0
-    /// The URL of the page kept for the next request, if one is (what a session keeps in memory).
-    public var keptPageTarget: String? { pageCache?.target }
-    /// Whether the state's answer is kept for the next read.
-    public var keepsState: Bool { stateCache != nil }
-    /// The bytes its kept answers hold of the shell's budget (`Shell.keptAnswerBytes`).
-    public var keptAnswerBytes: Int { cachedBytes }
-    /// A hash of the last page rendered and not kept (its version, session id and URL): a page is
-    /// kept once it is asked for a second time (see `Shell.renderPage`).
-    @exclusivity(unchecked) var pageRendered: Int?
-    /// The coordinator tree as `coordinatorTree` made it last, with the tree's generation then.
-    @exclusivity(unchecked) var treeCache: (generation: Int, tree: CoordinatorTree)?
-    /// Streams opened by the request being handled, subscribed once its changes are committed.
-    @exclusivity(unchecked) var pendingStreams: [OpenedStream] = []
-    /// How many of this app's streams are subscribed.
-    private(set) var streamCount = StreamCount()
-    /// Names the session's open pages in `ShellEvents`: stable across id rotations, and kept in
-    /// the snapshot, so that an app rebuilt from it publishes where the pages listen. It also
-    /// names the app's line of versions in event ids (`<channel>.<version>`): a new session, or
-    /// one that lost its app with its memory store, has a new one.
-    public private(set) var channel = SessionID.random().text
-
-    /// A session made of `root` and `coordinator`.
-    public init(root: RootController, coordinator: any ApplicationCoordinator) {
-        self.root = root
-        self.coordinator = coordinator
-        root.app = self
-    }
-
-    deinit { cacheBudget?.add(-cachedBytes) }
-
-    /// The routes the app's coordinators declare (`Route`), derived once per app type.
-    lazy var routes: [RouteEntry] = RestorationRegistry.of(type(of: coordinator)).routes
-
-    /// The start-up work under way, if any (`StartupWork`).
-    @exclusivity(unchecked) var startup: StartupState?
-
-    /// Whether the app still has start-up work to do (the splash's): its pages refresh themselves
-    /// without JavaScript, and the page's script passes the URL it was opened at on with its
-    /// event stream (`data-starting`).
-    public var isStarting: Bool { startup != nil }
-
-    /// The snapshot of the controller tree as it is now.
-    public var snapshot: ShellSnapshot {
-        ShellSnapshot(
-            root: root.child.name,
-            stack: root.navigation?.viewControllers.map(\.name) ?? [],
-            presented: root.presented?.name,
-            coordinators: coordinatorTree,
-            log: root.log,
-            version: root.version,
-            extra: restorationExtra,
-            channel: channel,
-            transition: root.lastTransition.map { LastTransition(kind: $0.kind, animated: $0.animated) })
-    }
-
-    /// Takes over the channel of the app it was rebuilt from, and the count of that channel's
-    /// streams when it has any (`ShellEvents.streamCount(of:)`).
-    func adopt(channel: String, streamCount: StreamCount?) {
-        self.channel = channel
-        if let streamCount { self.streamCount = streamCount }
-    }
+    public func launch(from source: NoLaunchSources, _ request: ActionRequest) throws(ActionError) {}
 }

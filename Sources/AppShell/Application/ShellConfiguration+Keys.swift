@@ -12,7 +12,7 @@ extension ShellConfiguration {
             ConfigurationKey("port", .integer(0...65535), "TCP port; 0 picks a free one") {
                 $1.server.port = $0.integerValue!
             },
-            ConfigurationKey("threads", .integer(1...1024), "worker threads (default: the number of cores)") {
+            ConfigurationKey("threads", .integer(1...1024), "event loops, a thread each (default: one per core)") {
                 $1.server.threads = $0.integerValue!
             },
             ConfigurationKey("publicDirectory", .string, "directory of static files") {

@@ -1,7 +1,7 @@
 import AppShellJSON
 import AppShellSessions
 
-/// The work a new session does before its app routes (the splash's, seed 001): it lasts at least
+/// The work a new session does before its app routes (the splash's): it lasts at least
 /// `milliseconds`, then `work` runs with the session's defaults and the app coordinator routes
 /// (`ApplicationCoordinator.startupDidFinish(deepLink:)`). The framework finishes it on time
 /// without a request, keeps a deep link that arrives meanwhile, and persists both across restarts.
@@ -70,32 +70,5 @@ struct StartupState {
         var members: [String: JSON] = ["startupBegan": .integer(Int(began))]
         if let deepLink { members["deepLink"] = .string(deepLink) }
         return .object(members)
-    }
-}
-
-extension LiveApp {
-    /// When the app next has work to do without a request (its start-up work's end), if ever.
-    public var nextDeadline: Int64? { startup?.deadline }
-
-    /// The deep link waiting for the start-up work, if any: the URL the splash shows at.
-    public var pendingDeepLink: String? { startup?.deepLink }
-
-    /// Runs the work that is due at `now`: the start-up work, then the app coordinator's routing.
-    public func advance(now: Int64) {
-        guard let startup, now >= startup.deadline else { return }
-        self.startup = nil
-        startup.work.work(root.defaults)
-        coordinator.startupDidFinish(deepLink: startup.deepLink)
-    }
-
-    /// Shows `deepLink` (a same-site path the app knows) once the app can: during the start-up
-    /// work it waits (and is kept in the snapshot, as the URL an iOS app is launched with waits
-    /// for its launch to finish); after it, the app coordinator opens it.
-    public func open(deepLink: String) {
-        guard startup != nil else { return coordinator.open(deepLink: deepLink) }
-        guard startup?.deepLink != deepLink else { return }
-        startup?.deepLink = deepLink
-        // Not a change the state shows (no new version), but one the snapshot must keep.
-        stored = nil
     }
 }

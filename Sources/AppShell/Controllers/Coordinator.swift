@@ -1,6 +1,6 @@
 import AppShellJSON
 
-/// A coordinator (seed 003): it owns a flow, starts child coordinators, and is told by its screens
+/// A coordinator, as in the Coordinator pattern of iOS apps: it owns a flow, starts child coordinators, and is told by its screens
 /// what the user asked for. `finish()` removes it from its parent.
 ///
 /// A coordinator declares what it shows, by type (`shows`): the framework derives from those
@@ -86,7 +86,7 @@ open class Coordinator {
     /// (`own(_:)`) reports. Call it in `init`: a coordinator rebuilt after a restart has its
     /// handlers again, and its restored screens find them. `body` should not retain `self`.
     public func handle<Action: ScreenActions>(
-        _ type: Action.Type, _ body: @escaping (Action, ScreenAction) throws(ActionError) -> Void
+        _ type: Action.Type, _ body: @escaping (Action, ActionRequest) throws(ActionError) -> Void
     ) {
         let handler = (type: ObjectIdentifier(type), handler: ActionHandler(body) as AnyObject)
         if let index = handlers.firstIndex(where: { $0.type == handler.type }) {
@@ -97,7 +97,7 @@ open class Coordinator {
     }
 
     /// The handler `handle(_:_:)` registered for `Action`, if any.
-    func handler<Action: ScreenActions>(for type: Action.Type) -> ((Action, ScreenAction) throws(ActionError) -> Void)?
+    func handler<Action: ScreenActions>(for type: Action.Type) -> ((Action, ActionRequest) throws(ActionError) -> Void)?
     {
         let type = ObjectIdentifier(type)
         return (handlers.first { $0.type == type }?.handler as? ActionHandler<Action>)?.body
@@ -115,7 +115,7 @@ open class Coordinator {
     /// `push(own(…))` would have to handle for a mistake of the code, not of the request. A
     /// screen owned but never shown is no mistake: nothing has to be restored.
     @discardableResult
-    public func own<S: ScreenController>(_ screen: S) -> S {
+    public func own<S: ViewController>(_ screen: S) -> S {
         if let navigation = screen as? NavigationController {
             // A stack is not a screen of its own: its screens are.
             for inner in navigation.viewControllers { own(inner) }
@@ -130,14 +130,14 @@ open class Coordinator {
     /// Takes back `screen`, one of `shows` that a restart made again, as this coordinator's own:
     /// by default it owns it (`own(_:)`). Override it to keep a reference to the screen (and call
     /// `super`).
-    open func restore(_ screen: any ScreenController) {
+    open func restore(_ screen: ViewController) {
         (screen as? any OwnedScreen)?.owner = self
     }
 }
 
 /// A coordinator's handler of one `ScreenActions` type.
 private final class ActionHandler<Action: ScreenActions> {
-    let body: (Action, ScreenAction) throws(ActionError) -> Void
+    let body: (Action, ActionRequest) throws(ActionError) -> Void
 
-    init(_ body: @escaping (Action, ScreenAction) throws(ActionError) -> Void) { self.body = body }
+    init(_ body: @escaping (Action, ActionRequest) throws(ActionError) -> Void) { self.body = body }
 }

@@ -9,7 +9,7 @@ import AppShellConcurrency
 /// declare it. That request fails — 500, its changes dropped, the message logged — when the
 /// session's snapshot would be kept with the screen, which a restart could not make again.
 public struct DeclarationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The explanation, e.g. ``NotesCoordinator owns AboutScreen ("about") but does not declare it in `shows` ``.
+    /// The explanation, e.g. `NotesCoordinator owns AboutScreen ("about") but does not declare it in shows`.
     public let description: String
 
     /// An error saying `description`, on one line.
@@ -34,8 +34,8 @@ extension ShellApplication {
 /// The checks of `ShellApplication.checkDeclarations()` and of the owners of the screens shown.
 enum DeclarationCheck {
     /// See `ShellApplication.checkDeclarations()`.
-    static func check(_ root: Coordinator.Type, firstScreen: any ScreenController) throws(DeclarationError) {
-        var screenNames: [String: any ScreenController.Type] = [:]
+    static func check(_ root: Coordinator.Type, firstScreen: ViewController) throws(DeclarationError) {
+        var screenNames: [String: ViewController.Type] = [:]
         var coordinatorNames: [String: any RestorableCoordinator.Type] = [:]
         for coordinator in reachable(from: root) {
             for shown in coordinator.shows {
@@ -111,7 +111,7 @@ enum DeclarationCheck {
 
     /// Notes that a `coordinator` owns a `screen`: when its `shows` does not declare the screen's
     /// type, every snapshot kept from now on has its owners checked (`checkOwners`).
-    static func noteOwner(_ coordinator: Coordinator.Type, owns screen: any ScreenController.Type) {
+    static func noteOwner(_ coordinator: Coordinator.Type, owns screen: ViewController.Type) {
         let pair = OwnerPair(coordinator: ObjectIdentifier(coordinator), screen: ObjectIdentifier(screen))
         if let declared = declaredPairs.withLock({ $0[pair] }) {
             if !declared { undeclaredOwnerSeen.withLock { $0 = true } }
@@ -130,7 +130,7 @@ enum DeclarationCheck {
     static func checkOwners(
         of root: RootController, _ owners: [ObjectIdentifier: Set<ObjectIdentifier>]
     ) throws(DeclarationError) {
-        func check(_ screen: any ScreenController) throws(DeclarationError) {
+        func check(_ screen: ViewController) throws(DeclarationError) {
             guard let owner = (screen as? any OwnedScreen)?.owner,
                 owners[ObjectIdentifier(type(of: screen))]?.contains(ObjectIdentifier(type(of: owner))) != true
             else { return }

@@ -23,7 +23,7 @@ public enum LifecycleEvent: String, Sendable, CaseIterable {
 
 /// The kinds of transition, as completions name them.
 public enum TransitionKind: String, Sendable {
-    /// The root controller swapped its child (seed 001's fade).
+    /// The root controller swapped its child (a login or logout's cross-dissolve).
     case root
     /// A screen was pushed onto the navigation stack.
     case push

@@ -1,39 +1,37 @@
 import AppShellJSON
 
 /// A stack of screens, as `UINavigationController`: push, pop and pop-to-root, each with an optional
-/// completion that runs after every lifecycle callback of the transition (seed 004).
+/// completion that runs after every lifecycle callback of the transition.
 ///
 /// It is shown as the root controller's child; its name, actions, HTML and state are those of
 /// its screens (its name is its root screen's, its actions and render its top screen's).
-public final class NavigationController: ScreenController, ContainerController {
+public final class NavigationController: ViewController, ContainerController {
     /// The stack, bottom first.
-    public private(set) var viewControllers: [any ScreenController]
+    public private(set) var viewControllers: [ViewController]
     /// Where the stack reaches its session (given to every screen pushed).
-    public var context: ScreenContext? {
+    public override var context: ScreenContext? {
         didSet { for screen in viewControllers { screen.context = context } }
     }
-    /// Unused: a navigation controller reports nothing itself.
-    public weak var actionHandler: (any ScreenActionHandler)?
 
-    /// A stack whose bottom is `rootViewController`.
-    public init(rootViewController: any ScreenController) {
+    /// A stack whose bottom is `rootViewController`; it is named after it (a pop never removes it).
+    public init(rootViewController: ViewController) {
         viewControllers = [rootViewController]
+        super.init(name: rootViewController.name)
     }
 
     /// A stack restored as it was (no lifecycle runs).
-    public init(restoring viewControllers: [any ScreenController]) {
+    public init(restoring viewControllers: [ViewController]) {
         precondition(!viewControllers.isEmpty, "a navigation stack has at least its root screen")
         self.viewControllers = viewControllers
+        super.init(name: viewControllers[0].name)
     }
 
     /// The screen on top of the stack.
-    public var topScreen: any ScreenController { viewControllers[viewControllers.count - 1] }
-    /// The root screen's name.
-    public var name: String { viewControllers[0].name }
+    public var topScreen: ViewController { viewControllers[viewControllers.count - 1] }
     /// The top screen's actions.
-    public var actions: [String] { topScreen.actions }
+    public override var actions: [String] { topScreen.actions }
     /// The top screen's title.
-    public var title: String { topScreen.title }
+    public override var title: String { topScreen.title }
 
     private var root: RootController {
         guard let root = context?.root else { preconditionFailure("the navigation controller is not on screen") }
@@ -42,7 +40,7 @@ public final class NavigationController: ScreenController, ContainerController {
 
     /// Pushes `screen`: A viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear,
     /// completion.
-    public func push(_ screen: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func push(_ screen: ViewController, animated: Bool = true, completion: (() -> Void)? = nil) {
         let root = self.root
         root.enqueue(.push, animated: animated, completion: completion) { [unowned self] in
             let old = topScreen
@@ -88,24 +86,21 @@ public final class NavigationController: ScreenController, ContainerController {
         }
     }
 
-    /// Appearance is forwarded to the top screen by the root controller.
-    public func viewDidLoad() {}
-    /// Forwarded by the root controller.
-    public func viewWillAppear(_ animated: Bool) {}
-    /// Forwarded by the root controller.
-    public func viewDidAppear(_ animated: Bool) {}
-    /// Forwarded by the root controller.
-    public func viewWillDisappear(_ animated: Bool) {}
-    /// Forwarded by the root controller.
-    public func viewDidDisappear(_ animated: Bool) {}
+    // Appearance (viewDidLoad … viewDidDisappear) is forwarded to the top screen by the root
+    // controller: the stack's own callbacks do nothing.
+
     /// Passed on to the root screen.
-    public func willMove(toParent parent: (any ContainerController)?) { viewControllers[0].willMove(toParent: parent) }
+    public override func willMove(toParent parent: (any ContainerController)?) {
+        viewControllers[0].willMove(toParent: parent)
+    }
     /// Passed on to the root screen.
-    public func didMove(toParent parent: (any ContainerController)?) { viewControllers[0].didMove(toParent: parent) }
+    public override func didMove(toParent parent: (any ContainerController)?) {
+        viewControllers[0].didMove(toParent: parent)
+    }
     /// The top screen's HTML.
-    public func renderHTML() -> String { topScreen.renderHTML() }
+    public override func renderHTML() -> String { topScreen.renderHTML() }
     /// The top screen's state.
-    public func state() -> JSON? { topScreen.state() }
+    public override func state() -> JSON? { topScreen.state() }
     /// The top screen handles the action.
-    public func perform(_ action: ScreenAction) throws(ActionError) { try topScreen.perform(action) }
+    public override func perform(_ action: ActionRequest) throws(ActionError) { try topScreen.perform(action) }
 }

@@ -12,7 +12,7 @@ public protocol Restorable: AnyObject, SendableMetatype {}
 /// A screen that shows something chosen when it was made (the note a detail screen shows, where
 /// the login screen leads next) keeps it in `@SceneStorage` properties: the snapshot keeps their
 /// values by the screen's place, and gives them back before any lifecycle call.
-public protocol RestorableScreen: ScreenController, Restorable {
+public protocol RestorableScreen: ViewController, Restorable {
     /// A new screen, as shown the first time.
     init()
 }
@@ -21,8 +21,8 @@ public protocol RestorableScreen: ScreenController, Restorable {
 /// (bottom first) or `presented`.
 enum ScreenPlace {
     /// The screens of `root` by their place.
-    static func screens(of root: RootController) -> [(String, any ScreenController)] {
-        var screens: [(String, any ScreenController)] = []
+    static func screens(of root: RootController) -> [(String, ViewController)] {
+        var screens: [(String, ViewController)] = []
         if let navigation = root.navigation {
             for (index, screen) in navigation.viewControllers.enumerated() {
                 screens.append(("stack.\(index)", screen))
@@ -38,8 +38,8 @@ enum ScreenPlace {
     static func states(of root: RootController) -> JSON? {
         var states: [String: JSON] = [:]
         for (place, screen) in screens(of: root) {
-            guard let values = (screen as? ViewController)?.sceneValues, !values.isEmpty else { continue }
-            states[place] = .object(values.mapValues(\.json))
+            guard !screen.sceneValues.isEmpty else { continue }
+            states[place] = .object(screen.sceneValues.mapValues(\.json))
         }
         return states.isEmpty ? nil : .object(states)
     }
@@ -49,7 +49,7 @@ enum ScreenPlace {
     static func restore(_ states: JSON?, in root: RootController) {
         guard let states else { return }
         for (place, screen) in screens(of: root) {
-            guard let screen = screen as? ViewController, let kept = states[place]?.objectValue else { continue }
+            guard let kept = states[place]?.objectValue else { continue }
             screen.sceneValues = kept.compactMapValues(DefaultsValue.init(json:))
         }
     }
@@ -113,7 +113,7 @@ public struct RestorationRegistry: Sendable {
 
     /// Every screen type `root` shows, directly or through the coordinators it shows, each once,
     /// breadth first in declaration order.
-    public static func screenTypes(shownBy root: Coordinator.Type) -> [any ScreenController.Type] {
+    public static func screenTypes(shownBy root: Coordinator.Type) -> [ViewController.Type] {
         walk(from: root) { _, _ in }
     }
 
@@ -121,8 +121,8 @@ public struct RestorationRegistry: Sendable {
     /// the screen types met, each once.
     private static func walk(
         from root: Coordinator.Type, _ visit: (Coordinator.Type, any Restorable.Type) -> Void
-    ) -> [any ScreenController.Type] {
-        var screenTypes: [any ScreenController.Type] = []
+    ) -> [ViewController.Type] {
+        var screenTypes: [ViewController.Type] = []
         var seen = Set<ObjectIdentifier>()
         var visited = Set<ObjectIdentifier>()
         var pending: [Coordinator.Type] = [root]
@@ -161,7 +161,7 @@ public struct RestorationRegistry: Sendable {
         guard tree["name"]?.stringValue == app.name, restoreChildren(of: tree, under: app, root: root) else {
             return false
         }
-        var screens: [any ScreenController] = root.navigation?.viewControllers ?? [root.child]
+        var screens: [ViewController] = root.navigation?.viewControllers ?? [root.child]
         if let presented = root.presented { screens.append(presented) }
         var flows: [(Coordinator, depth: Int)] = []
         func walk(_ coordinator: Coordinator, _ depth: Int) {

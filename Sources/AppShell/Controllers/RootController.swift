@@ -1,7 +1,7 @@
 import AppShellSessions
 
-/// One session's root: it shows one child screen at a time and swaps it the way seed 000's
-/// `RootViewController` does, presents modal screens over it, and runs every transition in order.
+/// One session's root: it shows one child screen at a time and swaps it the way an iOS app's
+/// `RootViewController` swaps its child view controller, presents modal screens over it, and runs every transition in order.
 ///
 /// The server applies a transition at once, lifecycle first, completion last; `animated` only
 /// tells the browser to play it. A transition asked for while another runs — from a lifecycle
@@ -9,9 +9,9 @@ import AppShellSessions
 /// transitions never interleave and completions run in the order they were asked for.
 public final class RootController: ContainerController {
     /// The child screen: splash, login, or a navigation controller holding main.
-    public private(set) var child: any ScreenController
+    public private(set) var child: ViewController
     /// The modal screen over everything, if any.
-    public private(set) var presented: (any ScreenController)?
+    public private(set) var presented: ViewController?
     /// The last 50 lifecycle events and completions.
     public private(set) var log = LifecycleLog()
     /// Incremented by every change the session can see.
@@ -69,7 +69,7 @@ public final class RootController: ContainerController {
     /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears. Its screens and
     /// coordinators read `environment`.
     public init(
-        initial: any ScreenController, defaults: DefaultsStore, environment: EnvironmentValues = EnvironmentValues()
+        initial: ViewController, defaults: DefaultsStore, environment: EnvironmentValues = EnvironmentValues()
     ) {
         child = initial
         detachedDefaults = defaults
@@ -85,7 +85,7 @@ public final class RootController: ContainerController {
     /// A root restored from a snapshot: the screens are in place, no lifecycle runs. Its screens
     /// and coordinators read `environment`.
     public init(
-        restoring child: any ScreenController, presented: (any ScreenController)?, log: LifecycleLog, version: Int,
+        restoring child: ViewController, presented: ViewController?, log: LifecycleLog, version: Int,
         lastTransition: LastTransition? = nil, defaults: DefaultsStore,
         environment: EnvironmentValues = EnvironmentValues()
     ) {
@@ -110,7 +110,7 @@ public final class RootController: ContainerController {
     }
 
     /// The screen the user sees: the modal one, else the top of the navigation stack, else the child.
-    public var visibleScreen: any ScreenController {
+    public var visibleScreen: ViewController {
         if let presented { return presented }
         if let navigation = child as? NavigationController { return navigation.topScreen }
         return child
@@ -150,11 +150,11 @@ public final class RootController: ContainerController {
 
     // MARK: Transitions
 
-    /// Swaps the child for `new` (seed 000/001): A willMove(nil), B willMove(root), A
+    /// Swaps the child for `new` (a splash to login, login to main): A willMove(nil), B willMove(root), A
     /// viewWillDisappear, B viewWillAppear, A viewDidDisappear, B viewDidAppear, A
     /// removeFromParent, B didMove(root), completion. A modal screen up when the swap's turn
     /// comes is dismissed first (without animation, with dismiss's order and completion).
-    public func transition(to new: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func transition(to new: ViewController, animated: Bool = true, completion: (() -> Void)? = nil) {
         // Whether a modal screen is up is known only when this runs: a present asked for before
         // the swap may still be queued. Run when nothing else is (the common case), it dismisses
         // at once, and what that dismissal asks for (main pushing the list) runs before the swap.
@@ -182,7 +182,7 @@ public final class RootController: ContainerController {
 
     /// Presents `screen` modally over the visible one: A viewWillDisappear, B viewWillAppear,
     /// B viewDidAppear, A viewDidDisappear, completion.
-    public func present(_ screen: any ScreenController, animated: Bool = true, completion: (() -> Void)? = nil) {
+    public func present(_ screen: ViewController, animated: Bool = true, completion: (() -> Void)? = nil) {
         enqueue(.present, animated: animated, completion: completion) { [unowned self] in
             let old = visibleScreen
             screen.context = context
@@ -255,7 +255,7 @@ public final class RootController: ContainerController {
 
     /// Calls an appearance method on `screen` (forwarded to the top of a navigation controller)
     /// and records it.
-    func call(_ event: LifecycleEvent, on screen: any ScreenController, animated: Bool) {
+    func call(_ event: LifecycleEvent, on screen: ViewController, animated: Bool) {
         let target = (screen as? NavigationController)?.topScreen ?? screen
         record(target, event)
         switch event {
@@ -268,13 +268,13 @@ public final class RootController: ContainerController {
     }
 
     /// Calls a containment method on `screen` and records it.
-    func call(_ event: LifecycleEvent, on screen: any ScreenController, parent: (any ContainerController)?) {
+    func call(_ event: LifecycleEvent, on screen: ViewController, parent: (any ContainerController)?) {
         record(screen, event)
         if event == .willMove { screen.willMove(toParent: parent) } else { screen.didMove(toParent: parent) }
     }
 
     /// Calls `viewDidLoad` the first time a screen (or a navigation controller's top) is shown.
-    func load(_ screen: any ScreenController) {
+    func load(_ screen: ViewController) {
         let target = (screen as? NavigationController)?.topScreen ?? screen
         guard markLoaded(target) else { return }
         if target !== screen { markLoaded(screen) }
@@ -283,7 +283,7 @@ public final class RootController: ContainerController {
     }
 
     /// Forgets a screen that left the hierarchy (its identifier may be reused).
-    func forget(_ screen: any ScreenController) {
+    func forget(_ screen: ViewController) {
         loaded.removeAll { $0 == ObjectIdentifier(screen) }
         if let navigation = screen as? NavigationController {
             for inner in navigation.viewControllers { loaded.removeAll { $0 == ObjectIdentifier(inner) } }
@@ -292,14 +292,14 @@ public final class RootController: ContainerController {
 
     /// Notes that `screen` was loaded; says whether it was not already.
     @discardableResult
-    private func markLoaded(_ screen: any ScreenController) -> Bool {
+    private func markLoaded(_ screen: ViewController) -> Bool {
         let identifier = ObjectIdentifier(screen)
         guard !loaded.contains(identifier) else { return false }
         loaded.append(identifier)
         return true
     }
 
-    func record(_ screen: any ScreenController, _ event: LifecycleEvent) {
+    func record(_ screen: ViewController, _ event: LifecycleEvent) {
         log.append(.screen(screen.name, event))
     }
 }

@@ -38,7 +38,7 @@ struct ScheduledNotification: Equatable, Sendable {
 
     /// The launch `source` makes: its name as `source`, its associated values beside it.
     static func launch(_ source: some LaunchSources) -> JSON {
-        let sent = source.screenAction
+        let sent = source.actionRequest
         var members = sent.parameters
         members["source"] = .string(sent.name)
         return .object(members)
@@ -55,16 +55,5 @@ struct ScheduledNotification: Equatable, Sendable {
     /// The notifications a snapshot's `extra` keeps.
     static func list(in extra: JSON) -> [ScheduledNotification] {
         (extra["notifications"]?.arrayValue ?? []).compactMap(ScheduledNotification.init(json:))
-    }
-}
-
-extension LiveApp {
-    /// What the framework keeps in the snapshot beside the controllers: the start-up work under
-    /// way, the notifications not yet delivered, and the screens' restoration states.
-    var restorationExtra: JSON {
-        var members = startup?.json.objectValue ?? [:]
-        if !root.notifications.isEmpty { members["notifications"] = .array(root.notifications.map(\.json)) }
-        if let states = ScreenPlace.states(of: root) { members["screens"] = states }
-        return .object(members)
     }
 }

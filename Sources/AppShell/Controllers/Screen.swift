@@ -14,12 +14,12 @@ public protocol CoordinatedActions: ScreenActions {
     /// The coordinator that owns the screen (`Coordinator.own(_:)`, or `shows` after a restart).
     associatedtype Owner: Coordinator
     /// Does what the action asks, on `owner`, with the request's parameters.
-    func perform(on owner: Owner, _ request: ScreenAction) throws(ActionError)
+    func perform(on owner: Owner, _ request: ActionRequest) throws(ActionError)
 }
 
 extension CoordinatedActions {
     /// Performs the action when `owner` is its `Owner`; says whether it was.
-    fileprivate func perform(onAny owner: AnyObject?, _ request: ScreenAction) throws(ActionError) -> Bool {
+    fileprivate func perform(onAny owner: AnyObject?, _ request: ActionRequest) throws(ActionError) -> Bool {
         guard let owner = owner as? Owner else { return false }
         try perform(on: owner, request)
         return true
@@ -40,7 +40,7 @@ private let screenActionNames = Locked<[ObjectIdentifier: [String]]>([:])
 /// (`Coordinator.own(_:)`) with its `handle(_:_:)` handler for the enum, or the enum itself
 /// (`CoordinatedActions`), or a handler given to this screen (`handle(by:_:)`).
 open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedScreen {
-    private var handler: ((Action, ScreenAction) throws(ActionError) -> Void)?
+    private var handler: ((Action, ActionRequest) throws(ActionError) -> Void)?
     /// The coordinator that handles the screen's actions (not retained).
     public private(set) weak var coordinator: AnyObject?
 
@@ -80,7 +80,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     /// Makes `coordinator` (not retained) handle this screen's actions with `body`; a screen
     /// whose coordinator is gone refuses them (409).
     public func handle<C: AnyObject>(
-        by coordinator: C, _ body: @escaping (C, Action, ScreenAction) throws(ActionError) -> Void
+        by coordinator: C, _ body: @escaping (C, Action, ActionRequest) throws(ActionError) -> Void
     ) {
         self.coordinator = coordinator
         if let owner = coordinator as? Coordinator { DeclarationCheck.noteOwner(type(of: owner), owns: Self.self) }
@@ -94,7 +94,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
 
     /// Gives `action` to the coordinator, typed: a name this screen does not offer is refused
     /// (409), a missing or mistyped parameter too (400, naming it and the type it needs).
-    open override func perform(_ action: ScreenAction) throws(ActionError) {
+    open override func perform(_ action: ActionRequest) throws(ActionError) {
         // No look-up of `actions` first: the shell's dispatch did it, and the enum knows its cases.
         let typed: Action
         do {
@@ -112,13 +112,13 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
 
     /// Reports `action` as if the user had sent it (e.g. main asking for the list on a launch).
     public func report(_ action: Action) throws(ActionError) {
-        try perform(action.screenAction)
+        try perform(action.actionRequest)
     }
 
     /// The form that sends `action` (its parameters as hidden fields), with its role for the
     /// page's script.
     public func form(_ action: Action, label: String, fields: String = "", buttonClass: String = "") -> String {
-        let sent = action.screenAction
+        let sent = action.actionRequest
         let hidden = sent.parameters.sorted { $0.key < $1.key }.map { name, value in
             "<input type=\"hidden\" name=\"\(HTML.escape(name))\" value=\"\(HTML.escape(value.formText))\">\n"
         }

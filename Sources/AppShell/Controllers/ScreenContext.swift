@@ -5,7 +5,7 @@ import AppShellSessions
 /// How a screen reaches its session: the root controller, the defaults, the app's environment,
 /// and what the shell offers a page (the form token, asset URLs, notifications) — never a global.
 public final class ScreenContext {
-    /// The session's root controller (seed 001: "the root is reachable from anywhere").
+    /// The session's root controller (reachable from every screen, never through a global).
     public unowned let root: RootController
 
     init(root: RootController) { self.root = root }
@@ -48,8 +48,8 @@ public final class ScreenContext {
             """
     }
 
-    /// Sends the session's open pages a notification after `milliseconds` (seed 002 on the web: the
-    /// page shows it, and a click on it launches what it names).
+    /// Sends the session's open pages a notification after `milliseconds` (a local notification on the
+    /// web: the page shows it, and a click on it launches what it names).
     ///
     /// The notification belongs to the session as it is now: it is kept with the controllers (in
     /// the snapshot, so a restart still sends it) and scheduled once the request's changes are

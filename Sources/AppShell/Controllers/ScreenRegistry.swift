@@ -2,11 +2,11 @@
 /// navigation stack, the modal screen) without a switch per app. `RestorationRegistry` derives
 /// one from the app's coordinators and then rebuilds the coordinators that own them.
 public struct ScreenRegistry: Sendable {
-    private let makers: [String: @Sendable () -> any ScreenController]
+    private let makers: [String: @Sendable () -> ViewController]
 
     /// The screens of `types` that are `RestorableScreen`s, by the name a new one carries.
-    public init(_ types: [any ScreenController.Type]) {
-        var makers: [String: @Sendable () -> any ScreenController] = [:]
+    public init(_ types: [ViewController.Type]) {
+        var makers: [String: @Sendable () -> ViewController] = [:]
         for case let type as any RestorableScreen.Type in types {
             makers[type.init().name] = Self.maker(of: type)
         }
@@ -14,7 +14,7 @@ public struct ScreenRegistry: Sendable {
     }
 
     /// What makes a new `S` (a generic closure captures no metatype value).
-    private static func maker<S: RestorableScreen>(of type: S.Type) -> @Sendable () -> any ScreenController {
+    private static func maker<S: RestorableScreen>(of type: S.Type) -> @Sendable () -> ViewController {
         { S() }
     }
 
@@ -22,20 +22,20 @@ public struct ScreenRegistry: Sendable {
     public var names: Set<String> { Set(makers.keys) }
 
     /// A new screen named `name`, or `nil` when no registered type has that name.
-    public func make(_ name: String) -> (any ScreenController)? { makers[name]?() }
+    public func make(_ name: String) -> ViewController? { makers[name]?() }
 
     /// The screens a snapshot names, made afresh (no lifecycle runs; nothing is wired yet).
     public struct Restored {
         /// The root's child: a navigation controller when the snapshot has a stack.
-        public let child: any ScreenController
+        public let child: ViewController
         /// The modal screen, if any.
-        public let presented: (any ScreenController)?
+        public let presented: ViewController?
     }
 
     /// The screens `snapshot` names, or `nil` when it names one no registered type has (the
     /// session then starts afresh).
     public func restore(_ snapshot: ShellSnapshot) -> Restored? {
-        let child: any ScreenController
+        let child: ViewController
         if snapshot.stack.isEmpty {
             guard let screen = make(snapshot.root) else { return nil }
             child = screen
@@ -44,7 +44,7 @@ public struct ScreenRegistry: Sendable {
             guard screens.count == snapshot.stack.count, snapshot.stack.first == snapshot.root else { return nil }
             child = NavigationController(restoring: screens)
         }
-        var presented: (any ScreenController)?
+        var presented: ViewController?
         if let name = snapshot.presented {
             guard let screen = make(name) else { return nil }
             presented = screen

@@ -31,38 +31,38 @@ extension Shell {
     /// the id it has by then. A page opened during the splash passes on the URL it was opened at
     /// (a same-site `next`), which the app remembers unless the request must change nothing.
     func openEvents(_ context: ShellRequestContext) throws -> Response {
-        let (request, shell, session) = (context.request, context.app, context.session)
+        let (request, app, session) = (context.request, context.app, context.session)
         switch context.access {
         case .retired:
             let ended = EventStream()
             ended.close()
             return .events(ended)
         case .full:
-            if let target = context.next { application.rememberTarget(target, in: shell) }
+            if let target = context.next { application.rememberTarget(target, in: app) }
         case .readOnly:
             break
         }
         let stream = EventStream()
         if session.isNew {
-            stream.send(event: "state", id: eventID(shell), data: payload(shell, session).serializedString)
+            stream.send(event: "state", id: eventID(app), data: payload(app, session).serializedString)
             stream.close()
             return .events(stream)
         }
-        guard events.hasRoom(shell.channel) else { throw Self.tooManyStreams(events.maxStreamsPerSession) }
-        let current = eventID(shell)
+        guard events.hasRoom(app.channel) else { throw Self.tooManyStreams(events.maxStreamsPerSession) }
+        let current = eventID(app)
         if (request.headers["Last-Event-ID"] ?? request.query("lastEventId")) != current {
-            stream.send(event: "state", id: current, data: payload(shell, session).serializedString)
+            stream.send(event: "state", id: current, data: payload(app, session).serializedString)
         }
         guard events.sharesStreams else {
-            shell.pendingStreams.append(OpenedStream(stream: stream, version: shell.root.version))
+            app.pendingStreams.append(OpenedStream(stream: stream, version: app.root.version))
             return .events(stream)
         }
         // The session's other streams may be open at other instances: the answer waits for the
         // stream's place in the ledger they share, asked for once the request is committed.
         let answer = PendingResponse()
         let refusal = Response.error(Self.tooManyStreams(events.maxStreamsPerSession), for: request)
-        shell.pendingStreams.append(
-            OpenedStream(stream: stream, version: shell.root.version, admission: (answer, refusal)))
+        app.pendingStreams.append(
+            OpenedStream(stream: stream, version: app.root.version, admission: (answer, refusal)))
         return .deferred(answer)
     }
 
@@ -71,14 +71,14 @@ extension Shell {
         HTTPError(.tooManyRequests, "this session has \(cap) event streams open already; close a tab or try later")
     }
 
-    /// Subscribes `opened` to `shell`'s channel (after its request's commit): at once, or once the
+    /// Subscribes `opened` to `app`'s channel (after its request's commit): at once, or once the
     /// ledger shared with the other instances gave it a place — refused (429) when it has none.
-    func subscribe(_ opened: OpenedStream, _ shell: LiveApp, _ session: SessionContext) {
-        let (stream, channel) = (opened.stream, shell.channel)
+    func subscribe(_ opened: OpenedStream, _ app: LiveApp, _ session: SessionContext) {
+        let (stream, channel) = (opened.stream, app.channel)
         // Subscribed before its place is known: no event between now and then is missed.
         events.subscribe(
             stream, to: channel, openedWith: session.id, user: session.user, version: opened.version,
-            count: shell.streamCount)
+            count: app.streamCount)
         guard let (answer, refusal) = opened.admission else { return }
         events.admit(stream, of: channel) { [events] admitted in
             if admitted {
@@ -91,17 +91,17 @@ extension Shell {
         }
     }
 
-    /// The id of the `state` event for what `shell` shows now: `<channel>.<version>`. The channel
+    /// The id of the `state` event for what `app` shows now: `<channel>.<version>`. The channel
     /// is the same for every app rebuilt from the session's snapshot and differs between sessions,
     /// so a page can tell a newer state of its session from the state of another one.
-    func eventID(_ shell: LiveApp) -> String { shell.channel + "." + String(shell.root.version) }
+    func eventID(_ app: LiveApp) -> String { app.channel + "." + String(app.root.version) }
 
     /// Sends the session's new state to its open pages.
-    func publishState(_ shell: LiveApp, _ session: SessionContext) {
+    func publishState(_ app: LiveApp, _ session: SessionContext) {
         // With other instances, pages open there may listen.
-        guard events.relays || events.hasListeners(shell.channel) else { return }
+        guard events.relays || events.hasListeners(app.channel) else { return }
         events.publish(
-            shell.channel, event: "state", id: eventID(shell), version: shell.root.version,
-            data: payload(shell, session).serializedString)
+            app.channel, event: "state", id: eventID(app), version: app.root.version,
+            data: payload(app, session).serializedString)
     }
 }

@@ -43,13 +43,13 @@ extension Shell {
         do {
             _ = try registry.withLiveSession(id) { session in
                 guard session.user == user, session.attachment is LiveApp || session.keptSnapshot != nil else { return }
-                let shell = live(session)
-                try withBound(shell, session) {
-                    shell.stateCache = nil
-                    shell.pageCache = nil
-                    shell.root.noteChange()
-                    try keep(shell, in: session)
-                    afterCommit(shell, session, publishing: true)
+                let app = live(session)
+                try withBound(app, session) {
+                    app.stateCache = nil
+                    app.pageCache = nil
+                    app.root.noteChange()
+                    try keep(app, in: session)
+                    afterCommit(app, session, publishing: true)
                 }
             }
         } catch {

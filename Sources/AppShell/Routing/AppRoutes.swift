@@ -20,7 +20,7 @@ import AppShellJSON
 ///         }
 ///     }
 ///
-///     var screen: any ScreenController.Type {
+///     var screen: ViewController.Type {
 ///         switch self {
 ///         case .notes: NoteListScreen.self
 ///         case .note: NoteDetailScreen.self
@@ -38,7 +38,7 @@ public protocol AppRoutes: ParameterizedCases {
     /// The case's URL pattern: `/notes/:id`.
     var path: String { get }
     /// The screen the case shows: the page of a session whose visible screen is one of these.
-    var screen: any ScreenController.Type { get }
+    var screen: ViewController.Type { get }
 }
 
 extension AppRoutes {
@@ -103,7 +103,7 @@ extension AppRoutes {
             for parameter in page.parameters where parameters[parameter.name] == nil {
                 if let value = query[parameter.name] { parameters[parameter.name] = .string(value) }
             }
-            if let route = try? ActionDecoder.decode(ScreenAction(name: page.name, parameters: parameters)) as Self {
+            if let route = try? ActionDecoder.decode(ActionRequest(name: page.name, parameters: parameters)) as Self {
                 self = route
                 return
             }
@@ -127,14 +127,14 @@ extension AppRoutes {
 
     /// The case whose screen `screen` is, its parameters read from the screen's `@SceneStorage`
     /// values of the same names (`nil` when no case shows it, or a parameter has no value).
-    public static func showing(_ screen: any ScreenController) -> Self? {
+    public static func showing(_ screen: ViewController) -> Self? {
         let table = RouteTable.of(Self.self)
         for index in table.byScreen[ObjectIdentifier(type(of: screen))] ?? [] {
             let page = table.pages[index]
             if page.parameters.isEmpty { return table.samples[index] as? Self }
-            let values = (screen as? ViewController)?.sceneValues ?? [:]
+            let values = screen.sceneValues
             if let route = try? ActionDecoder.decode(
-                ScreenAction(name: page.name, parameters: values.mapValues(\.json))) as Self
+                ActionRequest(name: page.name, parameters: values.mapValues(\.json))) as Self
             {
                 return route
             }

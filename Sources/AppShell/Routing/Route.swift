@@ -17,14 +17,14 @@ import AppShellHTTP
 /// check) handles its own action instead (`Coordinator.handle(_:_:)` and `own(_:)`).
 public enum Route {
     /// Pushes a new `Destination` onto the navigation stack when `Source` is the visible screen.
-    public static func push<Destination: RestorableScreen, Source: ScreenController>(
+    public static func push<Destination: RestorableScreen, Source: ViewController>(
         _ screen: Destination.Type, from source: Source.Type
     ) -> any Restorable.Type {
         PushRoute<Destination, Source>.self
     }
 
     /// Presents a new `Destination` modally over `Source` when `Source` is the visible screen.
-    public static func present<Destination: RestorableScreen, Source: ScreenController>(
+    public static func present<Destination: RestorableScreen, Source: ViewController>(
         _ screen: Destination.Type, from source: Source.Type
     ) -> any Restorable.Type {
         PresentRoute<Destination, Source>.self
@@ -46,21 +46,21 @@ protocol DeclaredRoute: Restorable {
     /// The screen it shows.
     static var destination: any RestorableScreen.Type { get }
     /// The screen it is offered on.
-    static var source: any ScreenController.Type { get }
+    static var source: ViewController.Type { get }
 }
 
 /// `Route.push`'s declaration.
-final class PushRoute<Destination: RestorableScreen, Source: ScreenController>: DeclaredRoute {
+final class PushRoute<Destination: RestorableScreen, Source: ViewController>: DeclaredRoute {
     static var kind: RouteKind { .push }
     static var destination: any RestorableScreen.Type { Destination.self }
-    static var source: any ScreenController.Type { Source.self }
+    static var source: ViewController.Type { Source.self }
 }
 
 /// `Route.present`'s declaration.
-final class PresentRoute<Destination: RestorableScreen, Source: ScreenController>: DeclaredRoute {
+final class PresentRoute<Destination: RestorableScreen, Source: ViewController>: DeclaredRoute {
     static var kind: RouteKind { .present }
     static var destination: any RestorableScreen.Type { Destination.self }
-    static var source: any ScreenController.Type { Source.self }
+    static var source: ViewController.Type { Source.self }
 }
 
 /// One route of an app, as the registry derives it from the coordinators' declarations.
@@ -75,7 +75,7 @@ struct RouteEntry: Sendable {
     let title: String
     let kind: RouteKind
     /// Makes the screen to show.
-    let make: @Sendable () -> any ScreenController
+    let make: @Sendable () -> ViewController
 
     init(_ route: any DeclaredRoute.Type, declaredBy coordinator: Coordinator.Type) {
         self.coordinator = ObjectIdentifier(coordinator)
@@ -87,7 +87,7 @@ struct RouteEntry: Sendable {
         self.make = Self.maker(of: route.destination)
     }
 
-    private static func maker<S: RestorableScreen>(of type: S.Type) -> @Sendable () -> any ScreenController {
+    private static func maker<S: RestorableScreen>(of type: S.Type) -> @Sendable () -> ViewController {
         { S() }
     }
 }
@@ -98,82 +98,4 @@ extension ActionDescription {
     /// shows is 400, a route the visible screen lacks 409.
     public static let show = ActionDescription(
         name: "show", parameters: [ActionParameter(name: "screen", type: .string)])
-}
-
-extension LiveApp {
-    /// The routes offered on the visible screen, with the coordinator that declares each: those
-    /// its owner's type declares, then its owner's ancestors' — or, for a screen with no owner
-    /// (a plain `ViewController`), those of the deepest coordinator declaring routes from it.
-    func visibleRoutes() -> [(RouteEntry, Coordinator)] {
-        guard !routes.isEmpty else { return [] }
-        let visible = root.visibleScreen
-        let source = ObjectIdentifier(type(of: visible))
-        guard routes.contains(where: { $0.source == source }) else { return [] }
-        var chain: [Coordinator] = []
-        if let owner = (visible as? any OwnedScreen)?.owner {
-            var next: Coordinator? = owner
-            while let coordinator = next {
-                chain.append(coordinator)
-                next = coordinator.parent
-            }
-        } else {
-            var flows: [(Coordinator, Int)] = []
-            func walk(_ coordinator: Coordinator, _ depth: Int) {
-                flows.append((coordinator, depth))
-                for child in coordinator.children { walk(child, depth + 1) }
-            }
-            walk(coordinator, 0)
-            chain = flows.sorted { $0.1 > $1.1 }.map(\.0)
-        }
-        var found: [(RouteEntry, Coordinator)] = []
-        for coordinator in chain {
-            let declaring = ObjectIdentifier(type(of: coordinator))
-            for route in routes where route.source == source && route.coordinator == declaring {
-                if !found.contains(where: { $0.0.name == route.name }) { found.append((route, coordinator)) }
-            }
-        }
-        return found
-    }
-
-    /// `show`: follows the visible screen's route to `screen` — a new screen, owned by the
-    /// coordinator that declares the route, pushed or presented.
-    public func show(_ action: ScreenAction) throws(ActionError) {
-        guard let name = action.string("screen"), routes.contains(where: { $0.name == name }) else {
-            let names = Set(routes.map { "\"\($0.name)\"" }).sorted().joined(separator: " or ")
-            throw ActionError(status: 400, "show needs \"screen\": \(names.isEmpty ? "a route's screen" : names)")
-        }
-        let visible = root.visibleScreen
-        guard let (route, coordinator) = visibleRoutes().first(where: { $0.0.name == name }) else {
-            throw ActionError(status: 409, "the \(visible.name) screen has no route to \"\(name)\"")
-        }
-        let screen = route.make()
-        (screen as? any OwnedScreen)?.owner = coordinator
-        switch route.kind {
-        case .push:
-            guard root.presented == nil, let navigation = root.navigation else {
-                throw ActionError(status: 409, "the \(visible.name) screen is not in a navigation stack")
-            }
-            navigation.push(screen, animated: true)
-        case .present:
-            guard root.presented == nil else {
-                throw ActionError(status: 409, "the \(visible.name) screen is presented already")
-            }
-            root.present(screen, animated: true)
-        }
-    }
-
-    /// The visible screen's routes as buttons — forms that send `show`, with and without
-    /// JavaScript — placed after the screen's own HTML; empty when it has none.
-    func routesHTML() -> String {
-        let offered = visibleRoutes()
-        guard !offered.isEmpty, let context = root.visibleScreen.context else { return "" }
-        let forms = offered.map { route, _ in
-            let field = "<input type=\"hidden\" name=\"screen\" value=\"\(HTML.escape(route.name))\">\n"
-            return context.form(ActionDescription.show.name, label: route.title, fields: field)
-        }
-        return "\n<nav class=\"routes\" aria-label=\"Go to\">\n" + forms.joined(separator: "\n") + "\n</nav>"
-    }
-
-    /// The visible screen's HTML with its routes' buttons: what the page shows in `#screen`.
-    public func visibleHTML() -> String { root.visibleScreen.renderHTML() + routesHTML() }
 }

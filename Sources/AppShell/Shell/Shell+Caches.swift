@@ -21,36 +21,36 @@ extension Shell {
     /// session id (the forms' token) and the URL (`?next=` reaches the login form, `?launch=` adds
     /// the launch form).
     func renderPage(
-        _ shell: LiveApp, _ session: SessionContext, target: String, launch: LaunchLink? = nil
+        _ app: LiveApp, _ session: SessionContext, target: String, launch: LaunchLink? = nil
     )
         -> Response
     {
         let values = session.storedValues
         let userVersion = session.userStoreVersion
-        if let cache = shell.pageCache, cache.version == shell.root.version, cache.id == session.id,
+        if let cache = app.pageCache, cache.version == app.root.version, cache.id == session.id,
             cache.target == target, cache.values == values, cache.userVersion == userVersion
         {
             return .prepared(cache.response)
         }
-        let response = PreparedResponse(makePage(shell, session, launch: launch))
+        let response = PreparedResponse(makePage(app, session, launch: launch))
         // Kept once it is asked for again (a reload, a page read over and over): most pages are
         // rendered once per visit, and a kept page was 6 of the 12 KB a visitor's session held.
         // A URL longer than any of the app's own (a long query, sent to fill memory) is never
         // kept: the page would hold it with the session until the session ends.
         var hasher = Hasher()
-        hasher.combine(shell.root.version)
+        hasher.combine(app.root.version)
         hasher.combine(session.id)
         hasher.combine(target)
         let rendered = hasher.finalize()
-        guard shell.pageRendered == rendered, target.utf8.count <= Self.maxKeptPageTargetBytes,
-            shell.mayKeep(response)
+        guard app.pageRendered == rendered, target.utf8.count <= Self.maxKeptPageTargetBytes,
+            app.mayKeep(response)
         else {
-            shell.pageRendered = rendered
-            shell.pageCache = nil
+            app.pageRendered = rendered
+            app.pageCache = nil
             return .prepared(response)
         }
-        shell.pageCache = KeptPage(
-            version: shell.root.version, values: values, userVersion: userVersion, id: session.id, target: target,
+        app.pageCache = KeptPage(
+            version: app.root.version, values: values, userVersion: userVersion, id: session.id, target: target,
             response: response)
         return .prepared(response)
     }

@@ -10,44 +10,44 @@ extension Shell {
     /// message), also when the action then failed — still gives a new version, and values set back
     /// to what they were (a launch on the list) are no change. After a success, a same-site `next`
     /// path is opened (login's "go where you were going").
-    func apply(_ action: ScreenAction, _ shell: LiveApp, _ session: SessionContext) throws(ActionError) {
-        try noteChanges(shell, session) { () throws(ActionError) in
-            try dispatch(action, shell)
+    func apply(_ action: ActionRequest, _ app: LiveApp, _ session: SessionContext) throws(ActionError) {
+        try noteChanges(app, session) { () throws(ActionError) in
+            try dispatch(action, app)
             // Handed off (`RootController.finishLater`): `next` is opened once it succeeded.
-            guard shell.root.deferredAction == nil else { return }
-            openNext(of: action, in: shell)
+            guard app.root.deferredAction == nil else { return }
+            openNext(of: action, in: app)
         }
     }
 
     /// After an action succeeded, its same-site `next` path is opened.
-    func openNext(of action: ScreenAction, in shell: LiveApp) {
+    func openNext(of action: ActionRequest, in app: LiveApp) {
         if let next = action.string("next"), RequestChecks.isSameSitePath(next) {
-            _ = application.open(path: next, next: nil, in: shell)
+            _ = application.open(path: next, next: nil, in: app)
         }
     }
 
     /// Runs `body` (an action or the rest of one), giving a new version for a change no
     /// transition accompanied (see `apply`).
     func noteChanges(
-        _ shell: LiveApp, _ session: SessionContext, _ body: () throws(ActionError) -> Void
+        _ app: LiveApp, _ session: SessionContext, _ body: () throws(ActionError) -> Void
     ) throws(ActionError) {
-        shell.stateCache = nil
-        shell.pageCache = nil
-        let version = shell.root.version
+        app.stateCache = nil
+        app.pageCache = nil
+        let version = app.root.version
         let values = session.storedValues
         // A screen that is a `View` shows its storage (`@SceneStorage`, whose every change is a
         // new version), the stored values and the session's data: comparing what it adds, as
         // for the others, would render it twice per action.
-        let described = (shell.root.visibleScreen as? ViewController)?.bodyReader == nil
-        let view = described ? shell.root.visibleScreen.state() : nil
+        let described = app.root.visibleScreen.bodyReader == nil
+        let view = described ? app.root.visibleScreen.state() : nil
         let userStoreChanged = session.userDefaultsIfMade?.hasChanges ?? false
         defer {
-            if shell.root.version == version
+            if app.root.version == version
                 && (session.storedValues != values
                     || (session.userDefaultsIfMade?.hasChanges ?? false) != userStoreChanged
-                    || (described && shell.root.visibleScreen.state() != view))
+                    || (described && app.root.visibleScreen.state() != view))
             {
-                shell.root.noteChange()
+                app.root.noteChange()
             }
         }
         try body()
@@ -70,10 +70,10 @@ extension Shell {
 
     /// Gives `action` to the visible screen's coordinator, `launch` to the app coordinator, or
     /// `show` to the visible screen's routes (`Route`).
-    func dispatch(_ action: ScreenAction, _ shell: LiveApp) throws(ActionError) {
-        if action.name == ActionDescription.launch.name { return try shell.coordinator.launch(action) }
-        if action.name == ActionDescription.show.name { return try shell.show(action) }
-        let visible = shell.root.visibleScreen
+    func dispatch(_ action: ActionRequest, _ app: LiveApp) throws(ActionError) {
+        if action.name == ActionDescription.launch.name { return try app.coordinator.launch(action) }
+        if action.name == ActionDescription.show.name { return try app.show(action) }
+        let visible = app.root.visibleScreen
         guard visible.actions.contains(action.name) else {
             throw ActionError(status: 409, "the \(visible.name) screen does not offer \"\(action.name)\"")
         }

@@ -22,12 +22,12 @@ extension Shell {
     /// opened on a throwaway copy of the app (see `preview`).
     func page(_ context: ShellRequestContext) throws -> Response {
         let (request, session) = (context.request, context.session)
-        let shell = context.isSafeOnly ? preview(of: context.app, session) : context.app
+        let app = context.isSafeOnly ? preview(of: context.app, session) : context.app
         let launch = RequestChecks.isFromAnotherSite(request) ? nil : LaunchLink(request, application)
         let next = context.next
-        switch application.open(path: request.path, next: next, in: shell) {
+        switch application.open(path: request.path, next: next, in: app) {
         case .show:
-            return renderPage(shell, session, target: request.target, launch: launch)
+            return renderPage(app, session, target: request.target, launch: launch)
         case .redirect(let location):
             guard let launch else { return .redirect(to: location) }
             return .redirect(to: location + (location.contains("?") ? "&" : "?") + launch.query)
@@ -36,14 +36,14 @@ extension Shell {
         }
     }
 
-    /// A throwaway copy of `shell`, rebuilt from its snapshot as it is now, that reads a copy of
+    /// A throwaway copy of `app`, rebuilt from its snapshot as it is now, that reads a copy of
     /// the session's defaults, rotates nothing and schedules nothing: what it is made to show is
     /// rendered and dropped, and the live app, the values and the version stay as they were.
     /// (What the snapshot does not hold — a login's message — is not on the copy.)
-    func preview(of shell: LiveApp, _ session: SessionContext) -> LiveApp {
+    func preview(of app: LiveApp, _ session: SessionContext) -> LiveApp {
         let defaults = session.defaults.detachedCopy()
         let copy =
-            application.restoreApp(from: shell.snapshot, defaults: defaults, environment: environment, now: clock())
+            application.restoreApp(from: app.snapshot, defaults: defaults, environment: environment, now: clock())
             ?? application.makeApp(defaults: defaults, environment: environment, now: clock())
         copy.root.isPreview = true
         copy.root.session = session
@@ -69,15 +69,15 @@ extension Shell {
             """
     }
 
-    /// The page of what `shell` shows, with the launch form when the URL carried one.
-    func makePage(_ shell: LiveApp, _ session: SessionContext, launch: LaunchLink?) -> Response {
-        let visible = shell.root.visibleScreen
+    /// The page of what `app` shows, with the launch form when the URL carried one.
+    func makePage(_ app: LiveApp, _ session: SessionContext, launch: LaunchLink?) -> Response {
+        let visible = app.root.visibleScreen
         let refresh =
-            shell.isStarting
+            app.isStarting
             ? "<noscript><meta http-equiv=\"refresh\" content=\"1\"></noscript>\n" : ""
         let main = """
-            <main id="screen" \(screenAttributes(shell))>
-            \(shell.visibleHTML())
+            <main id="screen" \(screenAttributes(app))>
+            \(app.visibleHTML())
             </main>
             \(launch.map { launchForm($0, session) } ?? "")<div id="banner" class="banner" role="status" aria-live="polite" hidden></div>
 
@@ -88,24 +88,24 @@ extension Shell {
         return response
     }
 
-    private func screenAttributes(_ shell: LiveApp) -> String {
-        let stack = (shell.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")
+    private func screenAttributes(_ app: LiveApp) -> String {
+        let stack = (app.root.navigation?.viewControllers.map(\.name) ?? []).joined(separator: " ")
         return [
-            ("data-screen", shell.root.visibleScreen.name), ("data-version", String(shell.root.version)),
-            ("data-url", application.url(of: shell)), ("data-stack", stack),
-            ("data-presented", shell.root.presented?.name ?? ""), ("data-epoch", shell.channel),
-            ("data-starting", shell.isStarting ? "true" : ""), ("data-launch-action", ActionDescription.launch.name),
+            ("data-screen", app.root.visibleScreen.name), ("data-version", String(app.root.version)),
+            ("data-url", application.url(of: app)), ("data-stack", stack),
+            ("data-presented", app.root.presented?.name ?? ""), ("data-epoch", app.channel),
+            ("data-starting", app.isStarting ? "true" : ""), ("data-launch-action", ActionDescription.launch.name),
         ].map { "\($0.0)=\"\(HTML.escape($0.1))\"" }.joined(separator: " ")
     }
 
     /// The state with what a page needs to show it: the fragment, its URL and title.
-    func payload(_ shell: LiveApp, _ session: SessionContext) -> JSON {
+    func payload(_ app: LiveApp, _ session: SessionContext) -> JSON {
         var members =
-            shell.state(defaults: session.defaults, userDefaults: session.userDefaults).objectValue ?? [:]
-        members["html"] = .string(shell.visibleHTML())
-        members["url"] = .string(application.url(of: shell))
-        members["title"] = .string(pageLayout.title(of: shell.root.visibleScreen.title))
-        members["starting"] = .bool(shell.isStarting)
+            app.state(defaults: session.defaults, userDefaults: session.userDefaults).objectValue ?? [:]
+        members["html"] = .string(app.visibleHTML())
+        members["url"] = .string(application.url(of: app))
+        members["title"] = .string(pageLayout.title(of: app.root.visibleScreen.title))
+        members["starting"] = .bool(app.isStarting)
         return .object(members)
     }
 }

@@ -62,22 +62,22 @@ extension Shell {
             }
         }
         let made = session.isNew && session.attachment == nil ? clock() : nil
-        let shell = live(session, now: made)
-        return try withBound(shell, session) { () throws -> Response in
-            let committed = shell.root.version
+        let app = live(session, now: made)
+        return try withBound(app, session) { () throws -> Response in
+            let committed = app.root.version
             // Work that became due (the splash finishing), then the request.
-            advance(shell, session)
-            let advanced = shell.root.version
+            advance(app, session)
+            let advanced = app.root.version
             let response: Response
             do {
-                response = try body(shell)
+                response = try body(app)
             } catch let error as HTTPError {
                 // Refusals (a bad body, a wrong token, a foreign origin) come before any change:
                 // answering them here keeps the live app, which a thrown error would discard.
                 response = .error(error, for: request)
             }
-            if let made, shell.root.version == advanced, session.storedValues.isEmpty, shell.pendingStreams.isEmpty,
-                !shell.root.storesWithoutValues
+            if let made, app.root.version == advanced, session.storedValues.isEmpty, app.pendingStreams.isEmpty,
+                !app.root.storesWithoutValues
             {
                 // Nothing worth keeping happened to a new session's app: let it go. (In a store
                 // shared by several instances the memo goes in the cookie's seal, so the next
@@ -86,10 +86,10 @@ extension Shell {
                 session.memo = made
                 return response
             }
-            try keep(shell, in: session)
-            let opened = shell.pendingStreams
-            shell.pendingStreams = []
-            afterCommit(shell, session, publishing: shell.root.version != committed, subscribing: opened)
+            try keep(app, in: session)
+            let opened = app.pendingStreams
+            app.pendingStreams = []
+            afterCommit(app, session, publishing: app.root.version != committed, subscribing: opened)
             return response
         }
     }
@@ -102,16 +102,16 @@ extension Shell {
     private func respondRetired(
         _ request: Request, _ session: SessionContext, _ body: (LiveApp) throws -> Response
     ) throws -> Response {
-        let shell = application.makeApp(defaults: session.defaults, environment: environment, now: clock())
-        return try withBound(shell, session) { () throws -> Response in
+        let app = application.makeApp(defaults: session.defaults, environment: environment, now: clock())
+        return try withBound(app, session) { () throws -> Response in
             let response: Response
             do {
-                response = try body(shell)
+                response = try body(app)
             } catch let error as HTTPError {
                 response = .error(error, for: request)
             }
             // Nothing will ever publish to this app: a stream it opened ends now.
-            for opened in shell.pendingStreams {
+            for opened in app.pendingStreams {
                 opened.stream.close()
                 opened.admission?.answer.fulfil(.events(opened.stream))
             }
@@ -119,45 +119,45 @@ extension Shell {
         }
     }
 
-    /// Registers what follows a commit of `shell`'s session — ending the streams and the awaiting
+    /// Registers what follows a commit of `app`'s session — ending the streams and the awaiting
     /// actions of a rotated id,
     /// publishing the new state, then subscribing the streams this request opened (they carry the
     /// state already) — and what follows a failed one.
     func afterCommit(
-        _ shell: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [OpenedStream] = []
+        _ app: LiveApp, _ session: SessionContext, publishing: Bool, subscribing opened: [OpenedStream] = []
     ) {
         let rotated = session.id != session.originalID
         // The user's store changed: the user's other open pages show it too.
         if let user = session.user, session.userDefaultsIfMade?.hasChanges == true {
-            let channel = shell.channel
+            let channel = app.channel
             session.afterCommit { [self] in userStoreChanged(user, by: channel) }
         }
-        guard rotated || publishing || !opened.isEmpty || shell.streamCount.isPositive else { return }
+        guard rotated || publishing || !opened.isEmpty || app.streamCount.isPositive else { return }
         session.afterCommit { [self] in
             if rotated {
-                events.endStreams(of: shell.channel, notOpenedWith: session.id)
+                events.endStreams(of: app.channel, notOpenedWith: session.id)
                 // Actions awaiting work under the old id are cancelled now (409), not when done.
-                asyncActions.cancel(of: shell.channel, notStartedWith: session.id)
+                asyncActions.cancel(of: app.channel, notStartedWith: session.id)
                 // Work already scheduled names the old id: schedule it again under the new one.
-                scheduleDueWork(shell, id: session.id, afterRotation: true)
+                scheduleDueWork(app, id: session.id, afterRotation: true)
             }
-            if publishing { withBound(shell, session) { publishState(shell, session) } }
-            for stream in opened { subscribe(stream, shell, session) }
+            if publishing { withBound(app, session) { publishState(app, session) } }
+            for stream in opened { subscribe(stream, app, session) }
         }
-        session.afterRollback { [self] in events.endStreams(of: shell.channel) }
+        session.afterRollback { [self] in events.endStreams(of: app.channel) }
     }
 
-    /// Lends `shell`'s controllers the session, its defaults and the shell's services for `body`.
+    /// Lends `app`'s controllers the session, its defaults and the shell's services for `body`.
     func withBound<Result>(
-        _ shell: LiveApp, _ session: SessionContext, _ body: () throws -> Result
+        _ app: LiveApp, _ session: SessionContext, _ body: () throws -> Result
     ) rethrows -> Result {
-        let outer = shell.root.session
-        shell.root.session = session
-        if shell.root.services == nil { shell.root.services = ShellServices(shell: self, channel: shell.channel) }
+        let outer = app.root.session
+        app.root.session = session
+        if app.root.services == nil { app.root.services = ShellServices(shell: self, channel: app.channel) }
         defer {
-            shell.root.session = outer
+            app.root.session = outer
             // A rendered view is kept for one request: no session holds one between requests.
-            if outer == nil { shell.root.renderedView = nil }
+            if outer == nil { app.root.renderedView = nil }
         }
         return try body()
     }

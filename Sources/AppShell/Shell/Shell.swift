@@ -156,46 +156,46 @@ public final class Shell: Sendable {
         // A kept app is the common case: the clock is read only for the others.
         if let kept = session.attachment as? LiveApp { return kept }
         let now = made ?? clock()
-        let shell: LiveApp
+        let app: LiveApp
         if let startedAt = session.memo {
             // Its first state was shown at `startedAt` without making the app: the app starts then.
-            shell = application.makeApp(defaults: session.defaults, environment: environment, now: startedAt)
+            app = application.makeApp(defaults: session.defaults, environment: environment, now: startedAt)
         } else if let kept = session.keptSnapshot, let json = try? JSON(parsing: kept.bytes),
             let snapshot = ShellSnapshot(json: json),
             let restored = application.restoreApp(
                 from: snapshot, defaults: session.defaults, environment: environment, now: now)
         {
-            shell = restored
-            shell.stored = (restored.root.version, kept)
+            app = restored
+            app.stored = (restored.root.version, kept)
             // What it had scheduled and not delivered goes out when due (at once if overdue).
             for notification in restored.root.notifications { schedule(notification, for: session.id) }
             // The pages still open on the session listen where its last app published.
             if let channel = snapshot.channel {
-                shell.adopt(channel: channel, streamCount: events.streamCount(of: channel))
+                app.adopt(channel: channel, streamCount: events.streamCount(of: channel))
             }
         } else {
-            shell = application.makeApp(defaults: session.defaults, environment: environment, now: now)
+            app = application.makeApp(defaults: session.defaults, environment: environment, now: now)
         }
-        shell.join(cachedAnswers)
-        session.attachment = shell
+        app.join(cachedAnswers)
+        session.attachment = app
         session.memo = nil
-        return shell
+        return app
     }
 
     /// Runs the work that is due (the splash finishing), and puts a browser that came back while
     /// the splash runs on the scheduler, so that it finishes on time, unasked.
-    func advance(_ shell: LiveApp, _ session: SessionContext) {
-        shell.advance(now: clock())
-        if !session.isNew { scheduleDueWork(shell, id: session.id) }
+    func advance(_ app: LiveApp, _ session: SessionContext) {
+        app.advance(now: clock())
+        if !session.isNew { scheduleDueWork(app, id: session.id) }
     }
 
     /// Gives the scheduler the app's next deadline, for the session `id` names (once per deadline
     /// and id: work scheduled for an id that was rotated since finds nothing to do).
-    func scheduleDueWork(_ shell: LiveApp, id: SessionID, afterRotation: Bool = false) {
-        guard let deadline = shell.nextDeadline, afterRotation || shell.scheduled != deadline else {
+    func scheduleDueWork(_ app: LiveApp, id: SessionID, afterRotation: Bool = false) {
+        guard let deadline = app.nextDeadline, afterRotation || app.scheduled != deadline else {
             return
         }
-        shell.scheduled = deadline
+        app.scheduled = deadline
         scheduler.schedule(at: deadline) { [self] in runScheduledWork(for: id) }
     }
 
@@ -204,13 +204,13 @@ public final class Shell: Sendable {
         do {
             _ = try registry.withLiveSession(id) { session in
                 // Only an app live in memory: any other catches up when it is next read.
-                guard let shell = session.attachment as? LiveApp else { return }
-                try withBound(shell, session) {
-                    let version = shell.root.version
-                    shell.scheduled = nil
-                    shell.advance(now: clock())
-                    try keep(shell, in: session)
-                    afterCommit(shell, session, publishing: shell.root.version != version)
+                guard let app = session.attachment as? LiveApp else { return }
+                try withBound(app, session) {
+                    let version = app.root.version
+                    app.scheduled = nil
+                    app.advance(now: clock())
+                    try keep(app, in: session)
+                    afterCommit(app, session, publishing: app.root.version != version)
                 }
             }
         } catch {
@@ -242,13 +242,13 @@ public final class Shell: Sendable {
         do {
             _ = try registry.withLiveSession(id) { session in
                 guard session.attachment is LiveApp || session.keptSnapshot != nil else { return }
-                let shell = live(session)
-                guard let index = shell.root.notifications.firstIndex(of: notification) else { return }
-                shell.root.notifications.remove(at: index)
-                shell.root.snapshotIsStale = true
-                try keep(shell, in: session)
+                let app = live(session)
+                guard let index = app.root.notifications.firstIndex(of: notification) else { return }
+                app.root.notifications.remove(at: index)
+                app.root.snapshotIsStale = true
+                try keep(app, in: session)
                 let data = notification.data
-                session.afterCommit { [events] in events.publish(shell.channel, event: "notification", data: data) }
+                session.afterCommit { [events] in events.publish(app.channel, event: "notification", data: data) }
             }
         } catch {
             AccessLog.error("a notification could not be delivered: \(error)")
@@ -261,10 +261,10 @@ public final class Shell: Sendable {
         if let cached = freshStateCache.withLock({ $0 }) { return cached }
         let defaults = DefaultsStore()
         let now = clock()
-        let shell = application.makeApp(defaults: defaults, environment: environment, now: now)
-        shell.advance(now: now)
+        let app = application.makeApp(defaults: defaults, environment: environment, now: now)
+        app.advance(now: now)
         guard defaults.storedValues.isEmpty else { return nil }
-        let response = PreparedResponse(.json(bytes: shell.stateBytes(defaults: defaults)))
+        let response = PreparedResponse(.json(bytes: app.stateBytes(defaults: defaults)))
         freshStateCache.withLock { $0 = response }
         return response
     }
@@ -283,23 +283,23 @@ public final class Shell: Sendable {
     /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
     /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
     /// for the memory store's actions (README, Performance).
-    func keep(_ shell: LiveApp, in session: SessionContext) throws(DeclarationError) {
-        if session.id != session.originalID, !shell.root.notifications.isEmpty {
+    func keep(_ app: LiveApp, in session: SessionContext) throws(DeclarationError) {
+        if session.id != session.originalID, !app.root.notifications.isEmpty {
             // Scheduled under the id this request retired (a login, a logout): they go with it.
-            shell.root.notifications.removeAll()
-            shell.root.snapshotIsStale = true
+            app.root.notifications.removeAll()
+            app.root.snapshotIsStale = true
         }
-        if shell.root.storesWithoutValues {
-            shell.root.storesWithoutValues = false
+        if app.root.storesWithoutValues {
+            app.root.storesWithoutValues = false
             session.storesWithoutValues = true
         }
-        guard shell.stored?.version != shell.root.version || shell.root.snapshotIsStale else { return }
+        guard app.stored?.version != app.root.version || app.root.snapshotIsStale else { return }
         if DeclarationCheck.undeclaredOwnerSeen.withLock({ $0 }) {
-            try DeclarationCheck.checkOwners(of: shell.root, restoration.owners)
+            try DeclarationCheck.checkOwners(of: app.root, restoration.owners)
         }
-        shell.root.snapshotIsStale = false
-        let kept = shell.snapshot.kept
-        shell.stored = (shell.root.version, kept)
+        app.root.snapshotIsStale = false
+        let kept = app.snapshot.kept
+        app.stored = (app.root.version, kept)
         session.keptSnapshot = kept
     }
 }

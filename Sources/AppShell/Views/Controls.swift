@@ -7,7 +7,7 @@ public struct Button: View, PrimitiveView {
     /// A button labelled `label` that sends `action` — its associated values, and `parameters`,
     /// as hidden fields (`Button("Open", action: NoteListAction.open(id: note.id))`).
     public init<Action: ScreenActions>(_ label: String, action: Action, parameters: [String: String] = [:]) {
-        let sent = action.screenAction
+        let sent = action.actionRequest
         var hidden = parameters
         for (name, value) in sent.parameters { hidden[name] = value.formText }
         button = ViewButton(

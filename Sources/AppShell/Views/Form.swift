@@ -10,7 +10,7 @@ public struct Form: View, PrimitiveView {
         action: Action, submitLabel: String, @ViewBuilder content: () -> ViewContent
     ) {
         form = ViewForm(
-            action: action.screenAction.name, role: action.role, submitLabel: submitLabel, style: .automatic,
+            action: action.actionRequest.name, role: action.role, submitLabel: submitLabel, style: .automatic,
             fields: content().nodes)
     }
 

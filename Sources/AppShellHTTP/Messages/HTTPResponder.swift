@@ -1,7 +1,7 @@
 /// Anything that turns a request into a response: routers, static files and handlers alike.
 ///
-/// Responders run synchronously on one of libmicrohttpd's worker threads. They must not wait for
-/// events or slow work: hand the work elsewhere and return `Response.deferred` (the connection
+/// Responders run synchronously on one of the server's event loops (`threads`). They must not
+/// wait for events or slow work: hand the work elsewhere and return `Response.deferred` (the connection
 /// waits, not the thread). A thrown `HTTPError` becomes its status and message, any other error a 500.
 public protocol HTTPResponder: Sendable {
     /// Answers `request`.

@@ -25,7 +25,8 @@ extension HTTPServer {
             pending.deferred = (promise, headers, loop)
         case .suspended:
             pending.deferred = (promise, headers, nil)
-            hangups.watch(pending.socket, for: promise)
+            // Answered (its connection resumed, then closed by libmicrohttpd), its work cancelled.
+            hangups.watch(pending.socket, for: promise) { promise.clientWentAway() }
         }
         return .YES
     }

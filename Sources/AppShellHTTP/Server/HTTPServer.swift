@@ -28,8 +28,9 @@ public final class HTTPServer: Sendable {
     let streams: EventStreamRegistry
     /// The requests waiting for a deferred answer.
     let deferredResponses = DeferredResponses()
-    /// The sockets of the connections suspended for a deferred answer, watched for a hang-up.
-    let hangups = ClientHangups()
+    /// The sockets of suspended connections (open event streams, requests waiting for a deferred
+    /// answer), watched for a hang-up by one thread.
+    let hangups = HangupWatcher()
     /// Set once a graceful shutdown began: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// The responder when it is a router: then requests are counted by route. Held by reference:
@@ -76,7 +77,7 @@ public final class HTTPServer: Sendable {
         self.log = AccessLog(enabled: configuration.accessLog)
         self.streams = EventStreamRegistry(
             limit: configuration.eventStreamLimit, limitPerAddress: configuration.eventStreamLimitPerIP,
-            statistics: statistics, timers: timers)
+            statistics: statistics, timers: timers, hangups: hangups)
         connectionsPerAddress = ConnectionsPerAddress(limit: configuration.maxConnectionsPerIP)
         router = (responder as? Router).map(RouterReference.init)
         requestMetrics = statistics.adopt(routes: router?.router.routeLabels ?? [])

@@ -6,7 +6,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var host = "127.0.0.1"
     /// The TCP port; 0 lets the system pick a free one (read it back from `HTTPServer.port`).
     public var port = 8080
-    /// Worker threads in libmicrohttpd's pool; each runs its own epoll loop.
+    /// The server's event loops: each a thread of its own running a libmicrohttpd daemon
+    /// (epoll), all accepting from one listening socket (`EventLoop`).
     public var threads = HTTPServerConfiguration.processorCount
     /// The largest request body accepted; longer bodies get 413 and are never buffered. A route
     /// may accept less (`HTTPResponder.maxBodyBytes(for:)`: the app shell's actions take 16 KiB).

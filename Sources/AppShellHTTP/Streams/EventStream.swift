@@ -5,7 +5,7 @@ import Glibc
 /// A server-sent event stream (`text/event-stream`): a handler returns it as a response body and
 /// keeps it; anyone may then `send` events to it from any thread.
 ///
-/// No worker thread waits for events: when the stream has nothing to send, its connection is
+/// No event loop waits for events: when the stream has nothing to send, its connection is
 /// suspended (libmicrohttpd stops polling it), and `send` resumes it. The server watches the
 /// suspended connection's socket itself, so a client that goes away ends the stream at once.
 ///

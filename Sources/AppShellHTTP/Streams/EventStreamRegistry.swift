@@ -1,15 +1,11 @@
 import AppShellConcurrency
-import CMicroHTTPD
-import Dispatch
-import Glibc
 
 /// The server's open event streams: how many there may be, a watcher that ends a stream as soon as
 /// its client hangs up, a heartbeat, and all of them ended at shutdown.
 ///
 /// A suspended connection is not polled by libmicrohttpd, so a client that went away would only be
-/// noticed at the next write. One thread watches every stream's socket with its own epoll set (for
-/// `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR`; libmicrohttpd's own epoll sets are not touched); the
-/// heartbeats are a repeating timer on a `TimerQueue` (the server's shared one, or the registry's
+/// noticed at the next write: a `HangupWatcher` (the server's, or the registry's own) watches every
+/// stream's socket; the heartbeats are a repeating timer on a `TimerQueue` (the server's shared one, or the registry's
 /// own).
 ///
 /// libmicrohttpd must not be stopped with a connection still suspended: once `closeAll` began,
@@ -30,17 +26,14 @@ final class EventStreamRegistry: Sendable {
     private struct Entry {
         let stream: EventStream
         let address: String
-        let socket: Int32
     }
 
     private struct State {
         var entries: [UInt64: Entry] = [:]
         var perAddress: [String: Int] = [:]
-        /// The socket each watched stream registered in the epoll set, and its token.
-        var watched: [Int32: UInt64] = [:]
         var nextToken: UInt64 = 1
         var closing = false
-        var watching = false
+        var started = false
         /// The heartbeat's timer, while it is scheduled.
         var heartbeat: TimerQueue.Timer?
     }
@@ -49,10 +42,9 @@ final class EventStreamRegistry: Sendable {
     let limit: Int
     let limitPerAddress: Int
     private let state = Locked(State())
-    /// The watcher's epoll set; token 0 in it is `wakeDescriptor`, written to stop the watcher.
-    private let epollDescriptor: Int32
-    private let wakeDescriptor: Int32
-    private let stopped = DispatchSemaphore(value: 0)
+    /// What ends a stream whose client hung up; started and stopped with the registry if it is its own.
+    private let hangups: HangupWatcher
+    private let ownsHangups: Bool
     /// Where the heartbeats run; started and stopped with the registry if it is its own.
     private let timers: TimerQueue
     private let ownsTimers: Bool
@@ -61,27 +53,19 @@ final class EventStreamRegistry: Sendable {
     private let statistics: ServerStatistics
 
     /// A registry that admits `limit` streams in all and `limitPerAddress` from one address, keeps
-    /// their number in `statistics` and sends heartbeats on `timers` (a queue of its own if `nil`).
+    /// their number in `statistics`, sends heartbeats on `timers` (a queue of its own if `nil`) and
+    /// watches the streams' sockets with `hangups` (a watcher of its own if `nil`).
     init(
         limit: Int, limitPerAddress: Int, statistics: ServerStatistics = ServerStatistics(),
-        timers: TimerQueue? = nil
+        timers: TimerQueue? = nil, hangups: HangupWatcher? = nil
     ) {
         self.statistics = statistics
         ownsTimers = timers == nil
         self.timers = timers ?? TimerQueue(name: "appshell-heartbeats")
         self.limit = limit
         self.limitPerAddress = limitPerAddress
-        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = 0
-        _ = epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event)
-    }
-
-    deinit {
-        Glibc.close(epollDescriptor)
-        Glibc.close(wakeDescriptor)
+        ownsHangups = hangups == nil
+        self.hangups = hangups ?? HangupWatcher(name: "appshell-event-streams")
     }
 
     /// Streams open now.
@@ -97,62 +81,39 @@ final class EventStreamRegistry: Sendable {
             if limitPerAddress > 0 && fromAddress >= limitPerAddress { return (.refusedForAddress, 0) }
             let token = state.nextToken
             state.nextToken += 1
-            state.entries[token] = Entry(stream: stream, address: address, socket: socket)
+            state.entries[token] = Entry(stream: stream, address: address)
             statistics.streamCounter.add(1, ordering: .relaxed)
             state.perAddress[address] = fromAddress + 1
-            if socket >= 0 {
-                var event = epoll_event()
-                event.events = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
-                event.data.u64 = token
-                // A socket number already in the set belongs to a connection that closed (the
-                // kernel drops a closed socket from the set, but the number may be reused at once).
-                if epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, socket, &event) == 0
-                    || epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, socket, &event) == 0
-                {
-                    state.watched[socket] = token
-                }
-            }
             return (.admitted, token)
         }
         guard admission.0 == .admitted else { return admission.0 }
         let token = admission.1
+        // Resumed and ended with an error: libmicrohttpd closes its connection.
+        hangups.watch(socket, for: stream) { stream.abandon() }
         stream.onClose { [weak self] in self?.remove(token) }
         return .admitted
     }
 
     private func remove(_ token: UInt64) {
-        state.withLock { state in
-            guard let entry = state.entries.removeValue(forKey: token) else { return }
+        let removed = state.withLock { state -> EventStream? in
+            guard let entry = state.entries.removeValue(forKey: token) else { return nil }
             statistics.streamCounter.subtract(1, ordering: .relaxed)
             let left = state.perAddress[entry.address, default: 1] - 1
             state.perAddress[entry.address] = left > 0 ? left : nil
-            Self.unwatch(&state, token: token, socket: entry.socket, epoll: epollDescriptor)
+            return entry.stream
         }
+        if let removed { hangups.unwatch(removed) }
     }
 
-    /// Takes `socket` out of the epoll set if `token` still holds it there (its number may already
-    /// belong to another stream's connection).
-    private static func unwatch(_ state: inout State, token: UInt64, socket: Int32, epoll: Int32) {
-        guard state.watched[socket] == token else { return }
-        state.watched[socket] = nil
-        var event = epoll_event()
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event)
-    }
-
-    /// Starts the thread that watches the streams' sockets and sends a heartbeat comment on every
-    /// stream every `heartbeatSeconds` (0: none).
+    /// Starts watching the streams' sockets (when the watcher is the registry's own) and sends a
+    /// heartbeat comment on every stream every `heartbeatSeconds` (0: none).
     func start(heartbeatSeconds: Int) {
         let first = state.withLock { state -> Bool in
-            defer { state.watching = true }
-            return !state.watching && !state.closing
+            defer { state.started = true }
+            return !state.started && !state.closing
         }
         guard first else { return }
-        let thread = BackgroundThread { [self] in
-            watch()
-            stopped.signal()
-        }
-        thread.name = "appshell-event-streams"
-        thread.start()
+        if ownsHangups { hangups.start() }
         guard heartbeatSeconds > 0 else { return }
         let rounds = UInt64(Self.heartbeatRounds)
         let round = Locked<UInt64>(0)
@@ -192,47 +153,19 @@ final class EventStreamRegistry: Sendable {
         }
     }
 
-    private func watch() {
-        var events = [epoll_event](repeating: epoll_event(), count: 64)
-        while true {
-            let count = epoll_wait(epollDescriptor, &events, Int32(events.count), -1)
-            if count < 0 && errno != EINTR { return }
-            var hungUp: [EventStream] = []
-            for event in events.prefix(max(0, Int(count))) {
-                let token = event.data.u64
-                if token == 0 { return }
-                state.withLock { state in
-                    guard let entry = state.entries[token] else { return }
-                    // Level-triggered: out of the set now, so it is reported once.
-                    Self.unwatch(&state, token: token, socket: entry.socket, epoll: epollDescriptor)
-                    hungUp.append(entry.stream)
-                }
-            }
-            // Each is resumed and ended with an error: libmicrohttpd closes its connection.
-            for stream in hungUp { stream.abandon() }
-        }
-    }
-
-    /// Refuses new streams from now on, stops the watcher and ends every open stream once what it
-    /// has queued is sent.
+    /// Refuses new streams from now on, stops the watcher if it is the registry's own and ends every
+    /// open stream once what it has queued is sent.
     func closeAll() {
-        let (streams, watching, heartbeat) = state.withLock { state in
+        let (streams, heartbeat) = state.withLock { state in
             state.closing = true
-            defer {
-                state.watching = false
-                state.heartbeat = nil
-            }
-            return (state.entries.values.map(\.stream), state.watching, state.heartbeat)
+            defer { state.heartbeat = nil }
+            return (state.entries.values.map(\.stream), state.heartbeat)
         }
         // No heartbeat is written after this (one being written is waited for), nor after a stream
         // has been ended below.
         if let heartbeat { timers.cancel(heartbeat) }
         if ownsTimers { timers.stop() }
-        if watching {
-            var one: UInt64 = 1
-            _ = Glibc.write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
-            stopped.wait()
-        }
+        if ownsHangups { hangups.stop() }
         for stream in streams { stream.close() }
     }
 }

@@ -36,13 +36,13 @@ final class TallyScreen: Screen<TallyAction>, RestorableScreen, View {
 /// A test app whose state lives in the user's store: a user-store scale-out test drives it on
 /// several instances sharing one Redis (the demo app keeps nothing in the user's store).
 struct TallyApp: ShellApplication {
-    func makeFirstScreen() -> any ScreenController { TallyScreen() }
+    func makeFirstScreen() -> ViewController { TallyScreen() }
 
     func makeCoordinator(root: RootController) -> TallyCoordinator { TallyCoordinator(root: root) }
 
-    func url(of shell: LiveApp) -> String { "/" }
+    func url(of app: LiveApp) -> String { "/" }
 
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// The tally app's coordinator: handles the screen's actions.

@@ -8,7 +8,7 @@ enum AboutAction: String, CoordinatedActions {
     var role: ActionRole? { .back }
 
     /// Pops the about screen off its coordinator's stack.
-    func perform(on owner: TutorialCoordinator, _ request: ScreenAction) throws(ActionError) {
+    func perform(on owner: TutorialCoordinator, _ request: ActionRequest) throws(ActionError) {
         owner.root.navigation?.pop(animated: true)
     }
 }

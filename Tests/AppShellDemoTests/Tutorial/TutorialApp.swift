@@ -3,13 +3,13 @@ import AppShell
 /// The app the README's tutorial adds a screen to: a home screen in a navigation stack, and the
 /// app coordinator that owns it. The line marked `tutorial:line` is the one the tutorial adds.
 struct TutorialApp: ShellApplication {
-    func makeFirstScreen() -> any ScreenController { NavigationController(rootViewController: HomeScreen()) }
+    func makeFirstScreen() -> ViewController { NavigationController(rootViewController: HomeScreen()) }
 
     func makeCoordinator(root: RootController) -> TutorialCoordinator { TutorialCoordinator(root: root) }
 
-    func url(of shell: LiveApp) -> String { "/" }
+    func url(of app: LiveApp) -> String { "/" }
 
-    func open(path: String, next: String?, in shell: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
+    func open(path: String, next: String?, in app: LiveApp) -> PageRoute { path == "/" ? .show : .notFound }
 }
 
 /// The first screen: it offers no action of its own yet.

@@ -38,7 +38,7 @@ public final class AppCoordinator: Coordinator, ApplicationCoordinator {
 
     /// `launch` with `"source": "note"` and the note's `id`: opens the note now, after the splash,
     /// or after login.
-    public func launch(from source: NotesLaunch, _ request: ScreenAction) throws(ActionError) {
+    public func launch(from source: NotesLaunch, _ request: ActionRequest) throws(ActionError) {
         switch source {
         case .note(let id):
             let page = NotesRoute.note(id: id)

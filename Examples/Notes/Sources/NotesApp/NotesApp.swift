@@ -28,7 +28,7 @@ public enum NotesRoute: AppRoutes, Equatable {
     }
 
     /// The screen the page shows.
-    public var screen: any ScreenController.Type {
+    public var screen: ViewController.Type {
         switch self {
         case .login: LoginScreen.self
         case .notes: NoteListScreen.self
@@ -49,7 +49,7 @@ public struct NotesApp: RoutedApplication {
     public init(splashMilliseconds: Int64) { self.splashMilliseconds = splashMilliseconds }
 
     /// The splash, where every new session starts.
-    public func makeFirstScreen() -> any ScreenController { SplashScreen() }
+    public func makeFirstScreen() -> ViewController { SplashScreen() }
 
     /// The app coordinator of a session on `root`.
     public func makeCoordinator(root: RootController) -> AppCoordinator {

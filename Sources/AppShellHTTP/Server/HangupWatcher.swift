@@ -1,26 +1,28 @@
 import AppShellConcurrency
-import CMicroHTTPD  // epoll and eventfd, as EventStreamRegistry
+import CMicroHTTPD  // epoll and eventfd
 import Dispatch
 import Glibc
 
-/// Watches the sockets of connections suspended for a deferred answer, and tells the answer's
-/// work as soon as a client hangs up (`PendingResponse.clientWentAway`).
+/// Watches the sockets of suspended connections — open event streams, requests waiting for a
+/// deferred answer — and tells their owner as soon as the client hangs up.
 ///
 /// libmicrohttpd does not poll a suspended connection, so a client that went away would only be
-/// noticed when the answer is written, after all the work was done for no one. One thread watches
-/// the sockets with its own epoll set, for `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR` only (not for
-/// readable bytes: a pipelined request is not a hang-up); libmicrohttpd's own sets are not
-/// touched. A socket is watched from its suspension until its request takes the answer or
-/// completes: while suspended, libmicrohttpd does not close it, so its number is not reused.
-final class ClientHangups: Sendable {
+/// noticed at the next write: for a stream, a heartbeat later; for a deferred answer, after all
+/// its work was done for no one. One thread watches the sockets with its own epoll set, for
+/// `EPOLLRDHUP`, `EPOLLHUP` and `EPOLLERR` only (not for readable bytes: a pipelined request is
+/// not a hang-up); libmicrohttpd's own sets are not touched. A socket is watched from its
+/// suspension until its owner calls `unwatch`: while suspended, libmicrohttpd does not close it,
+/// so its number is not reused meanwhile.
+final class HangupWatcher: Sendable {
     private struct Entry {
         let socket: Int32
-        let pending: PendingResponse
+        let owner: ObjectIdentifier
+        let onHangup: @Sendable () -> Void
     }
 
     private struct State {
         var entries: [UInt64: Entry] = [:]
-        /// The token each watched pending answer has.
+        /// The token each watching owner has.
         var tokens: [ObjectIdentifier: UInt64] = [:]
         /// The token each socket in the epoll set was registered with.
         var watched: [Int32: UInt64] = [:]
@@ -29,14 +31,16 @@ final class ClientHangups: Sendable {
         var closing = false
     }
 
+    private let name: String
     private let state = Locked(State())
-    /// The watcher's epoll set; token 0 in it is `wakeDescriptor`, written to stop the watcher.
+    /// The epoll set; token 0 in it is `wakeDescriptor`, written to stop the thread.
     private let epollDescriptor: Int32
     private let wakeDescriptor: Int32
     private let stopped = DispatchSemaphore(value: 0)
 
-    /// A watcher with no thread yet (`start`).
-    init() {
+    /// A watcher whose thread (once started) is named `name`.
+    init(name: String = "appshell-hangups") {
+        self.name = name
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
         var event = epoll_event()
@@ -53,12 +57,14 @@ final class ClientHangups: Sendable {
     /// Sockets watched now.
     var count: Int { state.withLock { $0.entries.count } }
 
-    /// Watches `socket` (the suspended connection of `pending`) until `unwatch(pending)`; nothing
-    /// once `stop` began or for a socket of -1.
-    func watch(_ socket: Int32, for pending: PendingResponse) {
+    /// Watches `socket` for `owner` until `unwatch(owner)`, and calls `onHangup` once (on the
+    /// watcher's thread) if the client hangs up first. Nothing for a socket of -1, an owner already
+    /// watching, or once `stop` began.
+    func watch(_ socket: Int32, for owner: AnyObject, onHangup: @escaping @Sendable () -> Void) {
         guard socket >= 0 else { return }
+        let owner = ObjectIdentifier(owner)
         state.withLock { state in
-            guard !state.closing, state.tokens[ObjectIdentifier(pending)] == nil else { return }
+            guard !state.closing, state.tokens[owner] == nil else { return }
             let token = state.nextToken
             state.nextToken += 1
             var event = epoll_event()
@@ -70,16 +76,16 @@ final class ClientHangups: Sendable {
                 epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, socket, &event) == 0
                     || epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, socket, &event) == 0
             else { return }
-            state.entries[token] = Entry(socket: socket, pending: pending)
-            state.tokens[ObjectIdentifier(pending)] = token
+            state.entries[token] = Entry(socket: socket, owner: owner, onHangup: onHangup)
+            state.tokens[owner] = token
             state.watched[socket] = token
         }
     }
 
-    /// Stops watching the socket of `pending` (its request took the answer, or completed).
-    func unwatch(_ pending: PendingResponse) {
+    /// Stops watching the socket of `owner` (its request took the answer, its stream ended).
+    func unwatch(_ owner: AnyObject) {
         state.withLock { state in
-            guard let token = state.tokens.removeValue(forKey: ObjectIdentifier(pending)) else { return }
+            guard let token = state.tokens[ObjectIdentifier(owner)] else { return }
             Self.forget(&state, token: token, epoll: epollDescriptor)
         }
     }
@@ -87,7 +93,7 @@ final class ClientHangups: Sendable {
     /// Takes `token`'s entry away, and its socket out of the epoll set if `token` still holds it.
     private static func forget(_ state: inout State, token: UInt64, epoll: Int32) {
         guard let entry = state.entries.removeValue(forKey: token) else { return }
-        state.tokens[ObjectIdentifier(entry.pending)] = nil
+        state.tokens[entry.owner] = nil
         guard state.watched[entry.socket] == token else { return }
         state.watched[entry.socket] = nil
         var event = epoll_event()
@@ -105,11 +111,11 @@ final class ClientHangups: Sendable {
             watch()
             stopped.signal()
         }
-        thread.name = "appshell-hangups"
+        thread.name = name
         thread.start()
     }
 
-    /// Stops watching for good (at shutdown, once every waiting request was answered).
+    /// Stops watching for good (at shutdown, once nothing suspended is left to watch).
     func stop() {
         let watching = state.withLock { state -> Bool in
             state.closing = true
@@ -130,7 +136,7 @@ final class ClientHangups: Sendable {
         while true {
             let count = epoll_wait(epollDescriptor, &events, Int32(events.count), -1)
             if count < 0 && errno != EINTR { return }
-            var hungUp: [PendingResponse] = []
+            var hungUp: [@Sendable () -> Void] = []
             for event in events.prefix(max(0, Int(count))) {
                 let token = event.data.u64
                 if token == 0 { return }
@@ -138,11 +144,10 @@ final class ClientHangups: Sendable {
                     guard let entry = state.entries[token] else { return }
                     // Level-triggered: out of the set now, so it is reported once.
                     Self.forget(&state, token: token, epoll: epollDescriptor)
-                    hungUp.append(entry.pending)
+                    hungUp.append(entry.onHangup)
                 }
             }
-            // Answered (their connections resumed, then closed by libmicrohttpd), work cancelled.
-            for pending in hungUp { pending.clientWentAway() }
+            for onHangup in hungUp { onHangup() }
         }
     }
 }

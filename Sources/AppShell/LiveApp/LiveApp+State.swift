@@ -99,8 +99,8 @@ extension LiveApp {
         JSON.append(",\"version\":", to: &output)
         JSON.integer(root.version).write(into: &output)
         JSON.append(",\"view\":", to: &output)
-        if let screen = visible as? ViewController, let rendered = screen.renderedView {
-            rendered.writeJSON(of: screen, into: &output)
+        if let rendered = visible.renderedView {
+            rendered.writeJSON(of: visible, into: &output)
         } else {
             (visible.state() ?? .null).write(into: &output)
         }
