@@ -62,7 +62,6 @@ def run(app, binary, kind, requests, out, directory):
         env.update(APPSHELL_SPLASH_MILLISECONDS="0", APPSHELL_CONFIG=config,
                    APPSHELL_PUBLIC_DIRECTORY=os.path.join(userpages.NOTES_PACKAGE, "Public"))
         username, password, screen = "bench000", userpages.PASSWORD, "notes"
-    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=256")
     server = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, binary],
         env=env, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
