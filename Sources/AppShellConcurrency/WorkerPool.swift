@@ -152,7 +152,7 @@ public final class WorkerPool: Sendable {
     private func prioritize(warn: Bool) {
         guard nice != 0, setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0, warn else { return }
         let reason = String(cString: strerror(errno))
-        StandardError.write("appshell: \(name) threads keep the normal priority (nice \(nice) refused: \(reason))\n")
+        Logger.appshell.error("\(name) threads keep the normal priority (nice \(nice) refused: \(reason))")
     }
 
     /// A thread of a pool at the normal priority: takes the jobs from the queue itself.

@@ -214,7 +214,7 @@ public final class Shell: Sendable {
                 }
             }
         } catch {
-            AccessLog.error("scheduled work failed: \(error)")
+            Logger.appshell.error("scheduled work failed: \(error)")
         }
     }
 
@@ -251,7 +251,7 @@ public final class Shell: Sendable {
                 session.afterCommit { [events] in events.publish(app.channel, event: "notification", data: data) }
             }
         } catch {
-            AccessLog.error("a notification could not be delivered: \(error)")
+            Logger.appshell.error("a notification could not be delivered: \(error)")
         }
     }
 
@@ -282,7 +282,7 @@ public final class Shell: Sendable {
     ///
     /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
     /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
-    /// for the memory store's actions (README, Performance).
+    /// for the memory store's actions (the Performance article).
     func keep(_ app: LiveApp, in session: SessionContext) throws(DeclarationError) {
         if session.id != session.originalID, !app.root.notifications.isEmpty {
             // Scheduled under the id this request retired (a login, a logout): they go with it.
