@@ -31,7 +31,10 @@ let package = Package(
         ),
         // What every module shares, on pthreads (which ThreadSanitizer understands) and without
         // Foundation: the lock, a condition, background threads, the logger.
-        .target(name: "AppShellConcurrency", dependencies: ["AppShellJSON"]),
+        .target(name: "AppShellConcurrency", dependencies: ["CLinuxScheduling", "AppShellJSON"]),
+        // sched_setattr and sched_getattr, which Glibc before 2.41 does not wrap (a header only);
+        // only AppShellConcurrency imports it, for the shortest time slice of a pool's rescheduler.
+        .systemLibrary(name: "CLinuxScheduling"),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
         .target(name: "AppShellJSON"),
         // SQLite from Debian; only AppShellSessions imports it.

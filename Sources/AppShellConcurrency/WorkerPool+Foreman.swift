@@ -59,6 +59,7 @@ extension WorkerPool {
                 worker.then = nil
                 worker.ended.store(false, ordering: .relaxed)
                 free.append(worker)
+                rescheduler?.jobEnded()
                 return true
             }
             let (jobs, finished) = locked { state -> ([Job], Bool) in
@@ -71,6 +72,7 @@ extension WorkerPool {
             for job in jobs {
                 let worker = free.removeLast()
                 busy.append(worker)
+                rescheduler?.jobStarted()
                 worker.job = job
                 worker.go.signal()
             }

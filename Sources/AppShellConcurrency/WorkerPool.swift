@@ -24,7 +24,9 @@ import Glibc
 /// the core again, and whoever waits for it — an event loop reserving a place for a login — waits
 /// that long. What follows a password check takes locks others wait for and wakes the task that
 /// awaits it (a thread started from a low-priority thread inherits its priority for good), so it
-/// runs on the foreman too; the job itself keeps the pool's priority.
+/// runs on the foreman too; the job itself keeps the pool's priority. While a job runs, a
+/// rescheduler thread wakes every millisecond so that an event loop waiting for the core gets it
+/// back within about that, not at the kernel's next tick (`Rescheduler`).
 public final class WorkerPool: Sendable {
     /// Threads running jobs.
     public let threads: Int
@@ -56,14 +58,17 @@ public final class WorkerPool: Sendable {
     /// the normal priority (its threads take the jobs from the queue themselves, and run what
     /// follows each job after it).
     let foreman: Foreman?
+    /// Gives the core back to the server's threads every millisecond while a low-priority pool's
+    /// job runs; `nil` at nice 0.
+    let rescheduler: Rescheduler?
     /// Called by a low-priority pool's thread after each job, before it tells the foreman (tests
     /// stop a thread there, as a preemption would).
     let afterJob: (@Sendable () -> Void)?
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
     /// jobs (at least 1), at `nice` (clamped to 0–19). The threads start with the first job; with
-    /// a `nice` above 0, the foreman's thread starts now, with the calling thread's priority (make
-    /// the pool at start-up, not on a low-priority thread).
+    /// a `nice` above 0, the foreman's thread and the rescheduler's start now, with the calling
+    /// thread's priority (make the pool at start-up, not on a low-priority thread).
     public convenience init(threads: Int, queueLimit: Int, name: String = "appshell-workers", nice: Int32 = 0) {
         self.init(threads: threads, queueLimit: queueLimit, name: name, nice: nice, afterJob: nil)
     }
@@ -75,6 +80,8 @@ public final class WorkerPool: Sendable {
         self.nice = min(max(nice, 0), 19)
         self.afterJob = afterJob
         foreman = self.nice == 0 ? nil : Foreman(threads: max(1, threads))
+        rescheduler =
+            self.nice == 0 ? nil : Rescheduler(name: "\(name)-tick", periodMicroseconds: Self.reschedulingMicroseconds)
         if let foreman {
             let thread = BackgroundThread { [self] in supervise(foreman) }
             thread.name = "\(name)-foreman"
@@ -119,7 +126,11 @@ public final class WorkerPool: Sendable {
         locked { $0.stopping = true }
         condition.broadcast()
         foreman?.wake.signal()
+        rescheduler?.stop()
     }
+
+    /// How often a low-priority pool's rescheduler wakes while a job runs, in microseconds.
+    public static let reschedulingMicroseconds = 1000
 
     /// Fills a reserved place of `lane` with `job`, or gives it back (`nil`).
     fileprivate func fill(_ job: Job?, lane: String) {

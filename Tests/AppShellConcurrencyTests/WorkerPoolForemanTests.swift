@@ -39,6 +39,17 @@ import Testing
         #expect(sched_getscheduler(0) == 0)  // SCHED_OTHER: the test's thread is untouched
     }
 
+    /// A low-priority pool has a rescheduler (its tick every millisecond while a job runs); a pool
+    /// at nice 0 has neither it nor a foreman.
+    @Test func onlyALowPriorityPoolHasAReschedulerAndAForeman() {
+        let low = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman", nice: 6)
+        defer { low.stop() }
+        #expect(low.rescheduler != nil && low.foreman != nil)
+        let normal = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman")
+        defer { normal.stop() }
+        #expect(normal.rescheduler == nil && normal.foreman == nil)
+    }
+
     @Test func finishesRunInTheOrderTheirJobsEndedAndStillRunAfterStop() throws {
         let pool = WorkerPool(threads: 1, queueLimit: 8, name: "appshell-test-foreman", nice: 19)
         let gate = DispatchSemaphore(value: 0)

@@ -98,11 +98,12 @@ public final class Accounts: Sendable {
     public func names() throws(StoreError) -> [String] { try backend().accountNames() }
 
     /// The nice value of the password-check threads (Linux's priority of a thread, 0–19; each
-    /// check thread sets its own): beside a server thread at 0 that keeps a core busy, a thread at
-    /// 6 gets about a fifth of it, and all of an idle core. Measured with the demo's logins beside
-    /// its reads (`bench/machinery.py logins`, every core, nothing pinned, 2026-12-06): at the
-    /// normal priority the reads made 0.63× (0.54–1.16) of their rate without logins; at nice 6,
-    /// 1.03× (0.59–1.19), logins still getting through (bench/RESULTS.md).
+    /// check thread sets its own), with the pool's rescheduling tick every millisecond: beside a
+    /// server thread at 0 that keeps a core busy, a thread at 6 gets about a fifth of it, and all
+    /// of an idle core. Measured with the demo's logins beside its reads (`bench/machinery.py
+    /// logins`, every core, nothing pinned, 2026-12-06): at the normal priority the reads made
+    /// 0.63× (0.54–1.16) of their rate without logins; at nice 6, 1.12× (0.81–1.40), logins still
+    /// getting through (bench/RESULTS.md).
     public static let passwordCheckNice: Int32 = 6
 }
 
