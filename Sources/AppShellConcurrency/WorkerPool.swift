@@ -23,15 +23,15 @@ import Glibc
 /// that long (README, Reliability). What follows a password check takes locks others wait for
 /// (the session's, its registry shard's), so it runs on the foreman too; the job itself keeps the
 /// pool's priority.
-public final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
     /// Threads running jobs.
-    public let threads: Int
+    package let threads: Int
     /// Jobs waiting (or reserved) at most, besides those running.
-    public let queueLimit: Int
+    package let queueLimit: Int
     /// How the kernel schedules the threads beside the server's (each applies it when it starts).
-    public let priority: ThreadPriority
+    package let priority: ThreadPriority
     /// The share of a busy core and the slice of a `share` pool's threads.
-    public let share: CoreShare
+    package let share: CoreShare
 
     /// A job: what runs on a pool thread, returning what follows it (run at normal priority), if
     /// anything.
@@ -67,7 +67,7 @@ public final class WorkerPool: Sendable {
     /// slice). The threads start with the first job; below the normal priority, the foreman's
     /// thread (and at `share` with a slice, the rescheduler's) starts now, with the calling
     /// thread's priority (make the pool at start-up, not on a low-priority thread).
-    public convenience init(
+    package convenience init(
         threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal,
         share: CoreShare = CoreShare()
     ) {
@@ -103,7 +103,7 @@ public final class WorkerPool: Sendable {
 
     /// A place in the queue for one job, in `lane` (every job in the same lane unless told);
     /// `nil` when the queue is full or the pool stopped.
-    public func reserve(lane: String = "") -> Reservation? {
+    package func reserve(lane: String = "") -> Reservation? {
         let taken = locked { state -> Bool in
             guard !state.stopping, state.reserved + state.waiting < queueLimit else { return false }
             state.reserved += 1
@@ -114,7 +114,7 @@ public final class WorkerPool: Sendable {
 
     /// Queues `job` in `lane` if there is room; false (and `job` dropped) when the queue is full.
     @discardableResult
-    public func submit(lane: String = "", _ job: @escaping @Sendable () -> Void) -> Bool {
+    package func submit(lane: String = "", _ job: @escaping @Sendable () -> Void) -> Bool {
         guard let reservation = reserve(lane: lane) else { return false }
         reservation.submit(job)
         return true
@@ -122,17 +122,17 @@ public final class WorkerPool: Sendable {
 
     /// How often the rescheduler wakes while a job runs, in microseconds; `nil` when the pool has
     /// none (any priority but `share`, or `share` in the kernel's slices).
-    public var reschedulingMicroseconds: Int? { rescheduler == nil ? nil : share.sliceMicroseconds }
+    package var reschedulingMicroseconds: Int? { rescheduler == nil ? nil : share.sliceMicroseconds }
 
     /// Jobs waiting or reserved now, not counting those running.
-    public var queued: Int { locked { $0.reserved + $0.waiting } }
+    package var queued: Int { locked { $0.reserved + $0.waiting } }
 
     /// Jobs running now.
-    public var running: Int { locked { $0.running } }
+    package var running: Int { locked { $0.running } }
 
     /// Stops taking jobs; the threads finish the jobs already queued (and what follows them) and
     /// exit.
-    public func stop() {
+    package func stop() {
         locked { $0.stopping = true }
         condition.broadcast()
         foreman?.wake.signal()
@@ -188,10 +188,10 @@ public final class WorkerPool: Sendable {
     }
 
     /// One job's place in a pool's queue: `submit` fills it; dropped unused, it is given back.
-    public final class Reservation: Sendable {
+    package final class Reservation: Sendable {
         private let pool: WorkerPool
         /// The lane the job waits in.
-        public let lane: String
+        package let lane: String
         private let used = Locked(false)
 
         fileprivate init(pool: WorkerPool, lane: String) {
@@ -201,7 +201,7 @@ public final class WorkerPool: Sendable {
 
         /// Queues `job` in the reserved place (once; later calls do nothing). A pool that stopped
         /// meanwhile drops it.
-        public func submit(_ job: @escaping @Sendable () -> Void) {
+        package func submit(_ job: @escaping @Sendable () -> Void) {
             if take() {
                 pool.fill(
                     {
@@ -214,7 +214,7 @@ public final class WorkerPool: Sendable {
         /// Queues `job` in the reserved place (once), and then `finish` with its result at the
         /// normal priority: on the pool's foreman thread when the pool runs below it, else on the
         /// job's thread. Take locks that other requests wait for in `finish`, never in `job`.
-        public func submit<Result: Sendable>(
+        package func submit<Result: Sendable>(
             _ job: @escaping @Sendable () -> Result, then finish: @escaping @Sendable (Result) -> Void
         ) {
             if take() {
@@ -227,7 +227,7 @@ public final class WorkerPool: Sendable {
         }
 
         /// Gives the place back without a job.
-        public func cancel() {
+        package func cancel() {
             if take() { pool.fill(nil, lane: lane) }
         }
 

@@ -10,15 +10,6 @@ public final class DemoApp: Sendable {
     /// The server: store, sessions, routes, graceful shutdown.
     public let server: ShellServer
 
-    /// Every session, over the configured backend.
-    public var sessions: SessionRegistry { server.sessions }
-    /// How the session id travels.
-    public var cookie: SessionCookie { server.cookie }
-    /// The server's counters, shown at `/metrics`.
-    public var statistics: ServerStatistics { server.statistics }
-    /// The app shell serving the demo.
-    public var shell: Shell { server.shell }
-
     /// What every page shows around the screen: the demo's name and stylesheet (and the shell's page
     /// script, which every chrome loads).
     public static let chrome = PageChrome(name: "AppShell", stylesheets: ["app.css"])

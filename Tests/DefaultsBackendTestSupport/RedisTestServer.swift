@@ -116,7 +116,7 @@ public final class RedisTestServer: @unchecked Sendable {
     public static func uniquePrefix() -> String { "test-\(UUID().uuidString):" }
 
     /// A backend on this server whose keys start with a prefix of its own.
-    public func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
+    package func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
         try RedisDefaultsBackend(url: url, keyPrefix: RedisTestServer.uniquePrefix(), expiry: expiry)
     }
 

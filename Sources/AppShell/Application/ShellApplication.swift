@@ -27,14 +27,6 @@ public protocol ShellApplication: Sendable {
     /// settings: `EnvironmentValues`), given once: the shell reads them when it is made, adds its
     /// own (`clock`) and lends them to every session's root. By default none (each key's default).
     var environmentValues: EnvironmentValues { get }
-    /// A new session's app, its root lending `environment`: the first screen, the started app
-    /// coordinator, and the start-up work begun at `now`.
-    func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp
-    /// The session's app rebuilt from `snapshot`, its root lending `environment`, or `nil` when the
-    /// snapshot cannot be used (the session then starts afresh).
-    func restoreApp(
-        from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
-    ) -> LiveApp?
     /// The URLs of the app's pages besides `/` (`/notes/:id` takes any segment as `id`). By
     /// default none; a `RoutedApplication` derives them from its routes.
     var pagePaths: [String] { get }
@@ -69,7 +61,7 @@ extension ShellApplication {
     /// Every action of `screenTypes`, each name once (the first screen's description), then
     /// `launch` (with its `source`), which every screen accepts, and — when the app's coordinators
     /// declare a route (`Route`) — `show` (with its `screen`), which every screen accepts too.
-    public var actionCatalog: [ActionDescription] {
+    package var actionCatalog: [ActionDescription] {
         var seen = Set<String>()
         let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
         let routes = RestorationRegistry.of(RootCoordinator.self).routes
@@ -81,7 +73,7 @@ extension ShellApplication {
 
     /// `launch`: its `source`, one of the app coordinator's `LaunchSource` cases, and each case's
     /// parameters (not required: each source needs its own).
-    public var launchDescription: ActionDescription {
+    package var launchDescription: ActionDescription {
         let sources = launchSources
         var parameters = [
             ActionParameter(name: "source", type: .string, choices: sources.isEmpty ? nil : sources.map(\.name))
@@ -97,10 +89,10 @@ extension ShellApplication {
     }
 
     /// The app coordinator's launch sources, each with its parameters (`LaunchSources`).
-    public var launchSources: [ActionDescription] { RootCoordinator.LaunchSource.descriptions }
+    package var launchSources: [ActionDescription] { RootCoordinator.LaunchSource.descriptions }
 
     /// The parameters of the launch from `source` (`?launch=note&id=1` carries `id`), by name.
-    public func launchParameters(of source: String) -> [String] {
+    package func launchParameters(of source: String) -> [String] {
         launchSources.first { $0.name == source }?.parameters.map(\.name) ?? []
     }
 
@@ -126,9 +118,9 @@ extension ShellApplication {
         app.open(deepLink: link)
     }
 
-    /// The first screen, owned by a new app coordinator, which is then started; the start-up
-    /// work (if any) begins at `now`.
-    public func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp {
+    /// A new session's app, its root lending `environment`: the first screen, owned by a new app
+    /// coordinator, which is then started; the start-up work (if any) begins at `now`.
+    package func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp {
         let first = makeFirstScreen()
         let root = RootController(initial: first, defaults: defaults, environment: environment)
         let coordinator = makeCoordinator(root: root)
@@ -139,10 +131,12 @@ extension ShellApplication {
         return app
     }
 
-    /// The screens the snapshot names, made by name; a new app coordinator; under it the
-    /// coordinators of the snapshot's tree, made by type, each given the screens it shows
-    /// (`RestorationRegistry`); and the start-up work where it was.
-    public func restoreApp(
+    /// The session's app rebuilt from `snapshot`, its root lending `environment`, or `nil` when
+    /// the snapshot cannot be used (the session then starts afresh): the screens the snapshot
+    /// names, made by name; a new app coordinator; under it the coordinators of the snapshot's
+    /// tree, made by type, each given the screens it shows (`RestorationRegistry`); and the
+    /// start-up work where it was.
+    package func restoreApp(
         from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
     ) -> LiveApp? {
         let registry = RestorationRegistry.of(RootCoordinator.self)

@@ -162,14 +162,14 @@ public enum LifecycleRecord: Sendable, Hashable {
 /// those bytes when asked for them (tests, a rebuilt state tree). Every session's app holds one:
 /// keeping the records, their JSON values and their lengths beside the bytes was 1 000 of the
 /// 5 400 bytes a visitor's session at the login screen held (massif, bench/RESULTS.md).
-public struct LifecycleLog: Sendable {
+package struct LifecycleLog: Sendable {
     /// How many records are kept.
-    public static let capacity = 50
+    package static let capacity = 50
     /// The kept records, oldest first: read back from their stored codes (made at each call).
-    public var records: [LifecycleRecord] { LifecycleLog.records(storedCodes: storedCodes) }
+    package var records: [LifecycleRecord] { LifecycleLog.records(storedCodes: storedCodes) }
     /// The kept records' JSON, in the same order (made at each call: the state and the snapshot
     /// copy the log's bytes instead).
-    public var json: [JSON] { records.map(\.json) }
+    package var json: [JSON] { records.map(\.json) }
     /// How many records are kept.
     private(set) var count = 0
     /// The kept records' compact encodings joined by commas — the array's bytes between its
@@ -185,10 +185,10 @@ public struct LifecycleLog: Sendable {
     private(set) var storedCodes: [UInt8] = []
 
     /// An empty log.
-    public init() {}
+    package init() {}
 
     /// Appends a record, dropping the oldest beyond the capacity.
-    public mutating func append(_ record: LifecycleRecord) {
+    package mutating func append(_ record: LifecycleRecord) {
         appendBytes(of: record.encoded)
         count += 1
         if count > LifecycleLog.capacity {
@@ -252,7 +252,7 @@ public struct LifecycleLog: Sendable {
     }
 
     /// A log holding `records` (the last `capacity` of them).
-    public init(records: [LifecycleRecord]) {
+    package init(records: [LifecycleRecord]) {
         let kept = records.suffix(LifecycleLog.capacity)
         count = kept.count
         for record in kept { appendBytes(of: record.encoded) }

@@ -3,7 +3,7 @@ import AppShellHTTP
 import AppShellJSON
 
 /// A screen type whose actions are known without making one.
-public protocol ActionOffering {
+package protocol ActionOffering {
     /// The actions every screen of this type offers.
     static var offeredActions: [ActionDescription] { get }
 }

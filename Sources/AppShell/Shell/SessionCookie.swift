@@ -30,7 +30,7 @@ public struct SessionCookie: Sendable, Equatable {
     public func header(value: String) -> String { prefix + value + attributes }
 
     /// The `Set-Cookie` value that gives the client the session `id`, made in one piece.
-    public func header(for id: SessionID) -> String { id.text(prefix: prefix, suffix: attributes) }
+    package func header(for id: SessionID) -> String { id.text(prefix: prefix, suffix: attributes) }
 
     /// Two policies are equal when they send the same cookie.
     public static func == (lhs: SessionCookie, rhs: SessionCookie) -> Bool {

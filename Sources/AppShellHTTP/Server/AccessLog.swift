@@ -6,12 +6,12 @@ import Glibc
 ///
 /// Each line is one `write(2)` of less than a pipe buffer, so lines from different worker
 /// threads never interleave.
-public struct AccessLog: Sendable {
+package struct AccessLog: Sendable {
     /// Whether request lines are written.
-    public let enabled: Bool
+    package let enabled: Bool
 
     /// A log that writes request lines when `enabled`.
-    public init(enabled: Bool) { self.enabled = enabled }
+    package init(enabled: Bool) { self.enabled = enabled }
 
     /// `{"time","requestID","client","method","path","status","bytes","micros"}` for one finished
     /// request (`requestID` as in its `X-Request-ID` answer, `client` as `trustedProxies` resolve it).
@@ -36,7 +36,7 @@ public struct AccessLog: Sendable {
     }
 
     /// A server event such as `listening` or `stopped`, with extra fields, always written.
-    public static func event(_ name: String, _ fields: [String: JSON] = [:]) {
+    package static func event(_ name: String, _ fields: [String: JSON] = [:]) {
         var object = fields
         object["time"] = .string(Clock.wallTimestamp())
         object["event"] = .string(name)
@@ -46,13 +46,13 @@ public struct AccessLog: Sendable {
     }
 
     /// Writes `message` as one line to standard error.
-    public static func error(_ message: String) {
+    package static func error(_ message: String) {
         write(Array("appshell: \(message)\n".utf8), to: 2)
     }
 
     /// Writes `message`, logged while handling the request `requestID` (see `Request.requestID`),
     /// as one line to standard error: `appshell: [request <id>] <message>`.
-    public static func error(_ message: String, requestID: String) {
+    package static func error(_ message: String, requestID: String) {
         write(Array("appshell: [request \(requestID)] \(message)\n".utf8), to: 2)
     }
 
@@ -60,7 +60,7 @@ public struct AccessLog: Sendable {
     /// `appshell: security: <event> name="value" …`. Each value is written as a JSON string of at
     /// most `securityValueLength` characters, so no value (a username is the client's to choose)
     /// can end the line, forge a field or flood the log.
-    public static func security(_ event: String, _ fields: KeyValuePairs<String, String>) {
+    package static func security(_ event: String, _ fields: KeyValuePairs<String, String>) {
         var line = Array("appshell: security: \(event)".utf8)
         for (name, value) in fields {
             line.append(UInt8(ascii: " "))
@@ -74,7 +74,7 @@ public struct AccessLog: Sendable {
     }
 
     /// The characters of a security event's value that are written.
-    public static let securityValueLength = 128
+    package static let securityValueLength = 128
 
     private static func write(_ bytes: [UInt8], to descriptor: Int32) {
         bytes.withUnsafeBytes { StandardError.writeAll($0, to: descriptor) }

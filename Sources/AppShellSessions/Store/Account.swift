@@ -21,16 +21,16 @@ public struct Account: Sendable, Equatable {
 /// What removing an account removed (`DefaultsBackend.removeAccount(named:)`): the account, its
 /// user's store, and the store keys of the sessions that were logged in as it — so that the caller
 /// can end those sessions in memory too (and close their event streams).
-public struct RemovedAccount: Sendable, Equatable {
+package struct RemovedAccount: Sendable, Equatable {
     /// The account as it was.
-    public var account: Account
+    package var account: Account
     /// The user's store as it was (version 0 when it held nothing).
-    public var userStore: UserRecord
+    package var userStore: UserRecord
     /// The store keys of the session records that were removed (`SessionID.storeKey`).
-    public var sessions: Set<SessionStoreKey>
+    package var sessions: Set<SessionStoreKey>
 
     /// A removal of `account`, with the user's store and sessions it took along.
-    public init(account: Account, userStore: UserRecord, sessions: Set<SessionStoreKey>) {
+    package init(account: Account, userStore: UserRecord, sessions: Set<SessionStoreKey>) {
         self.account = account
         self.userStore = userStore
         self.sessions = sessions
