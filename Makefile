@@ -19,13 +19,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test api-check api-baseline test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, run every test, the suites that talk HTTP again over
+## test: install what is missing, lint, build, check the public API against the last release's
+## (api-check, once a release is tagged), run every test, the suites that talk HTTP again over
 ## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
@@ -33,6 +34,11 @@ run: deps build-release
 ## instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
+	@if tag=$$(git describe --tags --abbrev=0 2>/dev/null); then \
+	  echo "api-check: the public API against the baseline of $$tag (api/)"; scripts/api-check; \
+	else \
+	  echo "api-check: skipped: no release tag yet (make api-baseline, commit api/, then tag that commit)"; \
+	fi
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) test-tls
 	$(MAKE) examples-test
@@ -43,6 +49,19 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) browser-test
 	$(MAKE) test-scaleout
+
+## api-check: the public API (what an app sees: `package` and internal declarations left out)
+## against the baseline of the last release in api/: a public declaration removed or changed
+## fails, one added passes. scripts/api-check reads the debug build's modules with the
+## toolchain's swift-api-digester: a few seconds, no second build. make test runs it once the
+## repository has a release tag (git describe --tags), and says it skips it before.
+api-check: build
+	scripts/api-check
+
+## api-baseline: write api/ (the baseline api-check compares with) from the current build: at a
+## release, make api-baseline, commit api/, then tag that commit (git tag -a v1.0.0)
+api-baseline: build
+	scripts/api-check --update
 
 ## test-tls: the suites that talk HTTP (the HTTP layer's, the shell's, the demo's) again over TLS:
 ## with APPSHELL_TEST_TLS every LiveServer serves HTTPS with a self-signed pair made here by
