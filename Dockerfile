@@ -1,7 +1,7 @@
 # AppShell container image: a release build with the static Swift standard library on a slim
 # Debian runtime that holds only the C libraries it links. Built and run for real by
-# `make test-container` (with stand-ins for the two base images: see README, "Deploying in a
-# container"). Build with Docker (BuildKit) or with `podman build --format docker` (the OCI
+# `make test-container` (with stand-ins for the two base images: see the Deploying
+# article). Build with Docker (BuildKit) or with `podman build --format docker` (the OCI
 # format has no HEALTHCHECK).
 ARG BUILDER_IMAGE=docker.io/library/swift:6.3-bookworm
 ARG RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim

@@ -19,14 +19,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test api-check api-baseline test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test api-check api-baseline docs test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
 ## test: install what is missing, lint, build, check the public API against the last release's
-## (api-check, once a release is tagged), run every test, the suites that talk HTTP again over
+## (api-check, once a release is tagged), build the documentation (docs), run every test, the
+## suites that talk HTTP again over
 ## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
 ## concurrency suites again under ThreadSanitizer, the whole suite under AddressSanitizer, then the
@@ -39,6 +40,7 @@ test: test-deps lint hadolint bench-check
 	else \
 	  echo "api-check: skipped: no release tag yet (make api-baseline, commit api/, then tag that commit)"; \
 	fi
+	$(MAKE) docs
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) test-tls
 	$(MAKE) examples-test
@@ -62,6 +64,22 @@ api-check: build
 ## release, make api-baseline, commit api/, then tag that commit (git tag -a v1.0.0)
 api-baseline: build
 	scripts/api-check --update
+
+## docs: the DocC catalog (Sources/AppShell/Documentation.docc) built into .build/docs/AppShell.doccarchive
+## by the toolchain's docc, with AppShell's public symbols extracted from the debug build's modules
+## (no second build); any warning fails it (a broken symbol link, a missing article). Serve the archive
+## with any static file server, or open it with `docc preview`.
+DOCS := .build/docs
+DOCC ?= $(or $(shell command -v docc 2>/dev/null),$(dir $(shell command -v $(SWIFT) 2>/dev/null))docc)
+docs: deps
+	$(SWIFT) build --target AppShell
+	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbol-graphs
+	$(SWIFT) symbolgraph-extract -module-name AppShell -target $$(uname -m)-unknown-linux-gnu \
+	  -I $$($(SWIFT) build --show-bin-path)/Modules $(foreach map,$(wildcard Sources/C*/module.modulemap),-Xcc -fmodule-map-file=$(CURDIR)/$(map)) \
+	  -minimum-access-level public -skip-synthesized-members -output-dir $(DOCS)/symbol-graphs
+	$(DOCC) convert Sources/AppShell/Documentation.docc --additional-symbol-graph-dir $(DOCS)/symbol-graphs \
+	  --fallback-display-name AppShell --fallback-bundle-identifier org.appshell.AppShell \
+	  --warnings-as-errors --output-path $(DOCS)/AppShell.doccarchive
 
 ## test-tls: the suites that talk HTTP (the HTTP layer's, the shell's, the demo's) again over TLS:
 ## with APPSHELL_TEST_TLS every LiveServer serves HTTPS with a self-signed pair made here by
@@ -295,7 +313,7 @@ bench: deps
 
 ## callgrind-actions: instructions per JSON action (showList/pop on one logged-in session, memory
 ## store, one epoll thread) counted by valgrind's callgrind on the release build, with the 40
-## functions that cost the most per action (README, Performance: "Where an action's time goes")
+## functions that cost the most per action (bench/RESULTS.md keeps the tables read from it)
 .PHONY: callgrind-actions
 callgrind-actions: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind"

@@ -4,13 +4,13 @@ import PackageDescription
 // No target has unsafe flags: SwiftPM refuses them in a package another one depends on. The
 // run-time exclusivity checks the release build used to leave out (`-enforce-exclusivity=unchecked`)
 // are left out only where callgrind found them on the request path, with
-// `@exclusivity(unchecked)` beside the measurement (README, Performance).
+// `@exclusivity(unchecked)` beside the measurement (the Performance article).
 
 let package = Package(
     name: "AppShell",
     products: [
         // The framework. Its modules stay separate (each imports only those below it, see the
-        // README's Architecture); `AppShell` re-exports the others, so an app writes one
+        // the Architecture article); `AppShell` re-exports the others, so an app writes one
         // `import AppShell`.
         .library(
             name: "AppShell",

@@ -1,6 +1,6 @@
 /**
  * AppShell's service worker (served at /sw.js, scope /, after the lines that define SHELL_VERSION,
- * SHELL_FILES and OFFLINE_URL; see README, "Installable web app").
+ * SHELL_FILES and OFFLINE_URL; see the documentation, "The browser and the web app").
  *
  * - It precaches the shell — the versioned stylesheet and script, the icons, the splash and the
  *   offline page — fetched without cookies, in a cache named by the shell's version; a new version

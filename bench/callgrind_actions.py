@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Instructions per `POST /api/actions` of a logged-in session, counted by callgrind (README, Performance).
+"""Instructions per `POST /api/actions` of a logged-in session, counted by callgrind (the Performance article).
 
 Runs the given appshell binary (build it with `swift build -c release`) under
 `valgrind --tool=callgrind` twice — 300 and 900 actions, `showList` and `pop` in turn, on one
@@ -11,7 +11,7 @@ behind a busy machine (its thread is not counted). Needs Debian's valgrind.
 
 `--functions N` also prints the N functions with the most instructions per action, inclusive of
 what they call, each (900-run - 300-run) / 600 from `callgrind_annotate --inclusive=yes` (the
-README's table "Where an action's time goes" is read from it); `--keep DIRECTORY` copies the
+bench/RESULTS.md's table "Where an action's time goes" is read from it); `--keep DIRECTORY` copies the
 callgrind outputs there (one file per thread; the serving thread's names accessHandlerCallback).
 Usage: python3 bench/callgrind_actions.py [--functions N] [--keep DIRECTORY] .build/release/appshell
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Instructions per logged-in `GET /api/state`, counted by callgrind (README, Performance).
+"""Instructions per logged-in `GET /api/state`, counted by callgrind (the Performance article).
 
 Runs the given appshell binary (build it with `swift build -c release`) under
 `valgrind --tool=callgrind` twice — 1 000 and 3 000 reads on one keep-alive connection after one

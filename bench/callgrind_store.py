@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Instructions per showList/pop action with either store, counted by callgrind (README, Performance,
+"""Instructions per showList/pop action with either store, counted by callgrind (the Performance article,
 "The store path").
 
 Runs the given appshell binary (build it with `swift build -c release`) under

@@ -129,7 +129,7 @@ TLS_SCENARIOS = {
     "new": "(a) over HTTP, a new connection per request",
     "a": "(a) over HTTP, keep-alive (the baseline)",
 }
-APPSHELL_PRIORITIES_SOURCE = os.path.join(REPO, "Sources", "AppShellHTTP", "TLSCertificates.swift")
+APPSHELL_PRIORITIES_SOURCE = os.path.join(REPO, "Sources", "AppShellHTTP", "Network", "TLSCertificates.swift")
 
 TARGETS = {
     "a": {"rps_ratio": 0.90, "p99_ratio": 1.3},

@@ -8,7 +8,7 @@ import Glibc
 /// that finish it) alive until the writer's batch is done, then lets go of a batch's worth at
 /// once: with dozens of requests per batch, the cache overflows into the allocator's shared
 /// bins, and the next requests' allocations go the slow way (sorting those bins, merging
-/// blocks). Measured in scenario (e) with the SQLite store (README, Performance), 15 allocations
+/// blocks). Measured in scenario (e) with the SQLite store (the Performance article), 15 allocations
 /// per action took that slow path against 5 with the memory store; with room for 256 blocks of
 /// each size, 6. Each thread keeps at most what it let go of at once, as before, only in its
 /// own cache instead of the shared bins.

@@ -15,7 +15,7 @@ import Glibc
 /// on a server thread, and freed on the writer's each took the memory allocator's slow path on
 /// both threads — the writer's cache of free memory overflows, the server thread's runs empty.
 /// Handed to the server thread that resumes the batch's connections, they are freed where they
-/// were made (2 us of the 33 an action costs with the SQLite store, README Performance).
+/// were made (2 us of the 33 an action costs with the SQLite store, the Performance article).
 package enum ThreadBatch {
     private final class Frame {
         var keys: [ObjectIdentifier] = []

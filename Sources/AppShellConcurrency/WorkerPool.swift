@@ -20,7 +20,7 @@ import Glibc
 /// the foreman's semaphore. A lock they shared with normal-priority threads would be a priority
 /// inversion: a `SCHED_IDLE` thread preempted while holding it keeps it for as long as the core
 /// stays busy, and whoever waits for it — an event loop reserving a place for a login — waits
-/// that long (README, Reliability). What follows a password check takes locks others wait for
+/// that long (the Reliability article). What follows a password check takes locks others wait for
 /// (the session's, its registry shard's), so it runs on the foreman too; the job itself keeps the
 /// pool's priority.
 package final class WorkerPool: Sendable {

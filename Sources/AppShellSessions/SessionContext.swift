@@ -9,7 +9,7 @@
 ///
 /// One request uses it at a time, under the session's lock, so its stored properties are
 /// `@exclusivity(unchecked)`: the run-time checks of theirs were 14 of the 30 a logged-in read made
-/// (callgrind, README Performance). The public ones are computed over private storage: another
+/// (callgrind, the Performance article). The public ones are computed over private storage: another
 /// module accessing a stored property directly checks it whatever its attribute says.
 package final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).

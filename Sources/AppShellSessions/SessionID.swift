@@ -72,7 +72,7 @@ package struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// The words of 43 base64url characters; `nil` for any other byte or non-zero padding bits.
     /// By hand, not FoundationEssentials' base64 (which has no base64url): every request with a
     /// cookie decodes one, straight from libmicrohttpd's bytes into the words, with no string and
-    /// no allocation (README, Performance: "Bytes, not strings").
+    /// no allocation (the Performance article).
     private static func decode(_ characters: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let valid = sextets.withUnsafeBufferPointer { sextets in
@@ -192,7 +192,7 @@ package struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// Hashes the identifier: its first word is enough, the words being uniformly random. (The
     /// standard hashing runs SipHash over it; skipping that took the standard library's
     /// underscored `_rawHashValue(seed:)`, which has no stability promise, for about 160
-    /// instructions per request: see the README's Performance.)
+    /// instructions per request: see the Performance article.)
     package func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
     }

@@ -7,7 +7,7 @@ import AppShellConcurrency
 ///
 /// DESIGN: an action changes the snapshot every time, and the memory store never needs its
 /// bytes unless the app is rebuilt (a failed request, a session that left memory and came
-/// back); serializing it on every action cost a fifth of one (README, Performance). The value a
+/// back); serializing it on every action cost a fifth of one (the Performance article). The value a
 /// snapshot is made from must not change afterwards (a value type, captured by `make`).
 package final class SessionSnapshot: Sendable {
     /// The bytes given at `init(bytes:)`, if it was made from bytes.

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The shipped demo account (`demo` / `appshell`) is served only on loopback unless allowed:
-/// anyone who reads the README or the OpenAPI document can log in with it.
+/// anyone who reads the README, the documentation or the OpenAPI document can log in with it.
 @Suite struct DemoAccountTests {
     static let configFile = CommandTests.packageRoot.appendingPathComponent("config.json").path
 

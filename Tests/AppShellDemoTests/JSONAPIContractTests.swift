@@ -6,10 +6,10 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// Each claim of README's "The JSON API" that a test can check: the state's keys, what `version`
-/// means, and the shape and status of every error answer.
+/// Each claim of the JSON API article (`Documentation.docc/JSONAPI.md`) that a test can check: the
+/// state's keys, what `version` means, and the shape and status of every error answer.
 @Suite struct JSONAPIContractTests {
-    /// The keys README's table lists, and no others.
+    /// The keys the article's table lists, and no others (`theArticleListsTheStatesKeys`).
     static let stateKeys: Set<String> = [
         "screen", "root", "stack", "presented", "coordinators", "defaults", "lifecycle", "version", "actions",
         "transition", "view",
@@ -22,6 +22,18 @@ import Testing
         var members = json.objectValue ?? [:]
         members["error"] = nil
         return .object(members)
+    }
+
+    /// The article's table of the state ("Read the state") names these keys, each once.
+    @Test func theArticleListsTheStatesKeys() throws {
+        let article = try DocumentationTests.read("\(DocumentationTests.catalog)/JSONAPI.md")
+        let section = try #require(article.components(separatedBy: "### Read the state").dropFirst().first)
+            .components(separatedBy: "\n### ")[0]
+        let listed = section.components(separatedBy: "\n").filter { $0.hasPrefix("| `") }.compactMap {
+            $0.split(separator: "`").dropFirst().first.map(String.init)
+        }
+        #expect(listed.count == Set(listed).count)
+        #expect(Set(listed) == Self.stateKeys)
     }
 
     @Test func theStateHasTheDocumentedKeysAndANewSessionStartsAtVersionZero() throws {

@@ -188,7 +188,7 @@ import Testing
     }
 
     /// The old id after a rotation names nothing, on pages, the API and streams. For 10 s it gets
-    /// no session and no `Set-Cookie` (README, "Rotated ids and logout"): what a new visitor
+    /// no session and no `Set-Cookie` (the Security article, "Sessions"): what a new visitor
     /// sees, actions 409, a form 303 to `/`, a stream its end — never the logged-in session;
     /// after that it is unknown, and gets a new session and cookie like any unknown id.
     @Test func theOldIDIsDeadAfterRotation() throws {

@@ -5,10 +5,10 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The README's curl walkthrough (section "The JSON API") runs as written: the test reads the
-/// `sh` block that defines `act()` from README.md, sends each of its requests in order with one
-/// cookie jar, as curl would, to the demo with the shipped config.json, and checks each answer
-/// against the comment beside it:
+/// The curl walkthrough runs as written, in each document that shows it (the README and the JSON
+/// API article): the test reads the `sh` block that defines `act()`, sends each of its requests in
+/// order with one cookie jar, as curl would, to the demo with the shipped config.json, and checks
+/// each answer against the comment beside it:
 ///
 /// - `# {"key":value,...}`: every key shown has that value in the answer (which is 2xx);
 /// - `# 409 on list: {...}`: that status, and the keys shown;
@@ -31,14 +31,16 @@ import Testing
         }
     }
 
-    /// The walkthrough's steps, read from README.md.
-    static func steps() throws -> [Step] {
-        let readme = try String(
-            contentsOf: CommandTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```sh\n").dropFirst().map {
+    /// The documents that show the walkthrough.
+    static let documents = ["README.md", "\(DocumentationTests.catalog)/JSONAPI.md"]
+
+    /// The walkthrough's steps, read from `document`.
+    static func steps(in document: String = "README.md") throws -> [Step] {
+        let text = try DocumentationTests.read(document)
+        let blocks = text.components(separatedBy: "```sh\n").dropFirst().map {
             $0.components(separatedBy: "\n```").first ?? ""
         }
-        let block = try #require(blocks.first { $0.contains("act() {") }, "no sh block defines act() in README.md")
+        let block = try #require(blocks.first { $0.contains("act() {") }, "no sh block defines act() in \(document)")
         var steps: [Step] = []
         for line in block.split(separator: "\n").map(String.init) {
             let (command, comment) = split(line)
@@ -89,8 +91,9 @@ import Testing
         }
     }
 
-    @Test(arguments: TestMode.allCases) func theCurlWalkthroughRunsAsWritten(mode: TestMode) throws {
-        let steps = try Self.steps()
+    @Test(arguments: documents, TestMode.allCases)
+    func theCurlWalkthroughRunsAsWritten(document: String, mode: TestMode) throws {
+        let steps = try Self.steps(in: document)
         #expect(steps.count >= 10, "the walkthrough was not found whole: \(steps)")
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,

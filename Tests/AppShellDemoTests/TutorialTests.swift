@@ -5,7 +5,7 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The README's tutorial — a new screen with one action in one new file, plus the one line where
+/// The README's screen in code — a new screen with one action in one new file, plus the one line where
 /// its coordinator declares how it is shown (a `Route`) — is code of this test target
 /// (`Tutorial/`), so it compiles; the README must quote it as it is, and the screen works through
 /// the JSON API, the HTML form and a restart, with no edit to the framework, to `app.js`, to home

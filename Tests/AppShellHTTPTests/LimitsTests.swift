@@ -71,7 +71,7 @@ import Testing
     }
 
     /// libmicrohttpd closes the connection without an answer when the request line is not even
-    /// `METHOD SP TARGET` (documented in the README); the server must still serve others.
+    /// `METHOD SP TARGET` (documented in the Security article); the server must still serve others.
     @Test(arguments: ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "GET /a b HTTP/1.1\r\nHost: localhost\r\n\r\n"])
     func unparsableRequestLinesAreClosed(raw: String) throws {
         let live = try Self.echoServer()

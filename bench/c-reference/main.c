@@ -75,7 +75,7 @@ static size_t snapshot_bytes = 1024;
 static char *snapshot;         /* the blob written per action: snapshot_bytes of 's' */
 
 /* The GnuTLS priorities with TLS_CERT and TLS_KEY: the same string as AppShell's
- * (TLSCertificates.priorities in Sources/AppShellHTTP/TLSCertificates.swift: TLS 1.3 and 1.2,
+ * (TLSCertificates.priorities in Sources/AppShellHTTP/Network/TLSCertificates.swift: TLS 1.3 and 1.2,
  * Mozilla's "intermediate" ciphers), so that both servers negotiate the same protocol, key
  * exchange and cipher. Keep the two equal: bench/run.py --self-test compares them. */
 static const char TLS_PRIORITIES[] =

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test-container: builds the project's Dockerfile, unchanged, with rootful podman and runs the
-# image the way an operator would, checking what the README promises about it.
+# image the way an operator would, checking what the Deploying article promises about it.
 #
 # Official images cannot be pulled everywhere, so the base images are stand-ins built here when
 # missing (kept in podman's image store, so later runs reuse them):
@@ -294,7 +294,7 @@ run_image --rm --read-only --entrypoint /bin/sh "$IMAGE" -c '
 step "the demo account on 0.0.0.0 (the image as it is): exit 2 and one line; a user of its own instead"
 # config.json ships demo/appshell, which anyone can read; the server refuses to serve it on a
 # non-loopback host unless APPSHELL_ALLOW_DEMO_ACCOUNT=true. The image sets no such allowance: the
-# containers below get a user of their own (README, Deploying in a container: Users).
+# containers below get a user of their own (the Deploying article).
 demo="$RUN_ID-demo"
 CONTAINERS+=("$demo")
 run_image --detach --name "$demo" --read-only "$IMAGE" >/dev/null
@@ -476,7 +476,7 @@ podman logs "$newer" 2>&1 >/dev/null | tee "$WORK/newer.err"
 grep -q '^appshell: cannot start: ' "$WORK/newer.err" || fail "no 'appshell: cannot start:' line"
 [ "$(sha256sum <"$store")" = "$checksum" ] || fail "the store was changed"
 
-step "two containers on one Redis (README, Several instances on Redis): a session moves between them"
+step "two containers on one Redis (the Deploying article, Redis): a session moves between them"
 redis_port=$(free_port)
 mkdir -p "$WORK/redis"
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$WORK/redis" --appendonly yes \
@@ -558,7 +558,7 @@ serial() {
     openssl s_client -connect "127.0.0.1:$tls_port" </dev/null 2>/dev/null | openssl x509 -noout -serial
 }
 [ "$(serial)" = "$(openssl x509 -in "$certs/first.pem" -noout -serial)" ] || fail "not the first certificate"
-# Renewed on the volume, then SIGHUP (podman kill --signal HUP, as the README's deploy hook does).
+# Renewed on the volume, then SIGHUP (podman kill --signal HUP, as the Deploying article's deploy hook does).
 cp "$certs/second.pem" "$certs/server.pem"
 cp "$certs/second.key" "$certs/server.key"
 podman kill --signal HUP "$tls" >/dev/null
@@ -569,7 +569,7 @@ podman logs "$tls" 2>/dev/null | grep -q '"event":"certificate"' || fail "no cer
 echo "$tls: HTTPS with HSTS and a __Host- cookie; reloaded on SIGHUP ($want)"
 podman stop --time "$STOP_GRACE_SECONDS" "$tls" >/dev/null
 
-step "hash-password in the image (how the README says to make a user)"
+step "hash-password in the image (how the Accounts article says to make a user)"
 hash=$(printf 'a long passphrase' | run_image --rm -i --read-only --network none "$IMAGE" hash-password)
 case "$hash" in '$argon2id$'*) echo "$hash" ;; *) fail "hash-password printed: $hash" ;; esac
 

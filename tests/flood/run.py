@@ -6,10 +6,10 @@ Four scenarios, each against a server of its own (SQLite store in a temporary fo
   cookieless  FLOOD_REQUESTS (default 1 000 000) cookieless requests across every route with wrk
               (tests/flood/flood.lua), while logged-in users keep acting and reading. Asserts: no
               5xx and no socket error, the sessions held in memory never exceed the cap, the RSS
-              stays under its start plus the cap times 1 KiB (README, Limits), and every request of
+              stays under its start plus the cap times 1 KiB (the Security article, limits), and every request of
               the logged-in users is answered 200 on their own, still logged-in session. Reports
               the flood's rate; the users' p50/p99 as they saw them (their threads at nice
-              FLOOD_USERS_NICE, -10 as root: README, Floods) and the server's own time for their
+              FLOOD_USERS_NICE, -10 as root: the Reliability article, floods) and the server's own time for their
               requests (the access log, by X-Request-ID); each server thread's CPU time and time
               spent waiting for a core; the load average.
   slowloris   FLOOD_SLOW (500) connections that send their request a byte a second (half in the
@@ -87,7 +87,7 @@ def check(condition, message):
 def bound(condition, message):
     """A time bound: asserted by `make flood` (FLOOD_STRICT_TIMES=1: a release build, the issue's
     figures), reported by `make flood-test`, which runs in `make test` on a shared machine whose
-    noise moves latencies by more than the bound's margin (README: targets are the benchmarks')."""
+    noise moves latencies by more than the bound's margin (targets are the benchmarks')."""
     if os.environ.get("FLOOD_STRICT_TIMES") == "1":
         check(condition, message)
     else:
@@ -245,7 +245,7 @@ class User:
                                                          source_address=(self.source, 0))
         headers = {"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}
         if self.tag:
-            # The access log's line of this request carries it (README, Observability).
+            # The access log's line of this request carries it (the Reliability article, observability).
             self.sent += 1
             self.request_id = f"{self.tag}{self.sent}"
             headers["X-Request-ID"] = self.request_id

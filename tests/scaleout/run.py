@@ -383,7 +383,7 @@ def scenario_reminder(topology):
         check(status == 200, f"remind through instance 0 answered {status}")
         if kill:
             # The others are told after the commit, on the relay's thread: a kill within that
-            # moment leaves the reminder to the session's next request (README, Scaling).
+            # moment leaves the reminder to the session's next request (the Deploying article, "Scale out on Redis").
             time.sleep(0.3)
             topology.kill_instance(0)
         heard = stream.wait_for(lambda: len(stream.notifications()) > 0, seconds=10)

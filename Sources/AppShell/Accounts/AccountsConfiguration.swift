@@ -61,7 +61,7 @@ public struct AccountsConfiguration: Equatable, Sendable {
     /// Password-check threads by default: half the cores, at least 1 (the rest keep serving).
     public static var defaultPasswordCheckThreads: Int { max(1, processorCount / 2) }
 
-    /// The keys of the accounts' part, in the order the README lists them.
+    /// The keys of the accounts' part, in the order the Configuration article lists them.
     static let keys: [ConfigurationKey<AccountsConfiguration>] = [
         ConfigurationKey("users", usersKind, "who can log in: usernames and Argon2id password hashes") {
             $1.users = parseUsers($0.arrayValue!)!

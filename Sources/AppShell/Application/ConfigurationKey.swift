@@ -140,7 +140,7 @@ public struct ConfigurationKey<Configuration>: Sendable {
     public let name: String
     /// Its type and range.
     public let kind: ConfigurationKind
-    /// What it sets, in a few words (the README's table says the same).
+    /// What it sets, in a few words (the Configuration article's table says the same).
     public let summary: String
     private let assign: @Sendable (JSON, inout Configuration) -> Void
 

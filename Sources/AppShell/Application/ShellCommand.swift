@@ -48,7 +48,7 @@ public enum ShellCommand {
             \(indent)\(executable) users …            \(UsersCommand.summary)
             \(lines.joined())  --config PATH   configuration file (default: $APPSHELL_CONFIG or ./config.json)
               --help          show this help
-            Every key of the file can be overridden by an APPSHELL_* environment variable (see README).
+            Every key of the file can be overridden by an APPSHELL_* environment variable (the Configuration article lists them).
             """
     }
 

@@ -2,7 +2,7 @@ import AppShellHTTP
 import AppShellJSON
 
 extension ShellConfiguration {
-    /// Every key of the framework, in the order the README lists them; an app's configuration
+    /// Every key of the framework, in the order the Configuration article lists them; an app's configuration
     /// scopes them to its `shell` part and adds its own.
     public static let keys: [ConfigurationKey<ShellConfiguration>] =
         [

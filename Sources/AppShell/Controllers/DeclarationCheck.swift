@@ -9,7 +9,7 @@ import AppShellConcurrency
 /// declare it. That request fails — 500, its changes dropped, the message logged — when the
 /// session's snapshot would be kept with the screen, which a restart could not make again.
 public struct DeclarationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The explanation, e.g. ``NotesCoordinator owns AboutScreen ("about") but does not declare it in `shows` ``.
+    /// The explanation, e.g. `NotesCoordinator owns AboutScreen ("about") but does not declare it in shows`.
     public let description: String
 
     /// An error saying `description`, on one line.

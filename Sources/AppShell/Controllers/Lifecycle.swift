@@ -174,14 +174,14 @@ package struct LifecycleLog: Sendable {
     private(set) var count = 0
     /// The kept records' compact encodings joined by commas — the array's bytes between its
     /// brackets — so that the state and the snapshot copy the whole log in one piece (copying its
-    /// 50 records one by one was 17 000 of an action's instructions, callgrind, README Performance).
+    /// 50 records one by one was 17 000 of an action's instructions, callgrind, the Performance article).
     private var joined: [UInt8] = []
     /// The kept records' stored codes (`LifecycleRecord.storedCode`, as JSON strings) joined by
     /// commas: what a stored snapshot writes as its `log`, copied in one piece. A snapshot made
     /// from the log shares this array, not `records`: the log's next record then copies these
     /// 300-odd bytes instead of its 50 records, and the snapshot's bytes are made without
     /// looking at a record (writing each record's code took half of the store writer's work
-    /// per action, perf, README Performance).
+    /// per action, perf, the Performance article).
     private(set) var storedCodes: [UInt8] = []
 
     /// An empty log.

@@ -56,7 +56,7 @@ open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedS
     /// `Action` is not specialized: mapping its cases looks up generic metadata at run time on
     /// every call (with the key path `\.rawValue` it also instantiated the key path), and every
     /// action reads the names twice, for its dispatch and its answer (2 200 instructions a read
-    /// with a closure, 20 000 an action with the key path; callgrind, README Performance).
+    /// with a closure, 20 000 an action with the key path; callgrind, the Performance article).
     /// The screen keeps the names once read: every action reads them twice (its dispatch, its
     /// state), and the shared table's lock and look-up were 740 instructions a read (8 bytes a
     /// screen; callgrind, bench/RESULTS.md).

@@ -179,7 +179,7 @@ package final class ShellEvents: Sendable {
                 Subscriber(stream: stream, key: key, sessionID: sessionID, user: user, lastVersion: version))
             $0[channel] = entry
         }
-        if let user { usersChannels.withLock { $0[user, default: []].insert(channel) } }
+        if let user { usersChannels.withLock { _ = $0[user, default: []].insert(channel) } }
         // The handler holds the key, not the stream: a stream never sent can be freed.
         stream.onClose { [weak self] in self?.unsubscribe(key, from: channel) }
     }

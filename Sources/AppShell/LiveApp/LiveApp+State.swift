@@ -40,7 +40,7 @@ extension LiveApp {
     /// object's in, the lifecycle records' bytes copied from the log. Every action and every
     /// changed read answers with it; building the tree (eleven members hashed into a dictionary,
     /// then sorted again to be written) was 40 000 of an action's 208 000 instructions
-    /// (callgrind, README Performance).
+    /// (callgrind, the Performance article).
     func stateBytes(defaults: DefaultsStore, userDefaults: DefaultsStore? = nil) -> [UInt8] {
         let visible = root.visibleScreen
         var output: [UInt8] = []
@@ -110,7 +110,7 @@ extension LiveApp {
 
     /// The coordinator tree's compact encoding (`Coordinator.tree`'s), made again only when a
     /// coordinator joined or left it: every state and snapshot has the tree, and building its
-    /// dictionaries and writing them again cost every action (callgrind, README Performance).
+    /// dictionaries and writing them again cost every action (callgrind, the Performance article).
     /// The bytes are all it keeps: the tree's dictionaries, kept beside them, were 520 of the
     /// 5 400 bytes a visitor's session held (massif, bench/RESULTS.md).
     var coordinatorTree: CoordinatorTree {

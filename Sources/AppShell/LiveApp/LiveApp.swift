@@ -6,7 +6,7 @@ import AppShellSessions
 /// Kept in memory with the session; rebuilt from a `ShellSnapshot` after a restart.
 ///
 /// Used under its session's lock only: the properties every read touches are
-/// `@exclusivity(unchecked)`, as are the root controller's (callgrind, README Performance).
+/// `@exclusivity(unchecked)`, as are the root controller's (callgrind, the Performance article).
 public final class LiveApp {
     /// The root controller.
     public let root: RootController

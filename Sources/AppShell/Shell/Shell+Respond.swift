@@ -37,7 +37,7 @@ extension Shell {
     /// What the state read (`GET /api/state`, the hot path) runs under the session's lock: as
     /// `handler`, but its body is given the live app alone, as it needs nothing else — making a
     /// `ShellRequestContext` copies the request (+655 instructions per logged-in read, +1.5 %:
-    /// the retains and releases of its fields; callgrind, README Performance).
+    /// the retains and releases of its fields; callgrind, the Performance article).
     func stateHandler() -> @Sendable (Request, SessionContext) throws -> Response {
         { [self] request, session in
             try onLiveApp(request, session) { app in .prepared(app.stateResponse(session)) }

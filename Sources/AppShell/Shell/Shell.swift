@@ -282,7 +282,7 @@ public final class Shell: Sendable {
     ///
     /// The snapshot is kept as a value: its bytes are made only when a backend writes them to a
     /// file (the SQLite store, on its writer's thread) or the app is rebuilt from them — never
-    /// for the memory store's actions (README, Performance).
+    /// for the memory store's actions (the Performance article).
     func keep(_ app: LiveApp, in session: SessionContext) throws(DeclarationError) {
         if session.id != session.originalID, !app.root.notifications.isEmpty {
             // Scheduled under the id this request retired (a login, a logout): they go with it.

@@ -134,7 +134,7 @@ package struct ShellSnapshot: Sendable, Equatable {
     /// record) and not its records. Holding the records' array made the live log copy its 50
     /// records at its next record, and the store writer free them; holding the log itself would
     /// make the live log copy its arrays at its next record (and this snapshot free them when it
-    /// is replaced): 10 000 and 8 000 instructions per action (callgrind, README Performance).
+    /// is replaced): 10 000 and 8 000 instructions per action (callgrind, the Performance article).
     /// Of `extra`, it holds the compact encoding: its dictionaries (three for a login screen's
     /// `next`, 450 bytes) stayed with the session in memory until its next snapshot.
     package var kept: SessionSnapshot {

@@ -274,7 +274,7 @@ public struct Request: Sendable {
 
     /// Whether `contentType` is `expected` (lowercase ASCII), compared on the field's bytes: what
     /// every action's body is checked with, without splitting, trimming and lowercasing a string
-    /// (10 000 of an action's instructions, callgrind, README Performance).
+    /// (10 000 of an action's instructions, callgrind, the Performance article).
     func hasContentType(_ expected: StaticString) -> Bool {
         guard var field = headers["Content-Type"] else { return false }
         return field.withUTF8 { bytes in

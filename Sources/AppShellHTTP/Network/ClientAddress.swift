@@ -88,7 +88,7 @@ struct ClientAddress: Sendable {
     }
 
     /// `inet_ntop`'s text of `raw`, written on the stack (every action asks for it: two arrays
-    /// made and mapped were 3 500 of an action's instructions, callgrind, README Performance).
+    /// made and mapped were 3 500 of an action's instructions, callgrind, the Performance article).
     private static func format<Raw>(_ family: Int32, _ raw: inout Raw) -> String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
             let written = withUnsafeBytes(of: &raw) { address in

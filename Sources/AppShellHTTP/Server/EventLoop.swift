@@ -35,7 +35,7 @@ struct LoopConnection: @unchecked Sendable {
 /// a few milliseconds — can stay *parked* on it instead of being suspended. libmicrohttpd 0.9.75
 /// suspends a connection with `EPOLL_CTL_DEL` and resumes it with an eventfd write, an
 /// `EPOLL_CTL_ADD` and an empty read: four system calls per deferred answer (parked instead, an
-/// SQLite action took 33.0 µs of CPU instead of 34.5: README Performance, "Event loops of our
+/// SQLite action took 33.0 µs of CPU instead of 34.5: the Performance article, "Event loops of our
 /// own"). A parked request's handler returns without an answer; libmicrohttpd keeps the
 /// connection on its ready list and calls the handler again at every turn of the loop, which
 /// then answers once the answer came. Its own thread could not do this: a connection on the

@@ -76,7 +76,7 @@ extension HTTPServer {
                 made = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
             } else {
                 // Lent, not copied: copying an action's 2 500-byte answer (a malloc, the copy, a
-                // free) was 1 200 of its instructions (callgrind, README Performance). The array's
+                // free) was 1 200 of its instructions (callgrind, the Performance article). The array's
                 // storage does not move while `lent` holds it, and nothing writes to it.
                 let lent = Unmanaged.passRetained(LentBytes(bytes))
                 let start = lent.takeUnretainedValue().bytes.withUnsafeBytes {

@@ -12,7 +12,7 @@ import Glibc
 /// has completed, whichever libmicrohttpd reports last.
 ///
 /// So its stored properties are `@exclusivity(unchecked)`: no access can overlap another, and the
-/// run-time checks of theirs were 8 of the 30 a logged-in read made (callgrind, README Performance).
+/// run-time checks of theirs were 8 of the 30 a logged-in read made (callgrind, the Performance article).
 final class PendingRequest: @unchecked Sendable {
     /// The request target exactly as received (before libmicrohttpd unescapes it).
     @exclusivity(unchecked) private(set) var target = ""

@@ -151,7 +151,7 @@ public final class PendingResponse: Sendable {
     /// The connection is resumed after the lock is let go: resuming wakes the server's thread,
     /// which on a busy core takes over at once and, finding the lock held, had to wait for this
     /// thread to be scheduled again — two futex calls and two context switches per deferred
-    /// answer (strace, README Performance). Nothing else can resume or free the connection
+    /// answer (strace, the Performance article). Nothing else can resume or free the connection
     /// meanwhile: it stays suspended (libmicrohttpd neither polls nor times out a suspended
     /// connection) until this resume, and `resuming` keeps `detach` and the server's shutdown
     /// waiting for it (`waitUntilResumed`).

@@ -47,7 +47,7 @@ package final class StoreWriter: Sendable {
     /// never raise it again. The first write used to come from a login, on the password-check pool
     /// (`SCHED_IDLE`), so the writer ran as `SCHED_IDLE` for the life of the process: with the
     /// cores busy (a flood) it got a core only about 0.3 % of the time, and every action waited for
-    /// it (users' actions' p99 in the hundreds of milliseconds; README, Reliability).
+    /// it (users' actions' p99 in the hundreds of milliseconds; the Reliability article).
     package init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
         self.backend = backend
         self.queueLimit = max(1, queueLimit)

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Notes' README is the guide to starting an app: each `swift` block it marks with
-/// `<!-- code: PATH -->` must be in that file as written, so the guide's code compiles and runs.
+/// Notes' README is the example's own short readme: it runs (its curl walkthrough, in
+/// `WalkthroughTests`) and leads to the guide to starting an app, AppShell's Getting Started
+/// article, whose code blocks the framework's `DocumentationTests` hold equal to Notes' files.
 @Suite struct ReadmeTests {
     /// `Examples/Notes`.
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -12,20 +13,16 @@ import Testing
         try String(contentsOf: packageRoot.appendingPathComponent(path), encoding: .utf8)
     }
 
-    /// Every marked block: the file it names and its code.
-    static func blocks() throws -> [(path: String, code: String)] {
-        try read("README.md").components(separatedBy: "<!-- code: ").dropFirst().map { part in
-            let path = try #require(part.components(separatedBy: " -->\n```swift\n").first)
-            let rest = try #require(part.components(separatedBy: " -->\n```swift\n").dropFirst().first)
-            return (path, try #require(rest.components(separatedBy: "\n```").first))
-        }
-    }
-
-    @Test func theGuidesCodeIsTheAppsCode() throws {
-        let blocks = try Self.blocks()
-        #expect(blocks.count >= 10)
-        for (path, code) in blocks {
-            #expect(try Self.read(path).contains(code), "README.md's block from \(path) is not in that file")
+    /// Every relative link of the README names a file that is there (the guide among them).
+    @Test func theReadmesLinksLeadSomewhere() throws {
+        let readme = try Self.read("README.md")
+        #expect(readme.contains("Documentation.docc/GettingStarted.md"))
+        let targets = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first }
+            .map { String($0.split(separator: "#", omittingEmptySubsequences: false)[0]) }
+            .filter { !$0.hasPrefix("http") && !$0.isEmpty }
+        for target in targets {
+            let path = Self.packageRoot.appendingPathComponent(target).path
+            #expect(FileManager.default.fileExists(atPath: path), "README.md links to \(target), which is not there")
         }
     }
 

@@ -41,8 +41,8 @@ extension RedisDefaultsBackend {
             guard let replies, replies.count == 2 else { continue }
             if replies[0] == .status("OK") {
                 StandardError.write(
-                    "appshell: session store: the shared secret \(name) was gone from Redis (evicted? see the "
-                        + "README, Scaling: maxmemory-policy); it was put back\n")
+                    "appshell: session store: the shared secret \(name) was gone from Redis (evicted? see "
+                        + "the Deploying article, Scale out on Redis); it was put back\n")
             } else if let stored = replies[1].bytes, stored != secret {
                 StandardError.write(
                     "appshell: session store: the shared secret \(name) in Redis is not this instance's (it was "
@@ -61,6 +61,6 @@ extension RedisDefaultsBackend {
             policy.hasPrefix("allkeys-")
         else { return nil }
         return "Redis's maxmemory-policy is \(policy), which may evict the form-token key; "
-            + "use noeviction or volatile-lru (README, Scaling)"
+            + "use noeviction or volatile-lru (the Deploying article, Scale out on Redis)"
     }
 }

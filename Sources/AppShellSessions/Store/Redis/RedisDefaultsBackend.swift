@@ -23,8 +23,8 @@ import AppShellConcurrency
 ///
 /// Durability is Redis's: a write has returned once the server has it; what survives the server's
 /// restart depends on its persistence settings (`appendonly yes` with `appendfsync always`: every
-/// acknowledged write; `everysec`: all but about the last second; none: nothing). See the README,
-/// Scaling.
+/// acknowledged write; `everysec`: all but about the last second; none: nothing). See the Deploying
+/// article, "Scale out on Redis".
 ///
 /// Writes that belong together are one `MULTI`/`EXEC` transaction: a rotation with new content,
 /// and `applyAll`'s batch (a group commit: all its writes in one round trip). A rotation moves the

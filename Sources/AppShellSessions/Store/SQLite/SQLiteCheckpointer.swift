@@ -8,8 +8,8 @@ import Synchronization
 /// synced). Left to itself, SQLite checkpoints on the connection that commits, once the log holds
 /// 1 000 frames: on the store writer's thread, inside a group commit, so the requests of that batch
 /// and of every batch queued behind it waited for three `fdatasync`s — tens of milliseconds on a
-/// quiet disk, seconds on a busy one (the logged-in users' tail under `make flood`, README
-/// Reliability). Here the writer's connection only reports the log's size after each commit
+/// quiet disk, seconds on a busy one (the logged-in users' tail under `make flood`, the Reliability
+/// article). Here the writer's connection only reports the log's size after each commit
 /// (`SQLiteConnection.reportCommits(to:)`); past `threshold` frames this thread runs a passive
 /// checkpoint on a connection of its own, which neither waits for nor blocks the writer or the
 /// readers, and does the slow part: copying the log and syncing it and the file. Commits made
