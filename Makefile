@@ -94,11 +94,14 @@ test-tls: test-deps
 	  --filter 'AppShellHTTPTests|AppShellTests|AppShellDemoTests'
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
-## products by path, built in its own Examples/Notes/.build) and run its tests
+## products by path, built in its own Examples/Notes/.build) and run its tests; then type-check
+## the demo app as such a package too, on the modules Notes built (scripts/demo-on-public-api: a
+## few seconds): apps, Notes and the demo alike, see only the framework's public API
 EXAMPLES := Examples/Notes
 examples-test: deps
 	$(SWIFT) build --build-tests --package-path $(EXAMPLES)
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --package-path $(EXAMPLES)
+	SWIFT="$(SWIFT)" scripts/demo-on-public-api
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,

@@ -9,7 +9,7 @@ AllocatorTuning.restartIfUntuned()
 // The demo is the default app: its configuration, its server, and the command that runs it.
 exit(
     ShellCommand.run(DemoConfiguration.self) {
-        let app = try DemoApp(configuration: $0)
+        let app = try DemoServer(configuration: $0)
         app.logPasswordCheckScheduling()
         return app.server
     })

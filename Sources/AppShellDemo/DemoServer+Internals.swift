@@ -4,7 +4,7 @@ import AppShell
 /// framework's internals, `package` to the modules of this repository. An app outside it has no
 /// such door (Examples/Notes, a package of its own, tests through `AppShellTesting` alone); the
 /// rest of the demo is written on the public API as such an app is.
-extension DemoApp {
+extension DemoServer {
     /// Every session, over the configured backend.
     package var sessions: SessionRegistry { server.sessions }
     /// How the session id travels.
