@@ -17,12 +17,6 @@ public protocol ShellApplication: Sendable {
     func makeCoordinator(root: RootController) -> RootCoordinator
     /// The work a new session does before it routes (the splash's), or `nil` for none.
     var startup: StartupWork? { get }
-    /// The app's screen types: by default every one the app coordinator's type shows, directly
-    /// or through the coordinators it shows (`RestorationRegistry`).
-    var screenTypes: [ViewController.Type] { get }
-    /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
-    /// the names of `actionCatalog`.
-    var knownActions: Set<String> { get }
     /// The app's values for its screens and coordinators, under its own keys (its services, its
     /// settings: `EnvironmentValues`), given once: the shell reads them when it is made, adds its
     /// own (`clock`) and lends them to every session's root. By default none (each key's default).
@@ -53,8 +47,9 @@ public protocol ShellApplication: Sendable {
 }
 
 extension ShellApplication {
-    /// Every screen type the app coordinator's type shows, directly or through its coordinators.
-    public var screenTypes: [ViewController.Type] {
+    /// The app's screen types: every one the app coordinator's type shows, directly or through
+    /// the coordinators it shows (`RestorationRegistry`).
+    package var screenTypes: [ViewController.Type] {
         RestorationRegistry.screenTypes(shownBy: RootCoordinator.self)
     }
 
@@ -96,8 +91,9 @@ extension ShellApplication {
         launchSources.first { $0.name == source }?.parameters.map(\.name) ?? []
     }
 
-    /// The names of `actionCatalog`.
-    public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
+    /// Every action name any screen of the app offers, plus `launch` (and `show` with routes);
+    /// others are 400: the names of `actionCatalog`.
+    package var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
 
     /// No routes of the app's own by default.
     public func installRoutes(into router: inout Router, shell: Shell) {}
