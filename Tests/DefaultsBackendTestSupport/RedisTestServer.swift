@@ -26,7 +26,7 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     /// The URL of the server.
-    public let url: RedisURL
+    package let url: RedisURL
     /// Its folder (socket, log, append-only file).
     public let folder: String
     private let arguments: [String]

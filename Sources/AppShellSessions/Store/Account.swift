@@ -1,17 +1,17 @@
 /// A user who can log in, as the store keeps them: the name, the password's hash and when the
 /// account was made. Kept beside the sessions, in the same store (every backend).
-public struct Account: Sendable, Equatable {
+package struct Account: Sendable, Equatable {
     /// The account's name, as stored: lowercased (`AccountName` in AppShellAuth checks and folds
     /// it before it reaches the store, which compares names exactly).
-    public var name: String
+    package var name: String
     /// The password's hash as `PasswordHash` writes it (an Argon2id string with its parameters and
     /// salt); never the password.
-    public var passwordHash: String
+    package var passwordHash: String
     /// When the account was made, in Unix seconds.
-    public var created: Int64
+    package var created: Int64
 
     /// An account with the given parts.
-    public init(name: String, passwordHash: String, created: Int64) {
+    package init(name: String, passwordHash: String, created: Int64) {
         self.name = name
         self.passwordHash = passwordHash
         self.created = created
