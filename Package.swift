@@ -31,8 +31,8 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         // What every module shares, on pthreads (which ThreadSanitizer understands) and without
-        // Foundation: the lock, a condition, background threads, standard error.
-        .target(name: "AppShellConcurrency", dependencies: ["CLinuxScheduling"]),
+        // Foundation: the lock, a condition, background threads, the logger.
+        .target(name: "AppShellConcurrency", dependencies: ["CLinuxScheduling", "AppShellJSON"]),
         // sched_setattr and sched_getattr, which Glibc before 2.41 does not wrap (a header only);
         // only AppShellConcurrency imports it.
         .systemLibrary(name: "CLinuxScheduling"),

@@ -1,7 +1,8 @@
 import Glibc
 
 /// Standard error, written without Foundation's `FileHandle` (importing `Foundation` links its
-/// internationalization data into the server): for the few messages that are not log lines.
+/// internationalization data into the server): for the few messages that are not log lines (a
+/// password prompt); log lines go through `Logger`.
 package enum StandardError {
     /// Writes all of `text` to standard error (descriptor 2), continuing after an interruption or
     /// a short write. A failure is ignored: there is nowhere left to report it.

@@ -168,7 +168,7 @@ package final class WorkerPool: Sendable {
     private func prioritize(warn: Bool) {
         let error = priority.apply(share: share)
         guard error != 0, warn else { return }
-        StandardError.write("appshell: \(name) threads \(Self.refusal(priority, error: error))\n")
+        Logger.appshell.error("\(name) threads \(Self.refusal(priority, error: error))")
     }
 
     /// A thread of a pool at normal priority: takes the jobs from the queue itself.

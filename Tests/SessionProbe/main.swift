@@ -15,14 +15,14 @@ import Foundation
 TerminationSignal.block()
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    AccessLog.error("usage: SessionProbe STORE_PATH [COOKIE_NAME]")
+    Logger.appshell.error("usage: SessionProbe STORE_PATH [COOKIE_NAME]")
     exit(2)
 }
 let backend: SQLiteDefaultsBackend
 do {
     backend = try SQLiteDefaultsBackend(path: arguments[1])
 } catch {
-    AccessLog.error("cannot start: \(error)")
+    Logger.appshell.error("cannot start: \(error)")
     exit(1)
 }
 let registry = SessionRegistry(configuration: SessionConfiguration(), backend: backend)
@@ -62,7 +62,7 @@ let server = HTTPServer(configuration: configuration, responder: router)
 do {
     try server.start()
 } catch {
-    AccessLog.error("cannot start: \(error)")
+    Logger.appshell.error("cannot start: \(error)")
     exit(1)
 }
 AccessLog.event("listening", ["port": .integer(server.port)])

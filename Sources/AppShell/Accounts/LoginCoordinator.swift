@@ -206,7 +206,7 @@ public final class LoginCoordinator: Coordinator, RestorableCoordinator {
                 do throws(StoreError) {
                     made = try accounts.insert(name, passwordHash: hash, now: now / 1000)
                 } catch {
-                    AccessLog.error("accounts: \(error)")
+                    Logger.appshell.error("accounts: \(error)")
                     return SignUpOutcome.unavailable
                 }
                 guard made else { return SignUpOutcome.taken }

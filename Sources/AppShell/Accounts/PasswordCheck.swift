@@ -25,7 +25,7 @@ enum PasswordVerdict: Sendable {
         do throws(StoreError) {
             self = try check() ? .right : .wrong
         } catch {
-            AccessLog.error("accounts: \(error)")
+            Logger.appshell.error("accounts: \(error)")
             self = .unavailable
         }
     }

@@ -93,10 +93,12 @@ extension Shell {
             return .error(SessionResponder.unavailable(error, requestID: request.requestID), for: request)
         } catch let error as DeclarationError {
             // The app's mistake, not the store's: its changes were dropped, as any failed request's.
-            AccessLog.error("\(request.method) \(request.path) failed: \(error)", requestID: request.requestID)
+            Logger.appshell.error(
+                "\(request.method) \(request.path) failed: \(error)",
+                metadata: ["requestID": .string(request.requestID)])
             return .error(HTTPError(.internalServerError, "internal server error"), for: request)
         } catch {
-            AccessLog.error("session store: \(error)", requestID: request.requestID)
+            Logger.appshell.error("session store: \(error)", metadata: ["requestID": .string(request.requestID)])
             return .error(
                 HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed"), for: request)
         }

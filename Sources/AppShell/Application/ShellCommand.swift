@@ -55,7 +55,8 @@ public enum ShellCommand {
     /// Runs the command and returns the process's exit status: blocks SIGTERM and SIGINT (so call
     /// it before any thread starts), runs a subcommand if the first argument names one, else loads
     /// `Configuration` from `--config PATH` (default `$APPSHELL_CONFIG` or `./config.json`) and
-    /// the environment, builds the server with `makeServer` and runs it. `health` instead asks
+    /// the environment, sets `LoggingSystem.logLevel` to its `logLevel`, builds the server with
+    /// `makeServer` and runs it. `health` instead asks
     /// the server so configured, on this machine, for `/healthz` (over TLS when it speaks HTTPS):
     /// exit 0 when it answers, 1 (and why, on standard error) when not: a container's health check.
     /// `users` manages the accounts of the configured store (`appshell users --help`).
@@ -86,7 +87,7 @@ public enum ShellCommand {
             switch argument {
             case "--config":
                 guard let path = remaining.popFirst() else {
-                    AccessLog.error("--config needs a path\n\(usage)")
+                    Logger.appshell.error("--config needs a path\n\(usage)")
                     return configurationErrorStatus
                 }
                 configPath = path
@@ -95,7 +96,7 @@ public enum ShellCommand {
                 print(usage)
                 return 0
             default:
-                AccessLog.error("unknown argument \(argument)\n\(usage)")
+                Logger.appshell.error("unknown argument \(argument)\n\(usage)")
                 return configurationErrorStatus
             }
         }
@@ -103,13 +104,14 @@ public enum ShellCommand {
         do {
             configuration = try Configuration.load(path: configPath, required: explicitPath, environment: environment)
         } catch {
-            AccessLog.error("configuration error: \(error)")
+            Logger.appshell.error("configuration error: \(error)")
             return configurationErrorStatus
         }
+        LoggingSystem.logLevel = configuration.shell.logLevel
         if probesHealth {
             let shell = configuration.shell
             let (healthy, reason) = HealthProbe.check(port: shell.server.port, tls: shell.servesHTTPS)
-            if !healthy { AccessLog.error("unhealthy: \(reason)") }
+            if !healthy { Logger.appshell.error("unhealthy: \(reason)") }
             return healthy ? 0 : 1
         }
         let server: ShellServer
@@ -117,10 +119,10 @@ public enum ShellCommand {
             server = try makeServer(configuration)
         } catch let error as DeclarationError {
             // The app's code, not the store: as a bad configuration, one line and exit 2.
-            AccessLog.error("declaration error: \(error)")
+            Logger.appshell.error("declaration error: \(error)")
             return configurationErrorStatus
         } catch {
-            AccessLog.error("cannot start: \(error)")
+            Logger.appshell.error("cannot start: \(error)")
             return 1
         }
         return server.run()
@@ -136,14 +138,14 @@ public enum ShellCommand {
         let password = PasswordPrompt.readLine(echo: !terminal)
         if terminal { PasswordPrompt.write("\n") }
         guard let password, !password.isEmpty else {
-            AccessLog.error("hash-password: no password on standard input")
+            Logger.appshell.error("hash-password: no password on standard input")
             return configurationErrorStatus
         }
         do {
             print(try PasswordHash.make(password: password))
             return 0
         } catch {
-            AccessLog.error("hash-password: \(error)")
+            Logger.appshell.error("hash-password: \(error)")
             return 1
         }
     }

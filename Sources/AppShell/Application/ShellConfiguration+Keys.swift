@@ -58,6 +58,10 @@ extension ShellConfiguration {
             ConfigurationKey("accessLog", .boolean, "one JSON line per request on stdout") {
                 $1.server.accessLog = $0.boolValue!
             },
+            ConfigurationKey(
+                "logLevel", .choice(Logger.Level.allCases.map(\.rawValue)),
+                "lowest level logged (trace, debug, info, notice, warning, error, critical)"
+            ) { $1.logLevel = Logger.Level(rawValue: $0.stringValue!) ?? .info },
             ConfigurationKey("store", .choice(["sqlite", "memory", "redis"]), "where session defaults live") {
                 $1.store = ShellConfiguration.StoreKind(rawValue: $0.stringValue!) ?? .sqlite
             },

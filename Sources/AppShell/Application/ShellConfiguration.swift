@@ -25,6 +25,10 @@ public struct ShellConfiguration: AppConfiguration, Equatable {
     /// The bearer token `GET /metrics` asks for (`Authorization: Bearer <token>`); `nil`: the
     /// metrics are served to loopback clients only (see `MetricsAccess`).
     public var metricsToken: String?
+    /// The lowest level logged (`LoggingSystem.logLevel`, applied by `ShellCommand`): `info` writes
+    /// the access log and up; `notice` leaves the access log out; `debug` adds libmicrohttpd's
+    /// expected messages.
+    public var logLevel = Logger.Level.info
     /// Session timeouts and the in-memory cap.
     public var sessions = SessionConfiguration()
     /// Accounts: who can log in, and how logins are limited and their passwords checked.

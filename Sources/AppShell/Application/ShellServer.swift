@@ -188,7 +188,7 @@ public final class ShellServer: Sendable {
     static func report(_ reload: TLSReload?, cause: String) {
         switch reload {
         case nil:
-            AccessLog.error("\(cause): nothing to reload (the server speaks plain HTTP)")
+            Logger.appshell.error("\(cause): nothing to reload (the server speaks plain HTTP)")
         case .loaded(let serial):
             AccessLog.event(
                 "certificate",
@@ -198,7 +198,7 @@ public final class ShellServer: Sendable {
                 "certificate",
                 ["reloaded": .bool(false), "cause": .string(cause), "reason": .string("the files are unchanged")])
         case .failed(let reason):
-            AccessLog.error("\(cause): the certificate in use stays: \(reason)")
+            Logger.appshell.error("\(cause): the certificate in use stays: \(reason)")
         }
     }
 
@@ -232,16 +232,16 @@ public final class ShellServer: Sendable {
                 timers: timers)
             try server.start()
         } catch {
-            AccessLog.error("cannot start: \(error)")
+            Logger.appshell.error("cannot start: \(error)")
             return 1
         }
         if !configuration.bindsLoopback && configuration.server.allowedHosts.entries.isEmpty {
-            AccessLog.error(
-                "warning: \"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
+            Logger.appshell.warning(
+                "\"allowedHosts\" is empty: only requests for localhost, 127.0.0.1, [::1] or an IP address "
                     + "are served (others get 421); list the names clients use")
         }
         if let redis = sessions.backend as? RedisDefaultsBackend, let warning = redis.evictionWarning() {
-            AccessLog.error("warning: " + warning)
+            Logger.appshell.warning(warning)
         }
         timers.start()
         sessions.startSweeper(timers: timers)
@@ -273,7 +273,7 @@ public final class ShellServer: Sendable {
             do {
                 try started.start()
             } catch {
-                AccessLog.error("cannot start the redirect to HTTPS: \(error)")
+                Logger.appshell.error("cannot start the redirect to HTTPS: \(error)")
                 _ = server.shutdown(timeoutSeconds: 0)
                 return 1
             }

@@ -58,14 +58,15 @@ enum UsersCommand {
         do {
             configuration = try Configuration.load(path: configPath, required: explicitPath, environment: environment)
         } catch {
-            AccessLog.error("configuration error: \(error)")
+            Logger.appshell.error("configuration error: \(error)")
             return ShellCommand.configurationErrorStatus
         }
+        LoggingSystem.logLevel = configuration.shell.logLevel
         let backend: any DefaultsBackend
         do {
             backend = try openStore(configuration.shell)
         } catch {
-            AccessLog.error("users: \(error)")
+            Logger.appshell.error("users: \(error)")
             return 1
         }
         defer { backend.close() }
@@ -76,7 +77,7 @@ enum UsersCommand {
             do {
                 alone = try SQLiteServingLock.alone(configuration.shell.storePath)
             } catch {
-                AccessLog.error("users: \(error)")
+                Logger.appshell.error("users: \(error)")
                 return 1
             }
             guard alone != nil else {
@@ -98,10 +99,10 @@ enum UsersCommand {
             default: return try remove(name, from: backend)
             }
         } catch let error as CredentialError {
-            AccessLog.error("users \(action): \(error)")
+            Logger.appshell.error("users \(action): \(error)")
             return refusedStatus
         } catch {
-            AccessLog.error("users \(action): \(error)")
+            Logger.appshell.error("users \(action): \(error)")
             return 1
         }
     }
@@ -158,12 +159,12 @@ enum UsersCommand {
     }
 
     private static func refused(_ message: String) -> Int32 {
-        AccessLog.error("users \(message)")
+        Logger.appshell.error("users \(message)")
         return refusedStatus
     }
 
     private static func usageError(_ message: String, _ usage: String) -> Int32 {
-        AccessLog.error("users: \(message)\n\(usage)")
+        Logger.appshell.error("users: \(message)\n\(usage)")
         return ShellCommand.configurationErrorStatus
     }
 }

@@ -64,7 +64,7 @@ extension RootController {
                 return { _ throws(ActionError) in throw error }
             } catch {
                 if Task.isCancelled { return nil }
-                AccessLog.error("an awaited action's work failed: \(error)")
+                Logger.appshell.error("an awaited action's work failed: \(error)")
                 return { _ throws(ActionError) in throw DeferredAction.failed }
             }
         }

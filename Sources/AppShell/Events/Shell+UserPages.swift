@@ -53,7 +53,7 @@ extension Shell {
                 }
             }
         } catch {
-            AccessLog.error("a page of \(user) could not be rendered again: \(error)")
+            Logger.appshell.error("a page of \(user) could not be rendered again: \(error)")
         }
     }
 }

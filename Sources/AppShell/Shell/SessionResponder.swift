@@ -172,7 +172,7 @@ public struct SessionResponder: HTTPResponder {
             pending.fulfil(.error(error, for: request))
 
         } catch {
-            AccessLog.error("\(request.method) \(request.path) failed: \(error)")
+            Logger.appshell.error("\(request.method) \(request.path) failed: \(error)")
             pending.fulfil(.error(HTTPError(.internalServerError, "internal server error"), for: request))
         }
     }
@@ -204,7 +204,7 @@ public struct SessionResponder: HTTPResponder {
                 .serviceUnavailable, "the server is busy writing other changes; nothing was changed, try again",
                 headers: ["Retry-After": String(seconds)])
         }
-        AccessLog.error("session store: \(error)", requestID: requestID)
+        Logger.appshell.error("session store: \(error)", metadata: ["requestID": .string(requestID)])
         return HTTPError(.serviceUnavailable, "the session store is unavailable; nothing was changed")
     }
 }

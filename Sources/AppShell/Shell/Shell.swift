@@ -214,7 +214,7 @@ public final class Shell: Sendable {
                 }
             }
         } catch {
-            AccessLog.error("scheduled work failed: \(error)")
+            Logger.appshell.error("scheduled work failed: \(error)")
         }
     }
 
@@ -251,7 +251,7 @@ public final class Shell: Sendable {
                 session.afterCommit { [events] in events.publish(app.channel, event: "notification", data: data) }
             }
         } catch {
-            AccessLog.error("a notification could not be delivered: \(error)")
+            Logger.appshell.error("a notification could not be delivered: \(error)")
         }
     }
 

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Dates as HTTP writes them (IMF-fixdate, RFC 9110 §5.6.7) and as the access log writes them.
+/// Dates as HTTP writes them (IMF-fixdate, RFC 9110 §5.6.7).
 enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -10,15 +10,6 @@ enum HTTPDate {
         let time = brokenDown(seconds)
         return "\(days[Int(time.tm_wday)]), \(pad(time.tm_mday)) \(months[Int(time.tm_mon)]) \(time.tm_year + 1900) "
             + "\(pad(time.tm_hour)):\(pad(time.tm_min)):\(pad(time.tm_sec)) GMT"
-    }
-
-    /// `2026-11-30T08:49:37.123456Z` (RFC 3339, UTC, microseconds) for the access log.
-    static func iso8601(seconds: Int, microseconds: Int) -> String {
-        let time = brokenDown(seconds)
-        let micros = String(microseconds)
-        return "\(time.tm_year + 1900)-\(pad(time.tm_mon + 1))-\(pad(time.tm_mday))T"
-            + "\(pad(time.tm_hour)):\(pad(time.tm_min)):\(pad(time.tm_sec))."
-            + String(repeating: "0", count: max(0, 6 - micros.count)) + micros + "Z"
     }
 
     private static func brokenDown(_ seconds: Int) -> tm {

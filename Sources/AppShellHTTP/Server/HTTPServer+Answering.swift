@@ -1,3 +1,4 @@
+import AppShellConcurrency
 import CMicroHTTPD
 
 // How a request libmicrohttpd has read whole becomes a `Request` and is answered by the responder.
@@ -44,7 +45,9 @@ extension HTTPServer {
         } catch let error as HTTPError {
             return .error(error, for: request)
         } catch {
-            AccessLog.error("\(request.method) \(request.path) failed: \(error)", requestID: request.requestID)
+            Logger.appshell.error(
+                "\(request.method) \(request.path) failed: \(error)",
+                metadata: ["requestID": .string(request.requestID)])
             pending.errorCause = .unhandled
             return .error(HTTPError(.internalServerError, "internal server error"), for: request)
         }

@@ -112,14 +112,14 @@ extension SessionRegistry {
                 try backend.apply(write)
                 state.storedAccess = accessed
             } catch {
-                StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
+                Logger.appshell.error("session store: the access time was not stored: \(error)")
             }
             return
         }
         state.storedAccess = accessed
         let queued = writer.submit(write) { error in
             guard let error else { return }
-            StandardError.write("appshell: session store: the access time was not stored: \(error)\n")
+            Logger.appshell.error("session store: the access time was not stored: \(error)")
             session.state.withLock { state in
                 if state.storedAccess == accessed { state.storedAccess = previous }
             }

@@ -29,7 +29,7 @@ extension SessionRegistry {
         if let writer {
             _ = writer.submit(expired) { error in
                 guard let error else { return }
-                StandardError.write("appshell: session store: expired sessions were not deleted: \(error)\n")
+                Logger.appshell.error("session store: expired sessions were not deleted: \(error)")
             }
         } else {
             try backend.apply(expired)
@@ -63,7 +63,7 @@ extension SessionRegistry {
         guard let writer else { return try backend.remove(id) }
         _ = writer.submit(.remove(id)) { error in
             guard let error else { return }
-            StandardError.write("appshell: session store: an expired session was not deleted: \(error)\n")
+            Logger.appshell.error("session store: an expired session was not deleted: \(error)")
         }
     }
 }

@@ -17,7 +17,7 @@ final class SessionSweeper: Sendable {
             do {
                 try registry?.sweep()
             } catch {
-                StandardError.write("appshell: session sweep failed: \(error)\n")
+                Logger.appshell.error("session sweep failed: \(error)")
             }
         }
         if ownsTimers { timers.start() }

@@ -40,13 +40,13 @@ extension RedisDefaultsBackend {
             }
             guard let replies, replies.count == 2 else { continue }
             if replies[0] == .status("OK") {
-                StandardError.write(
-                    "appshell: session store: the shared secret \(name) was gone from Redis (evicted? see "
-                        + "the Deploying article, Scale out on Redis); it was put back\n")
+                Logger.appshell.error(
+                    "session store: the shared secret \(name) was gone from Redis (evicted? see "
+                        + "the Deploying article, Scale out on Redis); it was put back")
             } else if let stored = replies[1].bytes, stored != secret {
-                StandardError.write(
-                    "appshell: session store: the shared secret \(name) in Redis is not this instance's (it was "
-                        + "gone while another instance started); forms are refused across them until they restart\n")
+                Logger.appshell.error(
+                    "session store: the shared secret \(name) in Redis is not this instance's (it was "
+                        + "gone while another instance started); forms are refused across them until they restart")
             }
         }
     }

@@ -94,7 +94,7 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
             } catch {
                 publishing = nil
                 if !failing {
-                    StandardError.write("appshell: event relay: \(batch.count) message(s) not sent: \(error)\n")
+                    Logger.appshell.error("event relay: \(batch.count) message(s) not sent: \(error)")
                 }
                 failing = true
             }
@@ -117,7 +117,7 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
                 subscription.unlock()
                 let reply = try connection.command([Array("PSUBSCRIBE".utf8), pattern])
                 if case .error(let message) = reply { throw StoreError("store \(url): PSUBSCRIBE: \(message)") }
-                if failing { StandardError.write("appshell: event relay: receiving again\n") }
+                if failing { Logger.appshell.notice("event relay: receiving again") }
                 failing = false
                 while true { deliver(try connection.receive(), receive) }
             } catch {
@@ -125,7 +125,7 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
                 subscriber = nil
                 let stopping = subscriberStopping
                 if !stopping {
-                    if !failing { StandardError.write("appshell: event relay: not receiving: \(error)\n") }
+                    if !failing { Logger.appshell.error("event relay: not receiving: \(error)") }
                     failing = true
                     subscription.wait(milliseconds: 500)
                 }

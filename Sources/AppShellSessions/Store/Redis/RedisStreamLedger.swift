@@ -175,15 +175,15 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
             if let refused = replies.first(where: { if case .error = $0 { true } else { false } }) {
                 throw StoreError("store \(url): stream ledger: \(refused)")
             }
-            if failing { StandardError.write("appshell: stream ledger: working again\n") }
+            if failing { Logger.appshell.notice("stream ledger: working again") }
             failing = false
             return replies
         } catch {
             connection?.close()
             connection = nil
             if !failing {
-                StandardError.write(
-                    "appshell: stream ledger: \(what) not made (the cap on a session's streams holds at each instance only meanwhile): \(error)\n"
+                Logger.appshell.error(
+                    "stream ledger: \(what) not made (the cap on a session's streams holds at each instance only meanwhile): \(error)"
                 )
             }
             failing = true

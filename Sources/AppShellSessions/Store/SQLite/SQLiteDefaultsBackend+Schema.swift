@@ -151,9 +151,9 @@ extension SQLiteDefaultsBackend {
             if busy == 0 { return }
             usleep(10_000)
         }
-        StandardError.write(
-            "appshell: store \(connection.path): the log could not be emptied after the migration; "
-                + "it is copied into the file at the next checkpoint\n")
+        Logger.appshell.notice(
+            "store \(connection.path): the log could not be emptied after the migration; "
+                + "it is copied into the file at the next checkpoint")
     }
 
     /// Applies the migrations the file has not had, each with its version bump in one transaction.
