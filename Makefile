@@ -19,13 +19,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test docs test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test api-check api-baseline docs test-tls examples-test test-container test-scaleout tsan-test asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
 	./.build/release/appshell --config config.json
 
-## test: install what is missing, lint, build, build the documentation (docs), run every test, the
+## test: install what is missing, lint, build, check the public API against the last release's
+## (api-check, once a release is tagged), build the documentation (docs), run every test, the
 ## suites that talk HTTP again over
 ## TLS (test-tls), the API contract (schemathesis),
 ## the floods (smaller than make flood's), each fuzz target for a few seconds (fuzz-test), then the
@@ -34,6 +35,11 @@ run: deps build-release
 ## instances on Redis behind nginx)
 test: test-deps lint hadolint bench-check
 	$(SWIFT) build --build-tests
+	@if tag=$$(git describe --tags --abbrev=0 2>/dev/null); then \
+	  echo "api-check: the public API against the baseline of $$tag (api/)"; scripts/api-check; \
+	else \
+	  echo "api-check: skipped: no release tag yet (make api-baseline, commit api/, then tag that commit)"; \
+	fi
 	$(MAKE) docs
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build
 	$(MAKE) test-tls
@@ -45,6 +51,19 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) browser-test
 	$(MAKE) test-scaleout
+
+## api-check: the public API (what an app sees: `package` and internal declarations left out)
+## against the baseline of the last release in api/: a public declaration removed or changed
+## fails, one added passes. scripts/api-check reads the debug build's modules with the
+## toolchain's swift-api-digester: a few seconds, no second build. make test runs it once the
+## repository has a release tag (git describe --tags), and says it skips it before.
+api-check: build
+	scripts/api-check
+
+## api-baseline: write api/ (the baseline api-check compares with) from the current build: at a
+## release, make api-baseline, commit api/, then tag that commit (git tag -a v1.0.0)
+api-baseline: build
+	scripts/api-check --update
 
 ## docs: the DocC catalog (Sources/AppShell/Documentation.docc) built into .build/docs/AppShell.doccarchive
 ## by the toolchain's docc, with AppShell's public symbols extracted from the debug build's modules
@@ -75,11 +94,14 @@ test-tls: test-deps
 	  --filter 'AppShellHTTPTests|AppShellTests|AppShellDemoTests'
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
-## products by path, built in its own Examples/Notes/.build) and run its tests
+## products by path, built in its own Examples/Notes/.build) and run its tests; then type-check
+## the demo app as such a package too, on the modules Notes built (scripts/demo-on-public-api: a
+## few seconds): apps, Notes and the demo alike, see only the framework's public API
 EXAMPLES := Examples/Notes
 examples-test: deps
 	$(SWIFT) build --build-tests --package-path $(EXAMPLES)
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --package-path $(EXAMPLES)
+	SWIFT="$(SWIFT)" scripts/demo-on-public-api
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,

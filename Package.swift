@@ -10,8 +10,9 @@ let package = Package(
     name: "AppShell",
     products: [
         // The framework. Its modules stay separate (each imports only those below it, see the
-        // the Architecture article); `AppShell` re-exports the others, so an app writes one
-        // `import AppShell`.
+        // Architecture article); `AppShell` re-exports the others, so an app writes one
+        // `import AppShell`. What they share among themselves is `package`: an app sees their
+        // public API only (`make api-check` holds it to the last release's).
         .library(
             name: "AppShell",
             targets: [

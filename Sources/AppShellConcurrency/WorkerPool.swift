@@ -27,14 +27,14 @@ import Glibc
 /// runs on the foreman too; the job itself keeps the pool's priority. While a job runs, a
 /// rescheduler thread wakes every millisecond so that an event loop waiting for the core gets it
 /// back within about that, not at the kernel's next tick (`Rescheduler`).
-public final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
     /// Threads running jobs.
-    public let threads: Int
+    package let threads: Int
     /// Jobs waiting (or reserved) at most, besides those running.
-    public let queueLimit: Int
+    package let queueLimit: Int
     /// The nice value of the threads (0: the normal priority; up to 19, the lowest), each setting
     /// it when it starts.
-    public let nice: Int32
+    package let nice: Int32
 
     /// A job: what runs on a pool thread, returning what follows it (run at normal priority), if
     /// anything.
@@ -69,7 +69,7 @@ public final class WorkerPool: Sendable {
     /// jobs (at least 1), at `nice` (clamped to 0–19). The threads start with the first job; with
     /// a `nice` above 0, the foreman's thread and the rescheduler's start now, with the calling
     /// thread's priority (make the pool at start-up, not on a low-priority thread).
-    public convenience init(threads: Int, queueLimit: Int, name: String = "appshell-workers", nice: Int32 = 0) {
+    package convenience init(threads: Int, queueLimit: Int, name: String = "appshell-workers", nice: Int32 = 0) {
         self.init(threads: threads, queueLimit: queueLimit, name: name, nice: nice, afterJob: nil)
     }
 
@@ -97,7 +97,7 @@ public final class WorkerPool: Sendable {
 
     /// A place in the queue for one job, in `lane` (every job in the same lane unless told);
     /// `nil` when the queue is full or the pool stopped.
-    public func reserve(lane: String = "") -> Reservation? {
+    package func reserve(lane: String = "") -> Reservation? {
         let taken = locked { state -> Bool in
             guard !state.stopping, state.reserved + state.waiting < queueLimit else { return false }
             state.reserved += 1
@@ -108,21 +108,21 @@ public final class WorkerPool: Sendable {
 
     /// Queues `job` in `lane` if there is room; false (and `job` dropped) when the queue is full.
     @discardableResult
-    public func submit(lane: String = "", _ job: @escaping @Sendable () -> Void) -> Bool {
+    package func submit(lane: String = "", _ job: @escaping @Sendable () -> Void) -> Bool {
         guard let reservation = reserve(lane: lane) else { return false }
         reservation.submit(job)
         return true
     }
 
     /// Jobs waiting or reserved now, not counting those running.
-    public var queued: Int { locked { $0.reserved + $0.waiting } }
+    package var queued: Int { locked { $0.reserved + $0.waiting } }
 
     /// Jobs running now.
-    public var running: Int { locked { $0.running } }
+    package var running: Int { locked { $0.running } }
 
     /// Stops taking jobs; the threads finish the jobs already queued (and what follows them) and
     /// exit.
-    public func stop() {
+    package func stop() {
         locked { $0.stopping = true }
         condition.broadcast()
         foreman?.wake.signal()
@@ -130,7 +130,7 @@ public final class WorkerPool: Sendable {
     }
 
     /// How often a low-priority pool's rescheduler wakes while a job runs, in microseconds.
-    public static let reschedulingMicroseconds = 1000
+    package static let reschedulingMicroseconds = 1000
 
     /// Fills a reserved place of `lane` with `job`, or gives it back (`nil`).
     fileprivate func fill(_ job: Job?, lane: String) {
@@ -183,10 +183,10 @@ public final class WorkerPool: Sendable {
     }
 
     /// One job's place in a pool's queue: `submit` fills it; dropped unused, it is given back.
-    public final class Reservation: Sendable {
+    package final class Reservation: Sendable {
         private let pool: WorkerPool
         /// The lane the job waits in.
-        public let lane: String
+        package let lane: String
         private let used = Locked(false)
 
         fileprivate init(pool: WorkerPool, lane: String) {
@@ -196,7 +196,7 @@ public final class WorkerPool: Sendable {
 
         /// Queues `job` in the reserved place (once; later calls do nothing). A pool that stopped
         /// meanwhile drops it.
-        public func submit(_ job: @escaping @Sendable () -> Void) {
+        package func submit(_ job: @escaping @Sendable () -> Void) {
             if take() {
                 pool.fill(
                     {
@@ -209,7 +209,7 @@ public final class WorkerPool: Sendable {
         /// Queues `job` in the reserved place (once), and then `finish` with its result at the
         /// normal priority: on the pool's foreman thread when the pool runs below it, else on the
         /// job's thread. Take locks that other requests wait for in `finish`, never in `job`.
-        public func submit<Result: Sendable>(
+        package func submit<Result: Sendable>(
             _ job: @escaping @Sendable () -> Result, then finish: @escaping @Sendable (Result) -> Void
         ) {
             if take() {
@@ -222,7 +222,7 @@ public final class WorkerPool: Sendable {
         }
 
         /// Gives the place back without a job.
-        public func cancel() {
+        package func cancel() {
             if take() { pool.fill(nil, lane: lane) }
         }
 

@@ -4,4 +4,4 @@ import Glibc
 
 // The demo is the default app: its configuration, its server, and the command that runs it.
 exit(
-    ShellCommand.run(DemoConfiguration.self) { try DemoApp(configuration: $0).server })
+    ShellCommand.run(DemoConfiguration.self) { try DemoServer(configuration: $0).server })

@@ -8,11 +8,11 @@ import Testing
 
 /// The demo app's own routes, in process with the memory store.
 @Suite struct DemoAppTests {
-    static func start() throws -> (DemoApp, LiveServer) {
+    static func start() throws -> (DemoServer, LiveServer) {
         var configuration = DemoConfiguration()
         configuration.store = .memory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 
@@ -37,7 +37,7 @@ import Testing
         configuration.store = .memory
         configuration.cookieName = "sid"
         configuration.secureCookies = true
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         #expect(app.cookie.name == "__Host-sid")
         #expect(app.cookie.header(value: "v") == "__Host-sid=v; Path=/; HttpOnly; SameSite=Lax; Secure")
     }
@@ -46,7 +46,7 @@ import Testing
         var configuration = DemoConfiguration()
         configuration.store = .memory
         configuration.accounts.passwordCheckThreads = 2
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         #expect(app.server.accounts.passwordChecks.threads == 2)
         #expect(app.server.accounts.passwordChecks.nice == Accounts.passwordCheckNice)
     }

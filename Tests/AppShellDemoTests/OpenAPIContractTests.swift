@@ -58,7 +58,7 @@ import Testing
         let mapping = try #require(
             document["components"]?["schemas"]?["Action"]?["discriminator"]?["mapping"]?.objectValue)
         let environment = DemoEnvironment(splashDelayMilliseconds: 0)
-        #expect(Set(mapping.keys) == DemoShell(environment: environment).knownActions)
+        #expect(Set(mapping.keys) == DemoApp(environment: environment).knownActions)
     }
 
     /// The document's actions are the screens' typed actions: each one's required members are
@@ -67,7 +67,7 @@ import Testing
         let document = try Self.document()
         let schemas = try #require(document["components"]?["schemas"])
         let mapping = try #require(schemas["Action"]?["discriminator"]?["mapping"]?.objectValue)
-        let catalog = DemoShell(environment: DemoEnvironment(splashDelayMilliseconds: 0)).actionCatalog
+        let catalog = DemoApp(environment: DemoEnvironment(splashDelayMilliseconds: 0)).actionCatalog
         #expect(catalog.map(\.name).sorted() == mapping.keys.sorted())
         for action in catalog {
             let reference = try #require(mapping[action.name]?.stringValue)

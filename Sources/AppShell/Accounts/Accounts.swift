@@ -19,13 +19,13 @@ public final class Accounts: Sendable {
     /// Sign-ups per client network within the hour.
     let signUps: LoginRateLimiter
     /// Failed logins per session, client, username and (username, client) pair.
-    public let throttle: LoginThrottle
+    package let throttle: LoginThrottle
     /// The threads that check passwords (each Argon2id check holds 64 MiB and about 65 ms of a
     /// core), with a bounded queue: a login waits there with its request suspended, never on a
     /// server thread, and one that finds the queue full is refused at once.
-    public let passwordChecks: WorkerPool
+    package let passwordChecks: WorkerPool
     /// The checks each client network may have in `passwordChecks` at once.
-    public let checkQuota: PasswordCheckQuota
+    package let checkQuota: PasswordCheckQuota
     /// Whether a password matches a stored hash (`PasswordHash.verify`; tests pass a slower one).
     let verifyPassword: @Sendable (_ password: String, _ hash: String) -> Bool
 
@@ -104,7 +104,7 @@ public final class Accounts: Sendable {
     /// logins`, every core, nothing pinned, 2026-12-06): at the normal priority the reads made
     /// 0.63× (0.54–1.16) of their rate without logins; at nice 6, 1.12× (0.81–1.40), logins still
     /// getting through (bench/RESULTS.md).
-    public static let passwordCheckNice: Int32 = 6
+    package static let passwordCheckNice: Int32 = 6
 }
 
 /// The password checks (Argon2id) waiting for and running on their worker pool, at `/metrics`.

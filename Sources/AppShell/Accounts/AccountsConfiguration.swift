@@ -35,7 +35,7 @@ public struct AccountsConfiguration: Equatable, Sendable {
     public init() {}
 
     /// The login throttle's policy: its defaults, with `loginAttemptsPerNetwork`.
-    public var throttlePolicy: LoginThrottle.Policy {
+    package var throttlePolicy: LoginThrottle.Policy {
         var policy = LoginThrottle.Policy()
         policy.attemptsPerNetwork = loginAttemptsPerNetwork
         return policy
