@@ -119,7 +119,7 @@ test-container:
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
 ## rotation-race, deferred-response, batched-answer, limits, password-check-pool, worker-pool-foreman, group-commit,
 ## thread-priority and awaiting-action suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests|RedisStreamLedgerTests|AsyncActionTests|DeferredFinishPriorityTests|LoginCancellationTests|PendingResponseCancellationTests
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests|RedisStreamLedgerTests|AsyncActionTests|DeferredFinishPriorityTests|LoginCancellationTests|PendingResponseCancellationTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_SUITES)'

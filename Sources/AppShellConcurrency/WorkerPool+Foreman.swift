@@ -59,7 +59,6 @@ extension WorkerPool {
                 worker.then = nil
                 worker.ended.store(false, ordering: .relaxed)
                 free.append(worker)
-                rescheduler?.jobEnded()
                 return true
             }
             let (jobs, finished) = locked { state -> ([Job], Bool) in
@@ -72,7 +71,6 @@ extension WorkerPool {
             for job in jobs {
                 let worker = free.removeLast()
                 busy.append(worker)
-                rescheduler?.jobStarted()
                 worker.job = job
                 worker.go.signal()
             }

@@ -12,33 +12,34 @@ import Glibc
 /// threads take the waiting jobs lane by lane in turns (`RoundRobinQueue`): a client with many
 /// jobs queued delays another's by at most one of its own each. Jobs of one lane run in order.
 ///
-/// A pool below the normal priority has a foreman: one thread at the priority of the thread that
-/// made the pool (normal, at start-up), started with the pool, that hands the queued jobs to the
-/// pool's threads and runs what follows each job as it finds it ended
+/// A pool's threads may run at a lower priority than the server's (`nice`): each raises its own
+/// nice value when it starts (Linux keeps one per thread; raising it needs no privilege, and no
+/// thread can lower it again without one). Such a pool has a foreman: one thread at the priority
+/// of the thread that made the pool (normal, at start-up), started with the pool, that hands the
+/// queued jobs to the pool's threads and runs what follows each job as it finds it ended
 /// (`Reservation.submit(_:then:)`). The pool's threads take no lock at all: each waits on a
 /// semaphore of its own for its next job and tells the foreman a job ended through an atomic and
 /// the foreman's semaphore. A lock they shared with normal-priority threads would be a priority
-/// inversion: a `SCHED_IDLE` thread preempted while holding it keeps it for as long as the core
-/// stays busy, and whoever waits for it — an event loop reserving a place for a login — waits
-/// that long (the Reliability article). What follows a password check takes locks others wait for
-/// (the session's, its registry shard's), so it runs on the foreman too; the job itself keeps the
-/// pool's priority.
+/// inversion: a low-priority thread preempted while holding it keeps it until the kernel gives it
+/// the core again, and whoever waits for it — an event loop reserving a place for a login — waits
+/// that long. What follows a password check takes locks others wait for and wakes the task that
+/// awaits it (a thread started from a low-priority thread inherits its priority for good), so it
+/// runs on the foreman too; the job itself keeps the pool's priority.
 package final class WorkerPool: Sendable {
     /// Threads running jobs.
     package let threads: Int
     /// Jobs waiting (or reserved) at most, besides those running.
     package let queueLimit: Int
-    /// How the kernel schedules the threads beside the server's (each applies it when it starts).
-    package let priority: ThreadPriority
-    /// The share of a busy core and the slice of a `share` pool's threads.
-    package let share: CoreShare
+    /// The nice value of the threads (0: the normal priority; up to 19, the lowest), each setting
+    /// it when it starts.
+    package let nice: Int32
 
     /// A job: what runs on a pool thread, returning what follows it (run at normal priority), if
     /// anything.
     typealias Job = @Sendable () -> (@Sendable () -> Void)?
 
     /// The queue and counts, guarded by `condition`: taken by normal-priority threads only (the
-    /// callers, the foreman, and the threads of a pool at normal priority, which wait on it).
+    /// callers, the foreman, and the threads of a pool at the normal priority, which wait on it).
     final class State: @unchecked Sendable {
         var jobs = RoundRobinQueue<Job>()
         var reserved = 0
@@ -51,43 +52,29 @@ package final class WorkerPool: Sendable {
     let state = State()
     let condition = Condition()
     let name: String
-    /// Hands out the jobs and runs what follows them at normal priority; `nil` for a pool at
-    /// normal priority (its threads take the jobs from the queue themselves, and run what follows
-    /// each job after it).
+    /// Hands out the jobs and runs what follows them at the normal priority; `nil` for a pool at
+    /// the normal priority (its threads take the jobs from the queue themselves, and run what
+    /// follows each job after it).
     let foreman: Foreman?
-    /// Gives the core back to the server's threads every slice while a `share` pool's job runs;
-    /// `nil` for other pools and for a `share` pool whose slice is the kernel's tick.
-    let rescheduler: Rescheduler?
     /// Called by a low-priority pool's thread after each job, before it tells the foreman (tests
     /// stop a thread there, as a preemption would).
     let afterJob: (@Sendable () -> Void)?
 
     /// A pool of `threads` threads (at least 1) named `name`, with room for `queueLimit` waiting
-    /// jobs (at least 1), scheduled with `priority` (`share`: with `share`'s nice value and
-    /// slice). The threads start with the first job; below the normal priority, the foreman's
-    /// thread (and at `share` with a slice, the rescheduler's) starts now, with the calling
-    /// thread's priority (make the pool at start-up, not on a low-priority thread).
-    package convenience init(
-        threads: Int, queueLimit: Int, name: String = "appshell-workers", priority: ThreadPriority = .normal,
-        share: CoreShare = CoreShare()
-    ) {
-        self.init(threads: threads, queueLimit: queueLimit, name: name, priority: priority, share: share, afterJob: nil)
+    /// jobs (at least 1), at `nice` (clamped to 0–19). The threads start with the first job; with
+    /// a `nice` above 0, the foreman's thread starts now, with the calling thread's priority (make
+    /// the pool at start-up, not on a low-priority thread).
+    package convenience init(threads: Int, queueLimit: Int, name: String = "appshell-workers", nice: Int32 = 0) {
+        self.init(threads: threads, queueLimit: queueLimit, name: name, nice: nice, afterJob: nil)
     }
 
-    init(
-        threads: Int, queueLimit: Int, name: String, priority: ThreadPriority, share: CoreShare,
-        afterJob: (@Sendable () -> Void)?
-    ) {
+    init(threads: Int, queueLimit: Int, name: String, nice: Int32, afterJob: (@Sendable () -> Void)?) {
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.name = name
-        self.priority = priority
-        self.share = share
+        self.nice = min(max(nice, 0), 19)
         self.afterJob = afterJob
-        foreman = priority == .normal ? nil : Foreman(threads: max(1, threads))
-        rescheduler =
-            priority == .share && share.sliceMicroseconds > 0
-            ? Rescheduler(name: "\(name)-tick", periodMicroseconds: share.sliceMicroseconds) : nil
+        foreman = self.nice == 0 ? nil : Foreman(threads: max(1, threads))
         if let foreman {
             let thread = BackgroundThread { [self] in supervise(foreman) }
             thread.name = "\(name)-foreman"
@@ -120,10 +107,6 @@ package final class WorkerPool: Sendable {
         return true
     }
 
-    /// How often the rescheduler wakes while a job runs, in microseconds; `nil` when the pool has
-    /// none (any priority but `share`, or `share` in the kernel's slices).
-    package var reschedulingMicroseconds: Int? { rescheduler == nil ? nil : share.sliceMicroseconds }
-
     /// Jobs waiting or reserved now, not counting those running.
     package var queued: Int { locked { $0.reserved + $0.waiting } }
 
@@ -136,7 +119,6 @@ package final class WorkerPool: Sendable {
         locked { $0.stopping = true }
         condition.broadcast()
         foreman?.wake.signal()
-        rescheduler?.stop()
     }
 
     /// Fills a reserved place of `lane` with `job`, or gives it back (`nil`).
@@ -163,15 +145,17 @@ package final class WorkerPool: Sendable {
         }
     }
 
-    /// Applies `priority` to the calling thread; a refusal leaves it as it was, said once per pool
-    /// on standard error (by the first thread) since the jobs still run, only less politely.
+    /// Sets the calling thread's nice value to the pool's (Linux keeps one per thread: the
+    /// process's id 0 names the calling thread); a refusal (a seccomp profile that forbids it)
+    /// leaves it as it was, said once per pool on standard error (by the first thread) since the
+    /// jobs still run, only less politely.
     private func prioritize(warn: Bool) {
-        let error = priority.apply(share: share)
-        guard error != 0, warn else { return }
-        Logger.appshell.error("\(name) threads \(Self.refusal(priority, error: error))")
+        guard nice != 0, setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0, warn else { return }
+        let reason = String(cString: strerror(errno))
+        Logger.appshell.error("\(name) threads keep the normal priority (nice \(nice) refused: \(reason))")
     }
 
-    /// A thread of a pool at normal priority: takes the jobs from the queue itself.
+    /// A thread of a pool at the normal priority: takes the jobs from the queue itself.
     private func work() {
         while true {
             condition.lock()

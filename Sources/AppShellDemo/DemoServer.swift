@@ -42,10 +42,6 @@ public final class DemoServer: Sendable {
             accounts: Accounts(configuration: configuration.accounts, verifyPassword: verifyPassword), clock: clock)
     }
 
-    /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
-    /// with (`Accounts.logScheduling`).
-    public func logPasswordCheckScheduling() { server.accounts.logScheduling() }
-
     /// The responder for every request: the routes first, static files for any other path.
     /// Throws when the public directory does not exist.
     public func makeResponder() throws(HTTPServerError) -> Router { try server.makeResponder() }

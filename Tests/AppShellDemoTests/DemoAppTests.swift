@@ -1,3 +1,4 @@
+import AppShell
 import AppShellConcurrency
 import AppShellDemo
 import AppShellHTTP
@@ -41,19 +42,12 @@ import Testing
         #expect(app.cookie.header(value: "v") == "__Host-sid=v; Path=/; HttpOnly; SameSite=Lax; Secure")
     }
 
-    @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
+    @Test func thePasswordCheckPoolTakesTheConfiguredThreadsAtItsNice() throws {
         var configuration = DemoConfiguration()
         configuration.store = .memory
-        let defaults = try DemoServer(configuration: configuration).server.accounts.passwordChecks
-        #expect(defaults.priority == .share)
-        #expect(defaults.share == CoreShare(percent: 20, sliceMicroseconds: 1000))
-        configuration.accounts.passwordCheckPriority = .low
         configuration.accounts.passwordCheckThreads = 2
-        configuration.accounts.passwordCheckShare = 10
-        configuration.accounts.passwordCheckSliceMicroseconds = 0
         let app = try DemoServer(configuration: configuration)
-        #expect(app.server.accounts.passwordChecks.priority == .low)
         #expect(app.server.accounts.passwordChecks.threads == 2)
-        #expect(app.server.accounts.passwordChecks.share == CoreShare(percent: 10, sliceMicroseconds: 0))
+        #expect(app.server.accounts.passwordChecks.nice == Accounts.passwordCheckNice)
     }
 }

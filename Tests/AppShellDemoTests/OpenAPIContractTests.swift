@@ -78,16 +78,6 @@ import Testing
         }
     }
 
-    /// The framework's part of every document is built in from its JSON file.
-    @Test func theEmbeddedTemplateIsTheJSONFile() throws {
-        let sources = CommandTests.packageRoot.appendingPathComponent("Sources/AppShell/Pages")
-        let json = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.json"), encoding: .utf8)
-        let swift = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.swift"), encoding: .utf8)
-        #expect(
-            swift.contains("\"\"\"\n" + json + "\n\"\"\""),
-            "APIDocumentTemplate.swift differs from APIDocumentTemplate.json: run python3 scripts/embed-assets.py")
-    }
-
     @Test func theServerServesItsDocumentWithoutASession() throws {
         let (app, live) = try ShellAPITests.start()
         defer { _ = live.stop() }

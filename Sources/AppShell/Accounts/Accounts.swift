@@ -45,8 +45,7 @@ public final class Accounts: Sendable {
         throttle = LoginThrottle(policy: configuration.throttlePolicy)
         passwordChecks = WorkerPool(
             threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
-            name: "appshell-password-checks", priority: configuration.passwordCheckPriority,
-            share: configuration.passwordCheckCoreShare)
+            name: "appshell-password-checks", nice: Self.passwordCheckNice)
         checkQuota = PasswordCheckQuota(perClient: configuration.passwordChecksPerClient)
         self.verifyPassword = verifyPassword
     }
@@ -98,17 +97,13 @@ public final class Accounts: Sendable {
     /// The accounts' names, sorted. Throws when the store cannot be read.
     public func names() throws(StoreError) -> [String] { try backend().accountNames() }
 
-    /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
-    /// with: the priority asked for and what the kernel granted (a refused slice or priority is
-    /// said, and the checks run anyway).
-    public func logScheduling() {
-        AccessLog.event(
-            "passwordChecks",
-            [
-                "threads": .integer(passwordChecks.threads), "priority": .string(passwordChecks.priority.rawValue),
-                "scheduling": .string(passwordChecks.schedulingDescription()),
-            ])
-    }
+    /// The nice value of the password-check threads (Linux's priority of a thread, 0–19; each
+    /// check thread sets its own): beside a server thread at 0 that keeps a core busy, a thread at
+    /// 6 gets about a fifth of it, and all of an idle core. Measured with the demo's logins beside
+    /// its reads (`bench/machinery.py logins`, every core, nothing pinned, 2026-12-06): at the
+    /// normal priority the reads made 0.63× (0.54–1.16) of their rate without logins; at nice 6,
+    /// 1.03× (0.59–1.19), logins still getting through (bench/RESULTS.md).
+    public static let passwordCheckNice: Int32 = 6
 }
 
 /// The password checks (Argon2id) waiting for and running on their worker pool, at `/metrics`.

@@ -107,8 +107,13 @@ package final class StoreWriter: Sendable {
     /// before. Lowering one's own policy needs no privilege; refused, it keeps its policy.
     @discardableResult
     static func runAsBatch() -> Bool {
-        ThreadScheduling.takePolicy(ThreadScheduling.batchPolicy) == 0
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        return sched_setscheduler(0, batchPolicy, &parameters) == 0
     }
+
+    /// Linux's `SCHED_BATCH` (Glibc's module leaves the GNU extensions out).
+    static let batchPolicy: Int32 = 3
 
     private func run() {
         StoreWriter.runAsBatch()
