@@ -155,7 +155,8 @@ extension LiveEventsTests {
         // The login must finish within the second the session lives: a password check that costs
         // nothing (an Argon2id check at a low priority on a machine the other suites keep busy
         // took longer, and the session expired before the login ended).
-        let app = try DemoServer(configuration: configuration, verifyPassword: { password, _ in password == "appshell" })
+        let app = try DemoServer(
+            configuration: configuration, verifyPassword: { password, _ in password == "appshell" })
         let live = try LiveServer(responder: try app.makeResponder())
         let (_, cookie) = try Self.loggedIn(live)
         let (stream, _) = try Self.openStream(live.port, cookie: cookie)
