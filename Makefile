@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mounted disk): see scripts/without-leftovers.
 WITHOUT_LEFTOVERS := scripts/without-leftovers .build/test-tmp
 
-.PHONY: run test docs test-tls examples-test test-container test-scaleout tsan-test asan-build asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
+.PHONY: run test api-check api-baseline docs test-tls examples-test test-container test-scaleout tsan-test asan-build asan-test browser-test contract-test flood-test flood fuzz fuzz-build fuzz-test deps test-deps build build-release lint foundation-check hadolint format clean
 
 ## run: install what is missing, build in release mode, serve on http://127.0.0.1:8080
 run: deps build-release
@@ -27,7 +27,8 @@ run: deps build-release
 
 ## test: install what is missing, lint, then each kind of check once, three builds shared by all:
 ## - the debug build (.build, shared with Examples/Notes): every Swift test, those that talk HTTP
-##   over TLS (test-tls), the documentation (docs), Notes' tests (examples-test), the API contract
+##   over TLS (test-tls), the public API against the last release's (api-check, once a release is
+##   tagged), the documentation (docs), Notes' tests (examples-test), the API contract
 ##   (schemathesis), the floods (smaller than make flood's), the real-browser tests (over HTTP, then
 ##   those that depend on the transport over HTTPS on appshell.test), the scale-out test (two
 ##   instances on Redis behind nginx, then the browser tests that depend on the server's state
@@ -37,6 +38,11 @@ run: deps build-release
 ## - the ThreadSanitizer build (.build/tsan): the concurrency suites (tsan-test).
 test: test-deps lint hadolint bench-check
 	$(MAKE) test-tls
+	@if tag=$$(git describe --tags --abbrev=0 2>/dev/null); then \
+	  echo "api-check: the public API against the baseline of $$tag (api/)"; scripts/api-check; \
+	else \
+	  echo "api-check: skipped: no release tag yet (make api-baseline, commit api/, then tag that commit)"; \
+	fi
 	$(MAKE) docs
 	$(MAKE) examples-test
 	$(MAKE) contract-test
@@ -46,6 +52,19 @@ test: test-deps lint hadolint bench-check
 	$(MAKE) asan-test
 	$(MAKE) fuzz-test
 	$(MAKE) tsan-test
+
+## api-check: the public API (what an app sees: `package` and internal declarations left out)
+## against the baseline of the last release in api/: a public declaration removed or changed
+## fails, one added passes. scripts/api-check reads the debug build's modules with the
+## toolchain's swift-api-digester: a few seconds, no second build. make test runs it once the
+## repository has a release tag (git describe --tags), and says it skips it before.
+api-check: build
+	scripts/api-check
+
+## api-baseline: write api/ (the baseline api-check compares with) from the current build: at a
+## release, make api-baseline, commit api/, then tag that commit (git tag -a v1.0.0)
+api-baseline: build
+	scripts/api-check --update
 
 ## docs: the DocC catalog (Sources/AppShell/Documentation.docc) built into .build/docs/AppShell.doccarchive
 ## by the toolchain's docc, with AppShell's public symbols extracted from the debug build's modules
@@ -82,7 +101,9 @@ test-tls: test-deps
 	APPSHELL_TEST_TLS=$(abspath $(TEST_TLS)) $(WITHOUT_LEFTOVERS) $(SWIFT_TEST_SHARDS) .build/debug/$(TEST_BUNDLE)
 
 ## examples-test: build the example app Examples/Notes (its own package, on the root's library
-## products by path) and run its tests. It is built in the root's scratch path (.build): the
+## products by path) and run its tests; then type-check the demo app as such a package too, on the
+## modules Notes built (scripts/demo-on-public-api: a few seconds): apps, Notes and the demo alike,
+## see only the framework's public API. Notes is built in the root's scratch path (.build): the
 ## framework's modules compile with the same commands in both packages, so each is compiled once.
 ## Every debug build in .build plans afresh (SHARED_SCRATCH): SwiftPM would otherwise reuse the
 ## build plan of the package built there last, whichever it was.
@@ -92,6 +113,7 @@ NOTES_SWIFT_FLAGS := --package-path $(EXAMPLES) --scratch-path $(CURDIR)/.build 
 examples-test: deps
 	$(SWIFT) build --build-tests $(NOTES_SWIFT_FLAGS)
 	$(WITHOUT_LEFTOVERS) $(SWIFT) test --skip-build $(NOTES_SWIFT_FLAGS)
+	SWIFT="$(SWIFT)" NOTES_BIN="$$($(SWIFT) build $(NOTES_SWIFT_FLAGS) --show-bin-path)" scripts/demo-on-public-api
 
 ## test-container: build the Dockerfile (unchanged) with rootful podman and run the image as an
 ## operator would: healthcheck, login through the JSON API, restart on the same /data volume, SIGTERM,
@@ -109,7 +131,7 @@ test-container:
 ## tsan-test: the concurrency suites (and the prepared-response, session-id, event-stream,
 ## rotation-race, deferred-response, batched-answer, limits, password-check-pool, worker-pool-foreman, group-commit,
 ## thread-priority and awaiting-action suites) under ThreadSanitizer, built in its own scratch path
-TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|ThreadPriorityTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests|RedisStreamLedgerTests|AsyncActionTests|DeferredFinishPriorityTests|LoginCancellationTests|PendingResponseCancellationTests
+TSAN_SUITES := SessionConcurrencyTests|ConcurrencyTests|PreparedResponseTests|SessionIDTests|EventStream|SessionRotationRaceTests|DeferredResponseTests|BatchedAnswerTests|LimitsTests|PasswordCheckPoolTests|WorkerPoolForemanTests|GroupCommitTests|GroupCommitHTTPTests|TimerQueueTests|ShellSchedulerTests|SessionSweeperTests|SessionLoaderTests|SharedHeartbeatTests|LazyObjectTests|ServiceThreadTests|SharedStoreTests|RedisStreamLedgerTests|AsyncActionTests|DeferredFinishPriorityTests|LoginCancellationTests|PendingResponseCancellationTests
 tsan-test: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 $(WITHOUT_LEFTOVERS) $(SWIFT_TEST_SHARDS) .build/tsan/debug/$(TEST_BUNDLE) \

@@ -11,8 +11,9 @@ let package = Package(
     name: "AppShell",
     products: [
         // The framework. Its modules stay separate (each imports only those below it, see the
-        // the Architecture article); `AppShell` re-exports the others, so an app writes one
-        // `import AppShell`.
+        // Architecture article); `AppShell` re-exports the others, so an app writes one
+        // `import AppShell`. What they share among themselves is `package`: an app sees their
+        // public API only (`make api-check` holds it to the last release's).
         .library(
             name: "AppShell",
             targets: [
@@ -34,7 +35,7 @@ let package = Package(
         // Foundation: the lock, a condition, background threads, the logger.
         .target(name: "AppShellConcurrency", dependencies: ["CLinuxScheduling", "AppShellJSON"]),
         // sched_setattr and sched_getattr, which Glibc before 2.41 does not wrap (a header only);
-        // only AppShellConcurrency imports it.
+        // only AppShellConcurrency imports it, for the shortest time slice of a pool's rescheduler.
         .systemLibrary(name: "CLinuxScheduling"),
         // A JSON value with a strict parser and a serializer; no Foundation on the hot path.
         .target(name: "AppShellJSON"),
@@ -72,8 +73,13 @@ let package = Package(
         .target(
             name: "AppShell",
             dependencies: ["AppShellHTTP", "AppShellSessions", "AppShellJSON", "AppShellAuth", "AppShellConcurrency"],
-            // Embedded as APIDocumentTemplate.swift by scripts/embed-assets.py.
-            exclude: ["Pages/APIDocumentTemplate.json"]),
+            // The page script, the base stylesheet and the OpenAPI document's template, compiled in
+            // as `PackageResources.app_js`, `.appshell_css` and `.APIDocumentTemplate_json` (byte
+            // arrays): the framework serves them from memory, so an app needs no copy.
+            resources: [
+                .embedInCode("Pages/Resources/app.js"), .embedInCode("Pages/Resources/appshell.css"),
+                .embedInCode("Pages/Resources/APIDocumentTemplate.json"),
+            ]),
         // Test support: a live server on port 0 and a small blocking HTTP client.
         .target(name: "AppShellTesting", dependencies: ["AppShellHTTP", "AppShellConcurrency", "CMicroHTTPD"]),
         // The demo app: its configuration, screens, coordinators and routes.

@@ -47,11 +47,10 @@ def run(app, binary, kind, requests, out, directory):
     port = probe.getsockname()[1]
     probe.close()
     env = dict(os.environ, APPSHELL_THREADS="1", APPSHELL_STORE="memory", APPSHELL_PORT=str(port),
-               APPSHELL_ACCESS_LOG="false", APPSHELL_PASSWORD_CHECK_THREADS="1",
-               APPSHELL_PASSWORD_CHECK_PRIORITY="normal")
+               APPSHELL_ACCESS_LOG="false", APPSHELL_PASSWORD_CHECK_THREADS="1")
     env = {k: v for k, v in env.items() if not k.startswith("APPSHELL_") or k in (
         "APPSHELL_THREADS", "APPSHELL_STORE", "APPSHELL_PORT", "APPSHELL_ACCESS_LOG",
-        "APPSHELL_PASSWORD_CHECK_THREADS", "APPSHELL_PASSWORD_CHECK_PRIORITY")}
+        "APPSHELL_PASSWORD_CHECK_THREADS")}
     if app == "demo":
         env.update(APPSHELL_SPLASH_DELAY_MILLISECONDS="0", APPSHELL_CONFIG=os.path.join(ROOT, "config.json"),
                    APPSHELL_PUBLIC_DIRECTORY=os.path.join(ROOT, "Public"))
@@ -63,7 +62,6 @@ def run(app, binary, kind, requests, out, directory):
         env.update(APPSHELL_SPLASH_MILLISECONDS="0", APPSHELL_CONFIG=config,
                    APPSHELL_PUBLIC_DIRECTORY=os.path.join(userpages.NOTES_PACKAGE, "Public"))
         username, password, screen = "bench000", userpages.PASSWORD, "notes"
-    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=256")
     server = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, binary],
         env=env, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

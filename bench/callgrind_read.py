@@ -35,9 +35,6 @@ def count(binary: str, reads: int, directory: str) -> int:
         APPSHELL_ACCESS_LOG="false", APPSHELL_SPLASH_DELAY_MILLISECONDS="0",
         APPSHELL_PASSWORD_CHECK_THREADS="1", APPSHELL_CONFIG=os.path.join(ROOT, "config.json"),
         APPSHELL_PUBLIC_DIRECTORY=os.path.join(ROOT, "Public"))
-    # Under Valgrind the server does not start itself again with its allocator setting
-    # (AllocatorTuning): given here, as a server started normally runs.
-    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=256")
     server = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, binary],
         env=env, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -88,9 +88,6 @@ def count(binary: str, store: str, actions: int, clients: int, directory: str) -
         APPSHELL_LOGIN_ATTEMPTS_PER_NETWORK="0", APPSHELL_NEW_SESSIONS_PER_MINUTE="0",
         APPSHELL_PASSWORD_CHECK_THREADS="1", APPSHELL_CONFIG=os.path.join(ROOT, "config.json"),
         APPSHELL_PUBLIC_DIRECTORY=os.path.join(ROOT, "Public"))
-    # Under Valgrind the server does not start itself again with its allocator setting
-    # (AllocatorTuning): given here, as a server started normally runs.
-    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=256")
     server = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, binary],
         env=env, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

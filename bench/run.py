@@ -45,12 +45,8 @@ BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ON
 the TLS part, with (a) over plain HTTP beside it; writes latest.json with only that part),
 BENCH_ONLY=j or k (only scenario (j) or (k); BENCH_NOTES_BINARY: use this Notes binary, skip
 its build; BENCH_USER_CHANGES, default 200, the saves per round of (j)),
-BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; with
-BENCH_PASSWORD_CHECK_PRIORITY=share|idle|low|normal, BENCH_PASSWORD_CHECK_SHARE (percent) and
-BENCH_PASSWORD_CHECK_SLICE_MICROSECONDS for the server's passwordCheckPriority, passwordCheckShare
-and passwordCheckSliceMicroseconds, also in the full run; or BENCH_PASSWORD_CHECK_SETTINGS, a
-comma-separated list of priority[/share[/slice]] such as "share/20/500,share/20/0,idle", measured
-one after another in each round), CC (the C
+BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; bench/machinery.py measures it
+unpinned, with the actions too, for variants of the server side by side), CC (the C
 compiler, default cc), SWIFT (the swift command).
 
 Python 3 standard library only. `python3 bench/run.py --self-test` checks the parsers, compiles the
@@ -100,8 +96,6 @@ C_REFERENCE_VARIABLES = ("BODY_BYTES", "ACTION_BYTES", "STORE", "SNAPSHOT_BYTES"
 # What the C reference commits per action with a store (SNAPSHOT_BYTES): about what AppShell's
 # SQLite store writes for one of the demo's sessions (its defaults and its snapshot).
 C_SNAPSHOT_BYTES = 2500
-# the server's password-check settings that BENCH_<name> passes on as APPSHELL_<name>
-PASSWORD_CHECK_SETTINGS = ("PASSWORD_CHECK_PRIORITY", "PASSWORD_CHECK_SHARE", "PASSWORD_CHECK_SLICE_MICROSECONDS")
 LOGIN_CLIENTS = 4  # scenario (f): clients logging in one after another beside the reads
 # scenario (i): visitors' sessions measured per round (BENCH_VISITOR_SESSIONS), after a warm-up of
 # VISITOR_WARMUP; each opens / without a cookie, then /login?next=… with the cookie it got
@@ -870,9 +864,6 @@ class Bench:
             "APPSHELL_STORE": store,
             "APPSHELL_STORE_PATH": os.path.join(data, "appshell.sqlite"),
         })
-        for name in PASSWORD_CHECK_SETTINGS:
-            if os.environ.get(f"BENCH_{name}"):
-                env[f"APPSHELL_{name}"] = os.environ[f"BENCH_{name}"]
         if tls:
             certificate, key = self.certificate()
             env.update({"APPSHELL_TLS_CERTIFICATE_PATH": certificate, "APPSHELL_TLS_KEY_PATH": key})
@@ -1152,11 +1143,11 @@ class Bench:
             self.run_c_actions(store, memory["action_bytes"], round_number, tls=tls)
         self.run_appshell("e", "sqlite", round_number, tls=tls)
 
-    def logins_round(self, round_number, settings=None):
+    def logins_round(self, round_number):
         """(f): (a) on AppShell (memory store) while LOGIN_CLIENTS clients log in with the right
         password on fresh sessions, one login after another each; the logins counted during the
-        measured run. `settings`: APPSHELL_* variables over the BENCH_PASSWORD_CHECK_* ones."""
-        server = self.appshell_server("memory", "AppShell (memory, logins)", settings).start().wait_ready()
+        measured run."""
+        server = self.appshell_server("memory", "AppShell (memory, logins)").start().wait_ready()
         load = None
         try:
             cookie = self.login(server.port)
@@ -1938,41 +1929,20 @@ def session_memory_only(bench):
         print("Note: " + note)
 
 
-def password_check_settings(text):
-    """BENCH_PASSWORD_CHECK_SETTINGS: "share/20/500,idle" -> [(label, APPSHELL_* variables)]."""
-    settings = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        parts = item.split("/")
-        if len(parts) > 3 or not all(parts):
-            raise BenchError(f"BENCH_PASSWORD_CHECK_SETTINGS: {item!r} is not priority[/share[/slice]]")
-        variables = dict(zip(("APPSHELL_" + name for name in PASSWORD_CHECK_SETTINGS), parts))
-        settings.append((item, variables))
-    return settings
-
-
 def logins_only(bench):
     """BENCH_ONLY=f: scenario (f) alone (with (a) alone before each round, for its ratio); prints
-    the medians of the reads' requests/s and p99 and of the logins per second, per setting when
-    BENCH_PASSWORD_CHECK_SETTINGS lists several (each round measures them one after another).
-    Writes no report."""
-    settings = password_check_settings(os.environ.get("BENCH_PASSWORD_CHECK_SETTINGS", "")) or [("", None)]
-    figures = {label: ([], [], []) for label, _ in settings}
+    the medians of the reads' requests/s and p99 and of the logins per second. Writes no report."""
+    ratios, p99s, logins = [], [], []
     for round_number in range(1, bench.rounds + 1):
         log(f"round {round_number} of {bench.rounds}")
         alone = bench.run_appshell("a", "memory", round_number)
-        for label, variables in settings:
-            if label:
-                log(f"  passwordCheck settings {label}")
-            beside = bench.logins_round(round_number, variables)
-            ratios, p99s, logins = figures[label]
-            ratios.append(beside["rps"] / alone["rps"])
-            p99s.append(beside["p99_ms"])
-            logins.append(beside["logins_per_s"])
-    for label, (ratios, p99s, logins) in figures.items():
-        print(f"(f){' ' + label if label else ''}: reads / (a) alone {median(ratios):.2f}"
-              f" ({min(ratios):.2f}-{max(ratios):.2f}),"
-              f" p99 {median(p99s):.2f} ms ({min(p99s):.2f}-{max(p99s):.2f}),"
-              f" logins {median(logins):.1f}/s ({min(logins):.1f}-{max(logins):.1f})")
+        beside = bench.logins_round(round_number)
+        ratios.append(beside["rps"] / alone["rps"])
+        p99s.append(beside["p99_ms"])
+        logins.append(beside["logins_per_s"])
+    print(f"(f): reads / (a) alone {median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}),"
+          f" p99 {median(p99s):.2f} ms ({min(p99s):.2f}-{max(p99s):.2f}),"
+          f" logins {median(logins):.1f}/s ({min(logins):.1f}-{max(logins):.1f})")
 
 
 def main():

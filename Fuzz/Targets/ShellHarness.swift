@@ -10,7 +10,7 @@ import FoundationEssentials
 final class ShellHarness: @unchecked Sendable {
     static let shared = ShellHarness()
 
-    let app: DemoApp
+    let app: DemoServer
     let router: Router
     private(set) var cookie: String
 
@@ -22,7 +22,7 @@ final class ShellHarness: @unchecked Sendable {
         // The password is checked by a closure that costs nothing (Argon2id would be the whole run).
         configuration.accounts.users = ["demo": "hash"]
         configuration.publicDirectory = ShellHarness.publicDirectory()
-        app = try! DemoApp(configuration: configuration, verifyPassword: { password, _ in password == "demo" })
+        app = try! DemoServer(configuration: configuration, verifyPassword: { password, _ in password == "demo" })
         router = try! app.makeResponder()
         cookie = ""
         let first = try! router.respond(to: Request(method: .get, target: "/api/state"))

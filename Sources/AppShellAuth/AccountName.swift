@@ -4,15 +4,15 @@
 ///
 /// Narrow on purpose: a name shows in URLs, logs and store keys (Redis keys are built from it),
 /// and no two names may look alike.
-public struct AccountName: Sendable, Hashable, CustomStringConvertible {
+package struct AccountName: Sendable, Hashable, CustomStringConvertible {
     /// The most characters a name may have.
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
     /// The name as stored: lowercased.
-    public let text: String
+    package let text: String
 
     /// The name `typed` is (lowercased), or an error saying what is wrong with it.
-    public init(_ typed: String) throws(CredentialError) {
+    package init(_ typed: String) throws(CredentialError) {
         let name = typed.lowercased()
         guard !name.isEmpty else { throw CredentialError("a user name must not be empty") }
         guard name.unicodeScalars.count <= AccountName.maximumLength else {
@@ -29,7 +29,7 @@ public struct AccountName: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The name as stored.
-    public var description: String { text }
+    package var description: String { text }
 
     private static func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
         ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
@@ -47,10 +47,10 @@ public struct AccountName: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a user name or a new password is refused: one sentence for the person who typed it.
-public struct CredentialError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CredentialError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, e.g. "a password has at least 8 characters".
-    public let description: String
+    package let description: String
 
     /// An error saying `description`.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -4,26 +4,26 @@ import CSodium
 ///
 /// Nothing is stored per session: the token is recomputed from the id, so it changes whenever the
 /// id is rotated (login, logout) and an attacker who cannot read the page cannot forge it.
-public struct CSRFTokens: Sendable {
+package struct CSRFTokens: Sendable {
     private let key: [UInt8]
 
     /// The size of a key in bytes.
-    public static let keyLength = 32
+    package static let keyLength = 32
 
     /// Tokens under `key` (`keyLength` random bytes, kept secret and stable across restarts).
-    public init(key: [UInt8]) {
+    package init(key: [UInt8]) {
         precondition(key.count == CSRFTokens.keyLength, "a CSRF key has \(CSRFTokens.keyLength) bytes")
         self.key = key
     }
 
     /// A new random key.
-    public static func randomKey() -> [UInt8] {
+    package static func randomKey() -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<keyLength).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     /// The token for the session whose id has these bytes, as 64 hexadecimal digits.
-    public func token(for session: [UInt8]) -> String {
+    package func token(for session: [UInt8]) -> String {
         precondition(sodiumIsReady, "libsodium did not initialise")
         var mac = [UInt8](repeating: 0, count: crypto_auth_bytes())
         _ = crypto_auth(&mac, session, UInt64(session.count), key)
@@ -34,7 +34,7 @@ public struct CSRFTokens: Sendable {
     }
 
     /// Whether `token` is the session's, compared in constant time.
-    public func isValid(_ token: String?, for session: [UInt8]) -> Bool {
+    package func isValid(_ token: String?, for session: [UInt8]) -> Bool {
         guard let token else { return false }
         let expected = Array(self.token(for: session).utf8)
         let given = Array(token.utf8)

@@ -12,7 +12,7 @@ import Glibc
 /// whose failures have all left the window are dropped, and past `maxTrackedKeys` keys the one
 /// that failed least recently is dropped, so rotating through many IPs costs the attacker the
 /// blocks on the oldest ones rather than costing the server memory.
-public final class LoginRateLimiter: Sendable {
+package final class LoginRateLimiter: Sendable {
     private struct Entry {
         /// The most recent failures, oldest first, at most `maxFailures` of them: older ones
         /// cannot change whether the key is blocked.
@@ -38,7 +38,7 @@ public final class LoginRateLimiter: Sendable {
 
     /// A limiter allowing `maxFailures` failures per key within `window` seconds, tracking at
     /// most `maxTrackedKeys` keys; `clock` returns seconds and is replaceable for tests.
-    public init(
+    package init(
         maxFailures: Int = 5,
         window: Int64 = 60,
         maxTrackedKeys: Int = 100_000,
@@ -58,7 +58,7 @@ public final class LoginRateLimiter: Sendable {
     ///
     /// Check this before verifying the password, so a blocked attacker does not even get to
     /// spend the server's hashing time.
-    public func isBlocked(keys: [String]) -> Bool {
+    package func isBlocked(keys: [String]) -> Bool {
         let now = clock()
         return state.withLock { state in
             prune(&state, now: now)
@@ -70,7 +70,7 @@ public final class LoginRateLimiter: Sendable {
     }
 
     /// Seconds until none of `keys` is blocked any more; 0 when none is blocked now.
-    public func secondsUntilUnblocked(keys: [String]) -> Int64 {
+    package func secondsUntilUnblocked(keys: [String]) -> Int64 {
         let now = clock()
         return state.withLock { state in
             prune(&state, now: now)
@@ -87,7 +87,7 @@ public final class LoginRateLimiter: Sendable {
     }
 
     /// Counts one failed attempt against each of `keys` (a key given twice counts once).
-    public func recordFailure(keys: [String]) {
+    package func recordFailure(keys: [String]) {
         let now = clock()
         state.withLock { state in
             prune(&state, now: now)
@@ -113,7 +113,7 @@ public final class LoginRateLimiter: Sendable {
 
     /// Takes back the newest failure counted against each of `keys`: for a failure counted ahead
     /// of its outcome (an attempt being checked) that turned out not to be one.
-    public func withdrawFailure(keys: [String]) {
+    package func withdrawFailure(keys: [String]) {
         state.withLock { state in
             for key in Set(keys) {
                 guard var entry = state.entries[key], !entry.failures.isEmpty else { continue }
@@ -127,7 +127,7 @@ public final class LoginRateLimiter: Sendable {
     ///
     /// Pass the session key only: clearing the IP key would let an attacker who also owns one
     /// valid account reset the count for the whole IP by logging into it between guesses.
-    public func reset(keys: [String]) {
+    package func reset(keys: [String]) {
         let now = clock()
         state.withLock { state in
             for key in keys {
@@ -139,7 +139,7 @@ public final class LoginRateLimiter: Sendable {
     }
 
     /// The number of keys currently holding failures; a gauge for monitoring and the memory bound.
-    public var trackedKeyCount: Int {
+    package var trackedKeyCount: Int {
         let now = clock()
         return state.withLock { state in
             prune(&state, now: now)

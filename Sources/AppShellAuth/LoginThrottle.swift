@@ -27,50 +27,50 @@ import Glibc
 /// the pair's failures, never the client's or the username's (else one valid account would
 /// reset the count between guesses at others). Memory is bounded: each limiter tracks at most
 /// `maxTrackedKeys` keys, and clients are remembered only for usernames that logged in.
-public final class LoginThrottle: Sendable {
+package final class LoginThrottle: Sendable {
     /// The limits: failures allowed per key within `windowSeconds`.
-    public struct Policy: Sendable, Equatable {
+    package struct Policy: Sendable, Equatable {
         /// Failures per session.
-        public var perSession = 5
+        package var perSession = 5
         /// Failures per (username, client) pair.
-        public var perUsernameAndClient = 5
+        package var perUsernameAndClient = 5
         /// Failures per client, whatever the username.
-        public var perClient = 20
+        package var perClient = 20
         /// Failures per username from all clients that have not logged in as that user recently.
-        public var perUsername = 20
+        package var perUsername = 20
         /// Attempts admitted per client network (an IPv4 /24, an IPv6 /64) whatever their outcome
         /// — successes and attempts refused later included (0: no limit): a valid password must not
         /// let a client keep the password checks busy for free.
-        public var attemptsPerNetwork = 60
+        package var attemptsPerNetwork = 60
         /// The sliding window, in seconds.
-        public var windowSeconds: Int64 = 60
+        package var windowSeconds: Int64 = 60
         /// How many recent clients are remembered per username after a success.
-        public var knownClientsPerUser = 8
+        package var knownClientsPerUser = 8
         /// How long a client that logged in stays known for that username, in seconds.
-        public var knownClientSeconds: Int64 = 30 * 86_400
+        package var knownClientSeconds: Int64 = 30 * 86_400
 
         /// The defaults.
-        public init() {}
+        package init() {}
     }
 
     /// One login attempt, named by what it is counted against.
-    public struct Attempt: Sendable {
+    package struct Attempt: Sendable {
         let session: String
         let pair: String
         let client: String
         /// The username the attempt logs in as.
-        public let username: String
+        package let username: String
         /// The client's address as given (the limits count an IPv6 client by its /64).
-        public let clientAddress: String
+        package let clientAddress: String
         /// The client's network, which `attemptsPerNetwork` counts.
         let network: String
         /// Whether the attempt counts against its username: set by `admit`, false for a client
         /// that logged in as that user recently.
-        public internal(set) var countsForUsername = true
+        package internal(set) var countsForUsername = true
 
         /// An attempt by `sessionKey` (any string naming the session) from `clientAddress`
         /// (IPv4 or IPv6 text) to log in as `username`.
-        public init(sessionKey: String, username: String, clientAddress: String) {
+        package init(sessionKey: String, username: String, clientAddress: String) {
             let client = LoginThrottle.clientKey(for: clientAddress)
             session = sessionKey
             self.client = client
@@ -96,7 +96,7 @@ public final class LoginThrottle: Sendable {
     private let known = Locked<[String: [(client: String, at: Int64)]]>([:])
 
     /// A throttle with `policy`; `clock` returns seconds and is replaceable for tests.
-    public init(
+    package init(
         policy: Policy = Policy(), maxTrackedKeys: Int = 100_000,
         clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
     ) {
@@ -115,7 +115,7 @@ public final class LoginThrottle: Sendable {
 
     /// Seconds until `attempt` may be tried; 0 when it may be tried now. Ask before checking the
     /// password, so that a blocked attacker does not even spend the server's hashing time.
-    public func secondsUntilAllowed(_ attempt: Attempt) -> Int64 {
+    package func secondsUntilAllowed(_ attempt: Attempt) -> Int64 {
         var wait = max(
             sessions.secondsUntilUnblocked(keys: [attempt.session]),
             pairs.secondsUntilUnblocked(keys: [attempt.pair]),
@@ -129,7 +129,7 @@ public final class LoginThrottle: Sendable {
 
     /// The limits `attempt` has reached (`session`, `username and client`, `client`, `username`),
     /// the ones that refuse it now; empty when it may be tried. For logging a lockout.
-    public func reachedLimits(_ attempt: Attempt) -> [String] {
+    package func reachedLimits(_ attempt: Attempt) -> [String] {
         var reached: [String] = []
         if sessions.isBlocked(keys: [attempt.session]) { reached.append("session") }
         if pairs.isBlocked(keys: [attempt.pair]) { reached.append("username and client") }
@@ -145,7 +145,7 @@ public final class LoginThrottle: Sendable {
     /// at the same time (many sessions of one client, each on its own thread) count against each
     /// other, so a burst of them cannot pass the limits together. Report its outcome with
     /// `recordOutcome`, or `withdraw` it when its password will never be checked.
-    public func admit(_ attempt: inout Attempt) -> Int64 {
+    package func admit(_ attempt: inout Attempt) -> Int64 {
         attempt.countsForUsername = !isKnown(attempt)
         return admission.withLock { [attempt] _ in
             let wait = secondsUntilAllowed(attempt)
@@ -160,7 +160,7 @@ public final class LoginThrottle: Sendable {
 
     /// The outcome of an admitted attempt's check: a failure stays counted; a success takes back
     /// the count `admit` made and is recorded as `recordSuccess` records it.
-    public func recordOutcome(_ attempt: Attempt, succeeded: Bool) {
+    package func recordOutcome(_ attempt: Attempt, succeeded: Bool) {
         guard succeeded else { return }
         withdraw(attempt)
         recordSuccess(attempt)
@@ -168,7 +168,7 @@ public final class LoginThrottle: Sendable {
 
     /// Takes back the count of an admitted attempt whose password will never be checked (the
     /// queue of checks was full).
-    public func withdraw(_ attempt: Attempt) {
+    package func withdraw(_ attempt: Attempt) {
         sessions.withdrawFailure(keys: [attempt.session])
         pairs.withdrawFailure(keys: [attempt.pair])
         clients.withdrawFailure(keys: [attempt.client])
@@ -176,7 +176,7 @@ public final class LoginThrottle: Sendable {
     }
 
     /// Counts a wrong password (or unknown username) against every key of `attempt`.
-    public func recordFailure(_ attempt: Attempt) {
+    package func recordFailure(_ attempt: Attempt) {
         sessions.recordFailure(keys: [attempt.session])
         pairs.recordFailure(keys: [attempt.pair])
         clients.recordFailure(keys: [attempt.client])
@@ -185,7 +185,7 @@ public final class LoginThrottle: Sendable {
 
     /// Records a successful login: the session's and the pair's failures are forgotten, and the
     /// client becomes known for the username.
-    public func recordSuccess(_ attempt: Attempt) {
+    package func recordSuccess(_ attempt: Attempt) {
         sessions.reset(keys: [attempt.session])
         pairs.reset(keys: [attempt.pair])
         let now = clock()
@@ -208,7 +208,7 @@ public final class LoginThrottle: Sendable {
 
     /// The key of a client address: an IPv4 address as it is, an IPv6 address by its /64
     /// (`2001:db8:1:2::/64`), an IPv4-mapped IPv6 address as IPv4; other text as it is.
-    public static func clientKey(for address: String) -> String {
+    package static func clientKey(for address: String) -> String {
         var ipv6 = in6_addr()
         guard address.contains(":"), inet_pton(AF_INET6, address, &ipv6) == 1 else { return address }
         var bytes = withUnsafeBytes(of: ipv6) { Array($0) }

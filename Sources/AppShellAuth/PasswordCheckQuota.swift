@@ -14,22 +14,22 @@ import Synchronization
 /// behind at most that many others' few; queued in its network's lane (`Place.network`, see
 /// `WorkerPool.reserve(lane:)`), it waits behind at most one of each. Behind a reverse proxy the
 /// client is the address the trusted proxy reports (`Request.clientAddress`).
-public final class PasswordCheckQuota: Sendable {
+package final class PasswordCheckQuota: Sendable {
     /// Checks queued or running at most per client network.
-    public let perClient: Int
+    package let perClient: Int
     private let inFlight = Locked<[String: Int]>([:])
 
     /// A quota of `perClient` checks (at least 1) per client network.
-    public init(perClient: Int) { self.perClient = max(1, perClient) }
+    package init(perClient: Int) { self.perClient = max(1, perClient) }
 
     /// A place a check holds in its network's quota: given back by `giveBack` as soon as the
     /// check ran, or when it is let go of — whatever becomes of the check (run, refused, dropped
     /// with the request that would have queued it), the place cannot be kept by mistake.
-    public final class Place: Sendable {
+    package final class Place: Sendable {
         private let quota: PasswordCheckQuota
         /// The client network the place counts against (`PasswordCheckQuota.network(of:)`): the
         /// lane its check waits in.
-        public let network: String
+        package let network: String
 
         private let given = Atomic<Bool>(false)
 
@@ -41,20 +41,20 @@ public final class PasswordCheckQuota: Sendable {
         /// Gives the place back (once; later calls do nothing). Call it when the check ran,
         /// before its answer is sent: the closure that holds the place may outlive the answer, and
         /// a client that logs in again at once must find its place free.
-        public func giveBack() {
+        package func giveBack() {
             guard !given.exchange(true, ordering: .acquiringAndReleasing) else { return }
             quota.release(network)
         }
 
         /// Whether the place was given back: its check ran, or was dropped.
-        public var isGivenBack: Bool { given.load(ordering: .acquiring) }
+        package var isGivenBack: Bool { given.load(ordering: .acquiring) }
 
         deinit { giveBack() }
     }
 
     /// A place for a check of `clientAddress`'s network; `nil` when it has `perClient` checks
     /// queued or running already. Keep the place with the check (in its job) until it ended.
-    public func take(for clientAddress: String) -> Place? {
+    package func take(for clientAddress: String) -> Place? {
         let network = Self.network(of: clientAddress)
         let taken = inFlight.withLock { inFlight -> Bool in
             let taken = inFlight[network, default: 0]
@@ -73,7 +73,7 @@ public final class PasswordCheckQuota: Sendable {
     }
 
     /// Checks queued or running now for `clientAddress`'s network.
-    public func checks(for clientAddress: String) -> Int {
+    package func checks(for clientAddress: String) -> Int {
         let network = Self.network(of: clientAddress)
         return inFlight.withLock { $0[network, default: 0] }
     }
@@ -81,7 +81,7 @@ public final class PasswordCheckQuota: Sendable {
     /// The network a client address counts as: an IPv4 address's /24 (`192.0.2.0/24`, also for an
     /// IPv4-mapped IPv6 address), an IPv6 address's /64 (as `LoginThrottle.clientKey` writes it);
     /// other text as it is.
-    public static func network(of address: String) -> String {
+    package static func network(of address: String) -> String {
         let key = LoginThrottle.clientKey(for: address)
         var ipv4 = in_addr()
         guard inet_pton(AF_INET, key, &ipv4) == 1 else { return key }

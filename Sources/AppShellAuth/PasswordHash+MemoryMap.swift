@@ -2,7 +2,7 @@ import CSodium
 
 extension PasswordHash {
     /// Makes glibc change the process's memory map rarely, so that the server's threads do not
-    /// wait for a password check's. Call once at start, before the checks (`DemoApp` does).
+    /// wait for a password check's. Call once at start, before the checks (`DemoServer` does).
     ///
     /// libsodium maps each check's 64 MiB with `MAP_POPULATE`: the kernel fills it in (about
     /// 25 ms) holding the process's memory-map lock for reading, and a thread that must change the

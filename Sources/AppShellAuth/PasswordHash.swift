@@ -49,7 +49,7 @@ public enum PasswordHash {
     /// Answering such logins at once would tell an attacker which usernames exist; verifying
     /// against a hash made with the same parameters takes the same time. The first call in a
     /// process also pays for making that hash.
-    public static func verifyDummy(password: String) {
+    package static func verifyDummy(password: String) {
         guard let dummyHash else { return }
         _ = verify(password: password, against: dummyHash)
     }

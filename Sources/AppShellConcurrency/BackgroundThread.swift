@@ -8,19 +8,19 @@ import Glibc
 ///
 /// The thread is detached: a caller that must wait for it to end has the closure say so (say, by
 /// signalling a semaphore as its last step).
-public final class BackgroundThread {
+package final class BackgroundThread {
     /// The name the thread takes when it starts; Linux keeps the first 15 bytes of it.
-    public var name: String?
+    package var name: String?
     private let body: @Sendable () -> Void
     private var started = false
 
     /// A thread that runs `body` once started.
-    public init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    package init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 
     /// Starts the thread running the closure. A thread starts once; not being able to start one
     /// (the process is out of threads or memory) stops the process, as the server cannot run
     /// without it.
-    public func start() {
+    package func start() {
         precondition(!started, "a BackgroundThread starts once")
         started = true
         let start = Start(name: name, body: body)

@@ -7,14 +7,14 @@ import Glibc
 /// Timeouts run on the monotonic clock: setting the wall clock neither shortens nor lengthens them.
 /// As with every condition variable, a waiter may also wake with no signal: it checks what it waits
 /// for again after each wait.
-public final class Condition: @unchecked Sendable {
+package final class Condition: @unchecked Sendable {
     // @unchecked: the mutex and the condition variable are what makes concurrent use safe; they
     // live at fixed addresses, as pthreads require.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     /// An unlocked condition with no waiter.
-    public init() {
+    package init() {
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
         condition.initialize(to: pthread_cond_t())
@@ -33,25 +33,25 @@ public final class Condition: @unchecked Sendable {
     }
 
     /// Takes the lock, waiting for it if another thread holds it.
-    public func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// Releases the lock.
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Wakes one waiting thread, if any (call it holding the lock, so that no wake-up is lost
     /// between a waiter's check and its wait).
-    public func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(condition) }
 
     /// Wakes every waiting thread.
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 
     /// With the lock held: releases it, sleeps until woken, and takes it again.
-    public func wait() { pthread_cond_wait(condition, mutex) }
+    package func wait() { pthread_cond_wait(condition, mutex) }
 
     /// With the lock held: releases it, sleeps until woken or until `milliseconds` have passed,
     /// and takes it again. Returns `false` when the time passed, `true` when woken earlier.
     @discardableResult
-    public func wait(milliseconds: Int) -> Bool {
+    package func wait(milliseconds: Int) -> Bool {
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         let nanoseconds = deadline.tv_nsec + (max(0, milliseconds) % 1000) * 1_000_000

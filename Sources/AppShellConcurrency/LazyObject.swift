@@ -7,7 +7,7 @@ import Synchronization
 /// `AtomicLazyReference`'s are not: each call ran generic code in the standard library that
 /// looked up its type's metadata at run time, 1 300 instructions per stored snapshot on the
 /// store writer's thread (callgrind) for what is one atomic load and one compare-and-exchange.
-public struct LazyObject<Object: AnyObject & Sendable>: ~Copyable, @unchecked Sendable {
+package struct LazyObject<Object: AnyObject & Sendable>: ~Copyable, @unchecked Sendable {
     // @unchecked: the object is published by one compare-and-exchange (releasing) and read by
     // acquiring loads; once stored it never changes until `deinit`.
 
@@ -16,18 +16,18 @@ public struct LazyObject<Object: AnyObject & Sendable>: ~Copyable, @unchecked Se
 
     /// Empty.
     @inlinable
-    public init() { address = Atomic(0) }
+    package init() { address = Atomic(0) }
 
     /// The object, if one was stored.
     @inlinable
-    public func load() -> Object? {
+    package func load() -> Object? {
         LazyObject.object(at: address.load(ordering: .acquiring))
     }
 
     /// Stores `object` unless one was stored before, and returns the one stored (the earlier
     /// one, if any: two threads that made one at once both get the same).
     @inlinable
-    public func storeIfNil(_ object: Object) -> Object {
+    package func storeIfNil(_ object: Object) -> Object {
         let retained = Unmanaged.passRetained(object)
         let (stored, earlier) = address.compareExchange(
             expected: 0, desired: UInt(bitPattern: retained.toOpaque()), successOrdering: .acquiringAndReleasing,

@@ -7,30 +7,30 @@
 /// other client's that came after them (first come, first served): a few networks keeping the
 /// queue full made everyone else's login wait behind all of theirs (issue 31, finding 3). In
 /// turns, a login waits behind at most one check of each network with checks waiting.
-public struct RoundRobinQueue<Element> {
+package struct RoundRobinQueue<Element> {
     private var lanes: [String: FIFOQueue<Element>] = [:]
     /// The lanes with elements, in the order of their next turns.
     private var turns = FIFOQueue<String>()
 
     /// Elements not yet taken, in all lanes.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// An empty queue.
-    public init() {}
+    package init() {}
 
     /// Whether every element has been taken.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// Adds `element` at the back of `lane`; a lane that had nothing waiting takes its turn after
     /// the lanes waiting already.
-    public mutating func append(_ element: Element, lane: String) {
+    package mutating func append(_ element: Element, lane: String) {
         if lanes[lane] == nil { turns.append(lane) }
         lanes[lane, default: FIFOQueue()].append(element)
         count += 1
     }
 
     /// Takes the element at the front of the lane whose turn it is; `nil` when there is none.
-    public mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         guard let lane = turns.popFirst(), let element = lanes[lane]?.popFirst() else { return nil }
         count -= 1
         if lanes[lane]?.isEmpty == true {

@@ -8,12 +8,12 @@ import Glibc
 /// no other thread. That is what a low-priority thread may use to hand something to a
 /// normal-priority one (`WorkerPool`), where a mutex shared with it would be a priority inversion.
 /// ThreadSanitizer understands it (a `signal` happens before the `wait` it ends).
-public final class Semaphore: @unchecked Sendable {
+package final class Semaphore: @unchecked Sendable {
     // @unchecked: sem_t is made for concurrent use; it lives at a fixed address.
     private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
 
     /// A semaphore whose count is `value`.
-    public init(value: UInt32 = 0) {
+    package init(value: UInt32 = 0) {
         semaphore.initialize(to: sem_t())
         sem_init(semaphore, 0, value)
     }
@@ -24,11 +24,11 @@ public final class Semaphore: @unchecked Sendable {
     }
 
     /// Adds one to the count, waking a waiter if there is one.
-    public func signal() { sem_post(semaphore) }
+    package func signal() { sem_post(semaphore) }
 
     /// Takes one from the count, sleeping until it is above zero (a signal interrupting the
     /// sleep does not end it).
-    public func wait() {
+    package func wait() {
         while sem_wait(semaphore) != 0 && errno == EINTR {}
     }
 }

@@ -8,23 +8,23 @@ import Glibc
 /// `isStopping`, `signal`, unlock); its thread's loop takes the lock, calls `waitForWork` and,
 /// while that returns true, takes work from the queue and serves it without the lock. `stop`
 /// makes `waitForWork` return false once the queue is empty, and waits for that.
-public final class ServiceThread: @unchecked Sendable {
+package final class ServiceThread: @unchecked Sendable {
     // @unchecked: every field is read and written holding `condition`.
 
     /// Guards the owner's queue and this thread's state.
-    public let condition = Condition()
+    package let condition = Condition()
     /// The name the thread takes.
-    public let name: String
+    package let name: String
     private var stopping = false
     private var running = false
     private var thread: pthread_t?
 
     /// A service whose thread, named `name`, starts with `start`.
-    public init(name: String) { self.name = name }
+    package init(name: String) { self.name = name }
 
     /// Starts the thread running `loop` (the owner's: `waitForWork`, then the work, until
     /// `waitForWork` says to end).
-    public func start(_ loop: @escaping @Sendable () -> Void) {
+    package func start(_ loop: @escaping @Sendable () -> Void) {
         condition.lock()
         running = true
         condition.unlock()
@@ -39,12 +39,12 @@ public final class ServiceThread: @unchecked Sendable {
     }
 
     /// Whether `stop` was called: queue nothing more. Read holding `condition`.
-    public var isStopping: Bool { stopping }
+    package var isStopping: Bool { stopping }
 
     /// On the service's thread, holding `condition`: sleeps until `hasWork()` or `stop`. Returns
     /// true with work to take (still holding the lock), or false when stopping with nothing left:
     /// the thread counts as ended (`stop` returns), and its loop should unlock and return.
-    public func waitForWork(_ hasWork: () -> Bool) -> Bool {
+    package func waitForWork(_ hasWork: () -> Bool) -> Bool {
         while !hasWork() && !stopping { condition.wait() }
         if hasWork() { return true }
         running = false
@@ -56,7 +56,7 @@ public final class ServiceThread: @unchecked Sendable {
     /// (holding the lock) when `hasWork()`, or once about `milliseconds` have passed without it
     /// (or the thread was woken for nothing): the caller checks which. False when stopping with
     /// nothing left, as `waitForWork`.
-    public func waitForWork(_ hasWork: () -> Bool, atMostMilliseconds milliseconds: Int) -> Bool {
+    package func waitForWork(_ hasWork: () -> Bool, atMostMilliseconds milliseconds: Int) -> Bool {
         if !hasWork() && !stopping { condition.wait(milliseconds: milliseconds) }
         if hasWork() || !stopping { return true }
         running = false
@@ -67,7 +67,7 @@ public final class ServiceThread: @unchecked Sendable {
     /// Takes no more work, lets the thread serve what is queued and returns once it ended. Called
     /// on the service's own thread (its owner's last reference dropped there), it does not wait:
     /// the thread ends once it returns to its loop.
-    public func stop() {
+    package func stop() {
         condition.lock()
         stopping = true
         condition.broadcast()

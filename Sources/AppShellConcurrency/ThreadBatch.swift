@@ -16,7 +16,7 @@ import Glibc
 /// both threads — the writer's cache of free memory overflows, the server thread's runs empty.
 /// Handed to the server thread that resumes the batch's connections, they are freed where they
 /// were made (2 us of the 33 an action costs with the SQLite store, the Performance article).
-public enum ThreadBatch {
+package enum ThreadBatch {
     private final class Frame {
         var keys: [ObjectIdentifier] = []
         var work: [() -> Void] = []
@@ -36,7 +36,7 @@ public enum ThreadBatch {
 
     /// Runs `body` as a batch: work registered with `atEnd` on this thread meanwhile runs after
     /// it, in order. Inside a running batch it only runs `body` (the outer batch runs the work).
-    public static func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package static func run<Result>(_ body: () throws -> Result) rethrows -> Result {
         guard pthread_getspecific(key) == nil else { return try body() }
         let frame = Frame()
         pthread_setspecific(key, Unmanaged.passUnretained(frame).toOpaque())
@@ -54,14 +54,14 @@ public enum ThreadBatch {
     /// Keeps `object` — something the batch finished with — until the batch's end work takes it
     /// (`takeLeftovers`) to let go of it on another thread; what no end work takes is let go of
     /// at the batch's end, on this thread. Outside a batch it does nothing (the caller lets go).
-    public static func leave(_ object: AnyObject) {
+    package static func leave(_ object: AnyObject) {
         guard let raw = pthread_getspecific(Self.key) else { return }
         Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue().leftovers.append(object)
     }
 
     /// What the batch left (`leave`), taken from it: for its end work, which hands them to the
     /// thread that should let go of them. Empty anywhere else.
-    public static func takeLeftovers() -> [AnyObject] {
+    package static func takeLeftovers() -> [AnyObject] {
         guard let raw = pthread_getspecific(Self.endingKey) else { return [] }
         let frame = Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
         defer { frame.leftovers = [] }
@@ -70,7 +70,7 @@ public enum ThreadBatch {
 
     /// Registers `work` to run when this thread's batch ends — once per `key` and batch — and
     /// returns true; returns false, registering nothing, when the thread runs no batch.
-    public static func atEnd(once key: ObjectIdentifier, _ work: @escaping () -> Void) -> Bool {
+    package static func atEnd(once key: ObjectIdentifier, _ work: @escaping () -> Void) -> Bool {
         guard let raw = pthread_getspecific(Self.key) else { return false }
         let frame = Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
         if !frame.keys.contains(key) {

@@ -31,14 +31,14 @@ import Glibc
 /// clock, which a test cannot move, and cancelling one does not wait for a handler that is running,
 /// which the server's shutdown needs (the store closes after the last timer work). This is a
 /// reason of behaviour, not a measurement: neither was timed against the other.
-public final class TimerQueue: Sendable {
+package final class TimerQueue: Sendable {
     /// A scheduled piece of work, to cancel it.
-    public struct Timer: Hashable, Sendable {
+    package struct Timer: Hashable, Sendable {
         let number: UInt64
     }
 
     /// The monotonic clock in milliseconds (since an unspecified start): the default clock.
-    public static let monotonicClock: @Sendable () -> Int64 = {
+    package static let monotonicClock: @Sendable () -> Int64 = {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
@@ -46,15 +46,15 @@ public final class TimerQueue: Sendable {
 
     /// The longest the thread sleeps before it reads the clock again, in milliseconds: a clock
     /// that jumps (a test's) is noticed within this time even when nobody calls `wake()`.
-    public static let longestSleep = 1000
+    package static let longestSleep = 1000
 
     /// The clock deadlines are read on, in milliseconds.
-    public let clock: @Sendable () -> Int64
+    package let clock: @Sendable () -> Int64
     private let core: TimerQueueCore
 
     /// A stopped queue whose thread will be called `name` (Linux shows 15 bytes of it) and whose
     /// deadlines are read on `clock`.
-    public init(name: String = "appshell-timers", clock: @escaping @Sendable () -> Int64 = TimerQueue.monotonicClock) {
+    package init(name: String = "appshell-timers", clock: @escaping @Sendable () -> Int64 = TimerQueue.monotonicClock) {
         self.clock = clock
         core = TimerQueueCore(name: name, clock: clock)
     }
@@ -62,24 +62,24 @@ public final class TimerQueue: Sendable {
     deinit { core.requestStop() }
 
     /// The time now on the queue's clock.
-    public var now: Int64 { clock() }
+    package var now: Int64 { clock() }
 
     /// The timers waiting to run: one-shot timers not yet begun, and repeating timers not cancelled.
-    public var pendingCount: Int { core.pendingCount }
+    package var pendingCount: Int { core.pendingCount }
 
     /// Whether the thread runs (between `start()` and `stop()`).
-    public var isRunning: Bool { core.isRunning }
+    package var isRunning: Bool { core.isRunning }
 
     /// Runs `work` once on the queue's thread at `deadline` (on `clock`), or as soon as it starts
     /// if the deadline has passed.
     @discardableResult
-    public func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) -> Timer {
+    package func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) -> Timer {
         Timer(number: core.add(deadline: deadline, interval: 0, work: work))
     }
 
     /// Runs `work` once on the queue's thread `delay` milliseconds from now.
     @discardableResult
-    public func schedule(after delay: Int64, _ work: @escaping @Sendable () -> Void) -> Timer {
+    package func schedule(after delay: Int64, _ work: @escaping @Sendable () -> Void) -> Timer {
         schedule(at: clock() + delay, work)
     }
 
@@ -90,7 +90,7 @@ public final class TimerQueue: Sendable {
     /// after a run that began a whole interval or more late: the runs missed are not made up in a
     /// burst, the next is one interval after that late run ended.
     @discardableResult
-    public func schedule(
+    package func schedule(
         every interval: Int64, startingAt first: Int64? = nil, _ work: @escaping @Sendable () -> Void
     ) -> Timer {
         precondition(interval > 0, "a repeating timer's interval is more than 0 ms")
@@ -101,16 +101,16 @@ public final class TimerQueue: Sendable {
     /// waits for it to return (unless called from that work). Returns whether the timer was still
     /// waiting; false when a one-shot timer has begun or it was cancelled before.
     @discardableResult
-    public func cancel(_ timer: Timer) -> Bool { core.cancel(timer.number) }
+    package func cancel(_ timer: Timer) -> Bool { core.cancel(timer.number) }
 
     /// Starts the thread; timers already scheduled run from now on. Does nothing when it runs.
-    public func start() { core.start() }
+    package func start() { core.start() }
 
     /// Stops the thread and waits until it has ended (its current work returned), unless called
     /// from the queue's own work. Timers that have not run stay scheduled: they run if the queue
     /// is started again. Does nothing when the thread does not run.
-    public func stop() { core.stop() }
+    package func stop() { core.stop() }
 
     /// Makes the thread read the clock again now (after a test moved it).
-    public func wake() { core.wake() }
+    package func wake() { core.wake() }
 }

@@ -1,15 +1,18 @@
 import Glibc
 
 extension WorkerPool {
-    /// One thread at normal priority with the shortest slice (0.1 ms) that, while a `share`
+    /// One thread at normal priority with the shortest slice (0.1 ms) that, while a low-priority
     /// pool's job runs, wakes every `periodMicroseconds`: each wake-up preempts whatever runs
     /// and makes the kernel's scheduler pick again by who is owed the core.
     ///
     /// Without it, a job that got the core keeps it until the scheduler's next tick (4 ms at
     /// 250 Hz), since nothing else happens on a core that a busy event loop and a job share:
-    /// every request waiting on that loop waits that long (measured: the reads' p99 4.7 ms beside
-    /// logins at nice 6; 2.1 ms with a wake-up every 1 ms). The wake-ups stop when no job runs.
-    /// Before Linux 6.12 the thread keeps the kernel's slice and its wake-ups preempt less often.
+    /// every request waiting on that loop waits that long. Measured (bench/RESULTS.md,
+    /// 2026-12-06): on one pinned core the reads' p99 beside logins at nice 6 was 4.7 ms, 2.2 ms
+    /// with a wake-up every 1 ms; on every core, nothing pinned, 37 and 8 ms against 151 and 102
+    /// ms in the two quieter of 5 rounds, and fewer reads and actions a second without it in 4
+    /// and 5 rounds of 5. The wake-ups stop when no job runs. Before Linux 6.12 the thread keeps
+    /// the kernel's slice and its wake-ups preempt less often.
     final class Rescheduler: Sendable {
         /// Jobs running, guarded by `condition` (taken by the pool's foreman and this thread only).
         private final class State: @unchecked Sendable {

@@ -1,61 +1,87 @@
 import AppShell
 
-/// The demo application on the framework's `ShellServer`: its environment (the splash's and the
-/// reminder's delays), its shell, its chrome and installable shell.
-public final class DemoApp: Sendable {
-    /// The configuration the app was built from.
-    public let configuration: DemoConfiguration
-    /// What the demo's coordinators share (the splash's and the reminder's delays).
-    public let environment: DemoEnvironment
-    /// The server: store, sessions, routes, graceful shutdown.
-    public let server: ShellServer
+/// The demo's pages: each declares its URL once, with the screen it shows (login's `next` is its
+/// `@SceneStorage("next")`). The framework derives the page paths, the URL of what a session
+/// shows, and reads a URL back as a page.
+public enum DemoRoute: AppRoutes, Equatable {
+    /// The login form; `next` is where it leads after.
+    case login(next: String?)
+    /// Main, at the bottom of the navigation stack.
+    case main
+    /// The list pushed on main.
+    case list
+    /// The second screen presented over main.
+    case second
 
-    /// Every session, over the configured backend.
-    public var sessions: SessionRegistry { server.sessions }
-    /// How the session id travels.
-    public var cookie: SessionCookie { server.cookie }
-    /// The server's counters, shown at `/metrics`.
-    public var statistics: ServerStatistics { server.statistics }
-    /// The app shell serving the demo.
-    public var shell: Shell { server.shell }
+    /// One sample of each page.
+    public static let allCases: [DemoRoute] = [.login(next: nil), .main, .list, .second]
 
-    /// What every page shows around the screen: the demo's name and stylesheet (and the shell's page
-    /// script, which every chrome loads).
-    public static let chrome = PageChrome(name: "AppShell", stylesheets: ["app.css"])
-
-    /// Opens the store and builds the app. Throws when the app's declarations are wrong
-    /// (`DeclarationError`) or the store cannot be opened (`StoreError`: a corrupt or unreadable
-    /// SQLite file is never replaced). `verifyPassword` checks a password against its
-    /// stored hash (tests pass one that takes as long as they say); `clock` is the shell's, in
-    /// milliseconds since 1970 (tests move it by hand).
-    public init(
-        configuration: DemoConfiguration,
-        verifyPassword: @escaping @Sendable (String, String) -> Bool = {
-            PasswordHash.verify(password: $0, against: $1)
-        },
-        clock: @escaping @Sendable () -> Int64 = Shell.systemClock
-    ) throws {
-        self.configuration = configuration
-        // Before the first check: the server's threads must not wait for a check's memory map.
-        PasswordHash.reserveHeapHeadroom()
-        let environment = DemoEnvironment(
-            splashDelayMilliseconds: Int64(configuration.splashDelayMilliseconds),
-            reminderDelayMilliseconds: Int64(configuration.reminderDelayMilliseconds))
-        self.environment = environment
-        let directory = configuration.publicDirectory
-        let assets = AssetVersions(directory: directory, names: DemoWebApp.shellFiles)
-        server = try ShellServer(
-            configuration: configuration.shell, application: DemoShell(environment: environment),
-            chrome: DemoApp.chrome, assets: assets,
-            webApp: DemoWebApp.make(directory: directory, assets: assets),
-            accounts: Accounts(configuration: configuration.accounts, verifyPassword: verifyPassword), clock: clock)
+    /// The page's URL pattern.
+    public var path: String {
+        switch self {
+        case .login: "/login"
+        case .main: "/main"
+        case .list: "/main/list"
+        case .second: "/main/second"
+        }
     }
 
-    /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
-    /// with (`Accounts.logScheduling`).
-    public func logPasswordCheckScheduling() { server.accounts.logScheduling() }
+    /// The screen the page shows.
+    public var screen: ViewController.Type {
+        switch self {
+        case .login: LoginScreen.self
+        case .main: MainScreen.self
+        case .list: ListScreen.self
+        case .second: SecondScreen.self
+        }
+    }
+}
 
-    /// The responder for every request: the routes first, static files for any other path.
-    /// Throws when the public directory does not exist.
-    public func makeResponder() throws(HTTPServerError) -> Router { try server.makeResponder() }
+/// The demo as an AppShell application: its screens, coordinators, actions and pages.
+public struct DemoApp: RoutedApplication {
+    /// What the coordinators share.
+    public let environment: DemoEnvironment
+
+    /// The demo over `environment`.
+    public init(environment: DemoEnvironment) { self.environment = environment }
+
+    /// The splash, where every new session starts.
+    public func makeFirstScreen() -> ViewController { SplashScreen() }
+
+    /// The demo's app coordinator: what it shows (`AppCoordinator.shows`) is every screen and
+    /// coordinator the demo has, so its known actions and its restoration come from there.
+    public func makeCoordinator(root: RootController) -> AppCoordinator {
+        AppCoordinator(root: root)
+    }
+
+    /// The splash's start-up work: at least `splashDelayMilliseconds`, then the environment's.
+    public var startup: StartupWork? {
+        StartupWork(milliseconds: environment.splashDelayMilliseconds, work: environment.startupWork)
+    }
+
+    /// Shows `page` once the splash is done: a logged-out user asking for a page of main is sent
+    /// to log in first, and comes back after; a logged-in one asking for login stays where they are.
+    public func open(_ page: DemoRoute, in app: LiveApp) -> PageRoute {
+        guard let coordinator = app.coordinator as? AppCoordinator else { return .notFound }
+        let loggedIn = app.root.child is NavigationController
+        switch page {
+        case .login(let next):
+            if loggedIn { return .redirect(url(of: app)) }
+            coordinator.rememberNext(next)
+            return .show
+        case .main, .list, .second:
+            guard loggedIn else { return .redirect(DemoRoute.login(next: page.url).url) }
+            coordinator.show(page)
+            return .show
+        }
+    }
+
+    /// A page of main, or login's `next` when it names one: what a deep link opened during the
+    /// splash shows once it is done.
+    public func deepLink(for page: DemoRoute) -> DemoRoute? {
+        guard case .login(let next) = page else { return page }
+        guard let next, let target = DemoRoute(url: next) else { return nil }
+        if case .login = target { return nil }
+        return target
+    }
 }

@@ -49,7 +49,7 @@ extension EnvironmentValues {
     }
 }
 
-extension DemoShell {
+extension DemoApp {
     /// What every session's screens and coordinators reach through their root, given once at
     /// start: the shared environment and the reminder's delay.
     public var environmentValues: EnvironmentValues {

@@ -11,12 +11,12 @@
 /// `@exclusivity(unchecked)`: the run-time checks of theirs were 14 of the 30 a logged-in read made
 /// (callgrind, the Performance article). The public ones are computed over private storage: another
 /// module accessing a stored property directly checks it whatever its attribute says.
-public final class SessionContext {
+package final class SessionContext {
     /// The session's defaults (made when first asked for: many requests never read them).
     @inlinable
-    public var defaults: DefaultsStore { store ?? makeDefaults() }
+    package var defaults: DefaultsStore { store ?? makeDefaults() }
     /// The stored values as they are now, read without making the defaults store.
-    public var storedValues: [String: DefaultsValue] { store?.storedValues ?? values }
+    package var storedValues: [String: DefaultsValue] { store?.storedValues ?? values }
     /// The defaults store, if a handler asked for it.
     var defaultsIfMade: DefaultsStore? { store }
     @exclusivity(unchecked) @usableFromInline var store: DefaultsStore?
@@ -32,7 +32,7 @@ public final class SessionContext {
     /// The account the session is logged in as (its stored name), `nil` when it is not: stored
     /// with the session and indexed, so that every session of a user can be found and ended. Set
     /// it on login and clear it on logout (with a new id: `rotateID`).
-    public var user: String? {
+    package var user: String? {
         get { currentUser }
         set {
             currentUser = newValue
@@ -50,7 +50,7 @@ public final class SessionContext {
     /// other changes, all or nothing, over the version it read: when another session of the user
     /// changed it meanwhile, nothing is committed and the request runs again on what is stored.
     /// When it cannot be read the request fails (503) with nothing changed.
-    public var userDefaults: DefaultsStore? {
+    package var userDefaults: DefaultsStore? {
         if let userStore { return userStore.store }
         guard let user = currentUser else { return nil }
         let record: UserRecord
@@ -68,17 +68,17 @@ public final class SessionContext {
     }
     /// The version of the logged-in user's store (read as `userDefaults` is), `nil` when the
     /// session is not logged in: what an answer kept for the next request is checked against.
-    public var userStoreVersion: Int64? {
+    package var userStoreVersion: Int64? {
         guard currentUser != nil else { return nil }
         _ = userDefaults
         return userStore?.version
     }
 
     /// The user's store, if a handler asked for it.
-    public var userDefaultsIfMade: DefaultsStore? { userStore?.store }
+    package var userDefaultsIfMade: DefaultsStore? { userStore?.store }
     /// Drops what this request set in the user's store: it reads as stored again, and nothing of
     /// it is written.
-    public func discardUserStoreChanges() { userStore = nil }
+    package func discardUserStoreChanges() { userStore = nil }
 
     /// The user's store, if a handler asked for it, with the version it was read at.
     var userStoreIfMade: LoadedUserStore? { userStore }
@@ -89,15 +89,15 @@ public final class SessionContext {
     private let readUserStore: (String) throws(StoreError) -> UserRecord
 
     /// Whether the session was created for this request (the client had no valid cookie).
-    public let isNew: Bool
+    package let isNew: Bool
     /// The session's id; changed by `rotateID()`.
-    public var id: SessionID { currentID }
+    package var id: SessionID { currentID }
     @exclusivity(unchecked) private var currentID: SessionID
     /// What the app keeps beside the defaults, stored with them: set it to keep something across
     /// restarts (the app shell keeps its controller tree here). It is written when it changed and
     /// the session is worth storing (it holds values or is already stored). These are
     /// `keptSnapshot`'s bytes (made when it was made from a value).
-    public var snapshot: [UInt8]? {
+    package var snapshot: [UInt8]? {
         get { storedSnapshot?.bytes }
         set { storedSnapshot = newValue.map(SessionSnapshot.init(bytes:)) }
     }
@@ -105,18 +105,18 @@ public final class SessionContext {
     /// app asked to keep something only its snapshot holds (a launch waiting for the start-up
     /// work). A session with no values is otherwise kept in memory only, so that requests without
     /// a cookie write nothing.
-    public var storesWithoutValues = false
+    package var storesWithoutValues = false
     /// The snapshot as the app keeps it: set one made from a value
     /// (`SessionSnapshot(serializing:)`) and its bytes are made only when a backend writes them
     /// to a file or the app is rebuilt from them.
-    public var keptSnapshot: SessionSnapshot? {
+    package var keptSnapshot: SessionSnapshot? {
         get { storedSnapshot }
         set { storedSnapshot = newValue }
     }
     @exclusivity(unchecked) private var storedSnapshot: SessionSnapshot?
     /// An object kept with the live session in memory for the next request, never stored: it is
     /// gone after a restart or when the session leaves memory (rebuild it from `snapshot`).
-    public var attachment: AnyObject? {
+    package var attachment: AnyObject? {
         get { storedAttachment }
         set { storedAttachment = newValue }
     }
@@ -124,21 +124,21 @@ public final class SessionContext {
     /// A number kept with the session in memory for the next request, never stored. Unlike an
     /// attachment it keeps a session that holds nothing else as cheap as a map entry: the app
     /// shell notes here when a new session's first state was shown.
-    public var memo: Int64? {
+    package var memo: Int64? {
         get { storedMemo }
         set { storedMemo = newValue }
     }
     @exclusivity(unchecked) private var storedMemo: Int64?
     /// The id the request arrived with (for a new session, its first id).
-    public let originalID: SessionID
+    package let originalID: SessionID
     /// Whether the backend holds a record of the session (it once held values).
-    public let isStored: Bool
+    package let isStored: Bool
     /// Whether the request presented an id that a rotation (a login, a logout) retired moments
     /// ago — it waited for the session's lock while the rotation ran, or was sent before its
     /// client had the new id. Such a request has no session: nothing it does is kept, no work
     /// registered for after the commit runs, and no cookie is sent (one would overwrite the new
     /// id in the browser). Answer it without acting: refuse actions, show what a visitor sees.
-    public let isRetired: Bool
+    package let isRetired: Bool
 
     init(
         id: SessionID, isNew: Bool, isStored: Bool, values: [String: DefaultsValue], registration: RegistrationDomain,
@@ -162,17 +162,17 @@ public final class SessionContext {
 
     /// Whether the client must be sent the id: the session is new or its id changed (never for a
     /// retired id's request).
-    public var needsCookie: Bool { (isNew || id != originalID) && !isRetired }
+    package var needsCookie: Bool { (isNew || id != originalID) && !isRetired }
 
     /// In a store shared by several instances, for a new session that holds nothing (and so is
     /// not stored): its seal, which its cookie carries after the id (`SessionSeal`).
-    public internal(set) var cookieSeal: String?
+    package internal(set) var cookieSeal: String?
 
     /// What the session's cookie carries: the id's text, then `.` and the seal when it has one.
-    public var cookieValue: String { cookieSeal.map { id.text + "." + $0 } ?? id.text }
+    package var cookieValue: String { cookieSeal.map { id.text + "." + $0 } ?? id.text }
 
     /// The id and the seal a cookie's `value` carries (`cookieValue`); `nil` for another text.
-    public static func parseCookie(_ value: some StringProtocol) -> (id: SessionID, seal: Substring?)? {
+    package static func parseCookie(_ value: some StringProtocol) -> (id: SessionID, seal: Substring?)? {
         let text = Substring(value)
         guard text.utf8.count > SessionID.textLength else { return SessionID(text).map { ($0, nil) } }
         let end = text.utf8.index(text.utf8.startIndex, offsetBy: SessionID.textLength)
@@ -183,7 +183,7 @@ public final class SessionContext {
     /// Gives the session a new id, keeping its values; from the end of this request the old id
     /// names nothing. Call it on every change of privilege (login, logout) so that a fixed or
     /// leaked id is worthless.
-    public func rotateID() {
+    package func rotateID() {
         currentID = SessionID.random()
     }
 
@@ -193,12 +193,12 @@ public final class SessionContext {
     /// durable (so `work` must not wait for the session's registry).
     /// It never runs when the commit fails: use it for everything others may see (events,
     /// notifications, subscriptions).
-    public func afterCommit(_ work: @escaping () -> Void) { commitWork.append(work) }
+    package func afterCommit(_ work: @escaping () -> Void) { commitWork.append(work) }
 
     /// Runs `work`, under the session's lock, when this request's changes are discarded: the body
     /// threw or the store refused the write. The session keeps its id, values and snapshot; its
     /// attachment is dropped (it may be half-changed) and rebuilt from the snapshot next time.
-    public func afterRollback(_ work: @escaping () -> Void) { rollbackWork.append(work) }
+    package func afterRollback(_ work: @escaping () -> Void) { rollbackWork.append(work) }
 
     @exclusivity(unchecked) private var commitWork = LaterWork()
     @exclusivity(unchecked) private var rollbackWork = LaterWork()

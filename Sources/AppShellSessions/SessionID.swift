@@ -6,18 +6,18 @@ import Glibc
 ///
 /// Two identifiers compare in constant time, so the time a comparison takes says nothing about
 /// how many bytes matched.
-public struct SessionID: Hashable, Sendable, CustomStringConvertible {
+package struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// The 32 bytes as four words.
     let words: (UInt64, UInt64, UInt64, UInt64)
 
     /// The number of characters of the text form.
-    public static let textLength = 43
+    package static let textLength = 43
 
     init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
     /// A new identifier from the system CSPRNG (getrandom(2), read 256 bytes at a time: a new
     /// session per cookieless request makes this a hot path).
-    public static func random() -> SessionID {
+    package static func random() -> SessionID {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let filled = withUnsafeMutableBytes(of: &words) { output in
             randomPool.withLock { $0.take(into: output) }
@@ -53,7 +53,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the 43-character base64url text; `nil` for any other text (wrong length,
     /// characters outside the alphabet, or non-zero padding bits).
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         guard text.utf8.count == SessionID.textLength else { return nil }
         // A native string lends its bytes (no copy); anything else is copied first.
         guard
@@ -64,7 +64,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses the 43-character base64url text given as UTF-8 bytes (a cookie's value as received).
-    public init?(utf8 characters: UnsafeBufferPointer<UInt8>) {
+    package init?(utf8 characters: UnsafeBufferPointer<UInt8>) {
         guard characters.count == SessionID.textLength, let words = SessionID.decode(characters) else { return nil }
         self.words = words
     }
@@ -115,7 +115,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }()
 
     /// The raw 32 bytes.
-    public var bytes: [UInt8] { Swift.withUnsafeBytes(of: words) { Array($0) } }
+    package var bytes: [UInt8] { Swift.withUnsafeBytes(of: words) { Array($0) } }
 
     /// Calls `body` with the 32 bytes, without making an array of them.
     func withUnsafeBytes<Result, Failure: Error>(
@@ -125,7 +125,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Makes an identifier from 32 raw bytes (as a store keeps them); `nil` for another length.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         guard bytes.count == 32 else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
@@ -133,10 +133,10 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 43-character base64url text, as sent in the cookie.
-    public var text: String { text(prefix: "", suffix: "") }
+    package var text: String { text(prefix: "", suffix: "") }
 
     /// The text form between `prefix` and `suffix`, made in one piece (a `Set-Cookie` value).
-    public func text(prefix: String, suffix: String) -> String {
+    package func text(prefix: String, suffix: String) -> String {
         var words = self.words
         var prefix = prefix
         var suffix = suffix
@@ -179,10 +179,10 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The text form, abbreviated: never log a whole live identifier.
-    public var description: String { String(text.prefix(8)) + "…" }
+    package var description: String { String(text.prefix(8)) + "…" }
 
     /// Constant-time equality: every byte is compared whatever the earlier ones were.
-    public static func == (lhs: SessionID, rhs: SessionID) -> Bool {
+    package static func == (lhs: SessionID, rhs: SessionID) -> Bool {
         let difference =
             (lhs.words.0 ^ rhs.words.0) | (lhs.words.1 ^ rhs.words.1) | (lhs.words.2 ^ rhs.words.2)
             | (lhs.words.3 ^ rhs.words.3)
@@ -193,7 +193,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// standard hashing runs SipHash over it; skipping that took the standard library's
     /// underscored `_rawHashValue(seed:)`, which has no stability promise, for about 160
     /// instructions per request: see the Performance article.)
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
     }
 

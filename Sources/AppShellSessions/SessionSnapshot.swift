@@ -9,7 +9,7 @@ import AppShellConcurrency
 /// bytes unless the app is rebuilt (a failed request, a session that left memory and came
 /// back); serializing it on every action cost a fifth of one (the Performance article). The value a
 /// snapshot is made from must not change afterwards (a value type, captured by `make`).
-public final class SessionSnapshot: Sendable {
+package final class SessionSnapshot: Sendable {
     /// The bytes given at `init(bytes:)`, if it was made from bytes.
     private let given: [UInt8]?
     /// Makes the bytes, if it was made from a value.
@@ -23,20 +23,20 @@ public final class SessionSnapshot: Sendable {
     }
 
     /// A snapshot of these bytes (one loaded from a store, or made by an app that has them).
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         given = bytes
         make = nil
     }
 
     /// A snapshot whose bytes `make` gives when they are first asked for, on whichever thread
     /// asks (so `make` must only read values that no longer change).
-    public init(serializing make: @escaping @Sendable () -> [UInt8]) {
+    package init(serializing make: @escaping @Sendable () -> [UInt8]) {
         given = nil
         self.make = make
     }
 
     /// The stored form: made on the first call when the snapshot was made from a value.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         if let given { return given }
         if let done = made.load() { return done.value }
         // Two threads asking at once both make them; one result is kept (they are the same).
@@ -44,12 +44,12 @@ public final class SessionSnapshot: Sendable {
     }
 
     /// Whether the bytes exist already (given, or made since).
-    public var isSerialized: Bool { given != nil || made.load() != nil }
+    package var isSerialized: Bool { given != nil || made.load() != nil }
 
     /// Whether `left` and `right` are known to be the same snapshot without making any bytes:
     /// both absent, the same object, or both made from equal bytes. A snapshot made from a value
     /// is new: it counts as a change even when its bytes would be equal.
-    public static func same(_ left: SessionSnapshot?, _ right: SessionSnapshot?) -> Bool {
+    package static func same(_ left: SessionSnapshot?, _ right: SessionSnapshot?) -> Bool {
         switch (left, right) {
         case (nil, nil): return true
         case (let left?, let right?):

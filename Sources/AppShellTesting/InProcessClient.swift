@@ -12,7 +12,7 @@ import AppShellHTTP
 public final class InProcessClient: HTTPTestClient, @unchecked Sendable {
     // @unchecked: a client is used by one test thread at a time.
     /// The server whose responder answers (it need not be started).
-    public let server: HTTPServer
+    package let server: HTTPServer
     /// The peer address the requests come from.
     public let remoteAddress: String
     /// Cookies the server set, sent back on later requests (name → value).
@@ -24,7 +24,7 @@ public final class InProcessClient: HTTPTestClient, @unchecked Sendable {
     public var origin: String { "http://127.0.0.1" }
 
     /// A client of `server`'s responder whose requests come from `remoteAddress`.
-    public init(server: HTTPServer, remoteAddress: String = "127.0.0.1") {
+    package init(server: HTTPServer, remoteAddress: String = "127.0.0.1") {
         self.server = server
         self.remoteAddress = remoteAddress
     }

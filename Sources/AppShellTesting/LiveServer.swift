@@ -3,13 +3,20 @@ import AppShellHTTP
 /// A real `HTTPServer` on 127.0.0.1 and a free port, for tests; stopped by `stop()` or when released.
 public final class LiveServer: Sendable {
     /// The running server.
-    public let server: HTTPServer
+    package let server: HTTPServer
+
+    /// Starts `responder` on a free port with `configuration` (its host and port are replaced).
+    public convenience init(
+        configuration: HTTPServerConfiguration = LiveServer.testConfiguration, responder: any HTTPResponder
+    ) throws {
+        try self.init(configuration: configuration, responder: responder, statistics: ServerStatistics())
+    }
 
     /// Starts `responder` on a free port with `configuration` (its host and port are replaced),
     /// counting into `statistics` (an app's, for its `/metrics`).
-    public init(
+    package init(
         configuration: HTTPServerConfiguration = LiveServer.testConfiguration, responder: any HTTPResponder,
-        statistics: ServerStatistics = ServerStatistics()
+        statistics: ServerStatistics
     ) throws {
         var configuration = configuration
         configuration.host = "127.0.0.1"

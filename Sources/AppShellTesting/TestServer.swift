@@ -25,16 +25,25 @@ public final class TestServer: Sendable {
     /// The mode this server answers in.
     public let mode: TestMode
     /// The server: listening when live; never started in process (its responder path is used).
-    public let server: HTTPServer
+    package let server: HTTPServer
     private let live: LiveServer?
     /// The port a live server listens on; `nil` in process.
     public var port: Int? { live?.port }
 
-    /// `responder` with `configuration` (for a live server its host and port are replaced),
-    /// counting into `statistics`; live servers start listening now.
-    public init(
+    /// `responder` with `configuration` (for a live server its host and port are replaced); live
+    /// servers start listening now.
+    public convenience init(
         _ mode: TestMode, configuration: HTTPServerConfiguration = LiveServer.testConfiguration,
-        responder: any HTTPResponder, statistics: ServerStatistics = ServerStatistics()
+        responder: any HTTPResponder
+    ) throws {
+        try self.init(mode, configuration: configuration, responder: responder, statistics: ServerStatistics())
+    }
+
+    /// `responder` with `configuration` (for a live server its host and port are replaced),
+    /// counting into `statistics` (an app's, for its `/metrics`); live servers start listening now.
+    package init(
+        _ mode: TestMode, configuration: HTTPServerConfiguration = LiveServer.testConfiguration,
+        responder: any HTTPResponder, statistics: ServerStatistics
     ) throws {
         self.mode = mode
         switch mode {

@@ -1,15 +1,7 @@
 import AppShell
-import AppShellConcurrency
 import AppShellDemo
 import Glibc
 
-// Before anything else: the program may start again here, with the allocator set up for a server.
-AllocatorTuning.restartIfUntuned()
-
 // The demo is the default app: its configuration, its server, and the command that runs it.
 exit(
-    ShellCommand.run(DemoConfiguration.self) {
-        let app = try DemoApp(configuration: $0)
-        app.logPasswordCheckScheduling()
-        return app.server
-    })
+    ShellCommand.run(DemoConfiguration.self) { try DemoServer(configuration: $0).server })

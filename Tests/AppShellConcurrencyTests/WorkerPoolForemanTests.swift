@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Testing
 
 @testable import AppShellConcurrency
@@ -7,32 +8,50 @@ import Testing
 /// normal priority, in order with one thread, and still runs when the pool stops meanwhile; and
 /// the pool's threads take no lock that anyone else waits for.
 @Suite struct WorkerPoolForemanTests {
-    /// The priorities a job and its finish ran with in a pool of `priority`.
-    static func observed(in priority: ThreadPriority) throws -> (job: ThreadPriority, finish: ThreadPriority) {
-        let pool = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman", priority: priority)
+    /// The calling thread's nice value (Linux keeps one per thread).
+    static var currentNice: Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+
+    /// The nice values a job and its finish ran with in a pool at `nice`.
+    static func observed(at nice: Int32) throws -> (job: Int32, finish: Int32) {
+        let pool = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman", nice: nice)
         defer { pool.stop() }
-        let seen = Locked<(job: ThreadPriority, finish: ThreadPriority)?>(nil)
+        let seen = Locked<(job: Int32, finish: Int32)?>(nil)
         let done = DispatchSemaphore(value: 0)
         let reservation = try #require(pool.reserve())
         reservation.submit {
-            ThreadPriority.currentThread
+            Self.currentNice
         } then: { job in
-            seen.withLock { $0 = (job, ThreadPriority.currentThread) }
+            seen.withLock { $0 = (job, Self.currentNice) }
             done.signal()
         }
         #expect(done.wait(timeout: .now() + .seconds(60)) == .success)
         return try #require(seen.withLock { $0 })
     }
 
-    @Test(arguments: ThreadPriority.allCases)
-    func theJobKeepsThePoolsPriorityAndItsFinishRunsAtNormal(priority: ThreadPriority) throws {
-        let seen = try Self.observed(in: priority)
-        #expect(seen.job == priority)
-        #expect(seen.finish == .normal)
+    /// The pool's threads take its nice value, and only they: the thread that made the pool, and
+    /// what follows each job, keep the normal one.
+    @Test(arguments: [0, 6, 19] as [Int32])
+    func theJobKeepsThePoolsNiceAndItsFinishRunsAtNormal(nice: Int32) throws {
+        let seen = try Self.observed(at: nice)
+        #expect(seen.job == nice)
+        #expect(seen.finish == 0)
+        #expect(Self.currentNice == 0)
+        #expect(sched_getscheduler(0) == 0)  // SCHED_OTHER: the test's thread is untouched
+    }
+
+    /// A low-priority pool has a rescheduler (its tick every millisecond while a job runs); a pool
+    /// at nice 0 has neither it nor a foreman.
+    @Test func onlyALowPriorityPoolHasAReschedulerAndAForeman() {
+        let low = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman", nice: 6)
+        defer { low.stop() }
+        #expect(low.rescheduler != nil && low.foreman != nil)
+        let normal = WorkerPool(threads: 1, queueLimit: 1, name: "appshell-test-foreman")
+        defer { normal.stop() }
+        #expect(normal.rescheduler == nil && normal.foreman == nil)
     }
 
     @Test func finishesRunInTheOrderTheirJobsEndedAndStillRunAfterStop() throws {
-        let pool = WorkerPool(threads: 1, queueLimit: 8, name: "appshell-test-foreman", priority: .idle)
+        let pool = WorkerPool(threads: 1, queueLimit: 8, name: "appshell-test-foreman", nice: 19)
         let gate = DispatchSemaphore(value: 0)
         let order = Locked<[Int]>([])
         let done = DispatchSemaphore(value: 0)
@@ -54,8 +73,8 @@ import Testing
         #expect(pool.reserve() == nil)
     }
 
-    /// A pool thread that stops right after its job — as a preempted `SCHED_IDLE` thread does,
-    /// for as long as the core stays busy — holds up no one: callers reserve, submit and count,
+    /// A pool thread that stops right after its job — as a preempted low-priority thread does,
+    /// until the kernel gives it the core again — holds up no one: callers reserve, submit and count,
     /// the pool's other thread runs the jobs queued meanwhile, and what follows them runs. (Before,
     /// the threads took the queue's lock to end a job and take the next: stopped there, they held
     /// up every caller, an event loop reserving a place for a login among them.)
@@ -64,7 +83,7 @@ import Testing
         let resume = DispatchSemaphore(value: 0)
         let first = Locked(true)
         let pool = WorkerPool(
-            threads: 2, queueLimit: 8, name: "appshell-test-foreman", priority: .idle, share: CoreShare(),
+            threads: 2, queueLimit: 8, name: "appshell-test-foreman", nice: 19,
             afterJob: {
                 let isFirst = first.withLock { first in
                     defer { first = false }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct AllowedHostsTests {
     /// The shipped config.json with the memory store, changed by `edit`; the server gets the
     /// configuration's HTTP settings (allowed hosts, trusted proxies).
-    static func start(_ edit: (inout DemoConfiguration) throws -> Void = { _ in }) throws -> (DemoApp, LiveServer) {
+    static func start(_ edit: (inout DemoConfiguration) throws -> Void = { _ in }) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -17,7 +17,7 @@ import Testing
         configuration.splashDelayMilliseconds = 0
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         try edit(&configuration)
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         var server = LiveServer.testConfiguration
         server.allowedHosts = configuration.server.allowedHosts
         server.trustedProxies = configuration.server.trustedProxies

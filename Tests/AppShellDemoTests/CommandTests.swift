@@ -72,33 +72,6 @@ import Testing
         #expect(lines.contains { $0["event"] == "stopped" && $0["inFlightFinished"] == true })
     }
 
-    /// The server starts itself again, in the same process, with the allocator's setting
-    /// (`AllocatorTuning`), still named `appshell`; a count the environment sets is kept.
-    @Test func startsItselfAgainWithTheAllocatorSetting() throws {
-        func environment(of running: ServerProcess) throws -> [String] {
-            let pid = running.process.processIdentifier
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
-            return bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        }
-        let tuned = try Self.run(environment: ["APPSHELL_PORT": "0", "GLIBC_TUNABLES": ""])
-        _ = try tuned.port()
-        let pid = tuned.process.processIdentifier
-        let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
-        #expect(name == "appshell\n")
-        #expect(try environment(of: tuned).contains("GLIBC_TUNABLES=" + AllocatorTuning.tunable))
-        #expect(try TestClient(port: tuned.port()).get("/healthz").status == 200)
-        tuned.terminate()
-        #expect(tuned.waitForExit() == 0)
-
-        let chosen = try Self.run(environment: ["APPSHELL_PORT": "0", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=7"])
-        _ = try chosen.port()
-        let variables = try environment(of: chosen)
-        #expect(variables.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=7"))
-        #expect(!variables.contains { $0.hasPrefix(AllocatorTuning.marker + "=") })
-        chosen.terminate()
-        #expect(chosen.waitForExit() == 0)
-    }
-
     @Test func sigtermLetsAnInFlightRequestFinish() throws {
         let running = try Self.run(environment: ["APPSHELL_PORT": "0"])
         let port = try running.port()

@@ -138,10 +138,6 @@ import Testing
             #"{"storeWriteQueue": 0}"#,
             #""storeWriteQueue" must be an integer from 1 to 1000000, got 0"#
         ),
-        (
-            #"{"passwordCheckPriority": "high"}"#,
-            #""passwordCheckPriority" must be one of "normal", "share", "low", "idle", got "high""#
-        ),
         (#"{"threads": 0}"#, #""threads" must be an integer from 1 to 1024, got 0"#),
         (#"{"publicDirectory": ["a"]}"#, #""publicDirectory" must be a non-empty string, got an array"#),
         (#"[1]"#, "must hold a JSON object, not an array"),
@@ -225,8 +221,6 @@ extension ConfigurationTests {
         #expect(defaults.accounts.passwordCheckThreads == max(1, AccountsConfiguration.processorCount / 2))
         #expect(defaults.accounts.passwordCheckQueue == 64)
         #expect(defaults.storeWriteQueue == 1024)
-        #expect(defaults.accounts.passwordCheckPriority == .share)
-        #expect(defaults.accounts.passwordCheckCoreShare == CoreShare(percent: 20, sliceMicroseconds: 1000))
         let path = try Self.write(
             #"{"allowedHosts": ["app.example.com", ".example.org"], "trustedProxies": ["10.0.0.0/8"]}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -239,53 +233,15 @@ extension ConfigurationTests {
                 "APPSHELL_ALLOWED_HOSTS": " a.example.com , [::1]", "APPSHELL_TRUSTED_PROXIES": #"["fd00::/8"]"#,
                 "APPSHELL_PASSWORD_CHECK_THREADS": "3", "APPSHELL_PASSWORD_CHECK_QUEUE": "5",
                 "APPSHELL_STORE_WRITE_QUEUE": "7",
-                "APPSHELL_PASSWORD_CHECK_PRIORITY": "low", "APPSHELL_PASSWORD_CHECK_SHARE": "10",
-                "APPSHELL_PASSWORD_CHECK_SLICE_MICROSECONDS": "0",
             ])
         #expect(environment.server.allowedHosts.entries == ["a.example.com", "[::1]"])
         #expect(environment.server.trustedProxies.entries == ["fd00::/8"])
         #expect(environment.accounts.passwordCheckThreads == 3)
         #expect(environment.accounts.passwordCheckQueue == 5)
         #expect(environment.storeWriteQueue == 7)
-        #expect(environment.accounts.passwordCheckPriority == .low)
-        #expect(environment.accounts.passwordCheckCoreShare == CoreShare(percent: 10, sliceMicroseconds: 0))
         let empty = try DemoConfiguration.load(
             path: path, required: true, environment: ["APPSHELL_ALLOWED_HOSTS": "", "APPSHELL_TRUSTED_PROXIES": ""])
         #expect(empty.server.allowedHosts.entries == [])
         #expect(empty.server.trustedProxies.isEmpty)
-    }
-}
-
-extension ConfigurationTests {
-    /// A password-check setting out of its range stops the start with the key and what it must be.
-    @Test(arguments: [
-        ("APPSHELL_PASSWORD_CHECK_PRIORITY", "lowest", "one of \"normal\", \"share\", \"low\", \"idle\""),
-        ("APPSHELL_PASSWORD_CHECK_SHARE", "0", "an integer from 1 to 50"),
-        ("APPSHELL_PASSWORD_CHECK_SHARE", "51", "an integer from 1 to 50"),
-        ("APPSHELL_PASSWORD_CHECK_SLICE_MICROSECONDS", "50", "0 (the kernel's tick) or an integer from 100 to 100000"),
-        ("APPSHELL_PASSWORD_CHECK_SLICE_MICROSECONDS", "100001", "an integer from 100 to 100000"),
-        ("APPSHELL_PASSWORD_CHECK_SLICE_MICROSECONDS", "fast", "0 (the kernel's tick)"),
-    ])
-    func aBadPasswordCheckSettingIsAConfigurationError(variable: String, value: String, expectation: String) {
-        let message = Self.message {
-            _ = try DemoConfiguration.load(
-                path: "/nonexistent/config.json", required: false, environment: [variable: value])
-        }
-        #expect(message?.contains(variable) == true)
-        #expect(message?.contains(expectation) == true)
-    }
-
-    /// The file's keys take the same values as the variables.
-    @Test func thePasswordChecksShareAndSliceComeFromTheFile() throws {
-        let path = try Self.write(
-            #"{"passwordCheckPriority": "share", "passwordCheckShare": 30, "passwordCheckSliceMicroseconds": 500}"#)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = try DemoConfiguration.load(path: path, required: true, environment: [:])
-        #expect(file.accounts.passwordCheckPriority == .share)
-        #expect(file.accounts.passwordCheckCoreShare == CoreShare(percent: 30, sliceMicroseconds: 500))
-        let bad = try Self.write(#"{"passwordCheckSliceMicroseconds": 99}"#)
-        defer { try? FileManager.default.removeItem(atPath: bad) }
-        let message = Self.message { _ = try DemoConfiguration.load(path: bad, required: true, environment: [:]) }
-        #expect(message?.contains("passwordCheckSliceMicroseconds") == true)
     }
 }

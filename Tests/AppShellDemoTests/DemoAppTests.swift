@@ -1,3 +1,4 @@
+import AppShell
 import AppShellConcurrency
 import AppShellDemo
 import AppShellHTTP
@@ -7,11 +8,11 @@ import Testing
 
 /// The demo app's own routes, in process with the memory store.
 @Suite struct DemoAppTests {
-    static func start() throws -> (DemoApp, LiveServer) {
+    static func start() throws -> (DemoServer, LiveServer) {
         var configuration = DemoConfiguration()
         configuration.store = .memory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 
@@ -36,24 +37,17 @@ import Testing
         configuration.store = .memory
         configuration.cookieName = "sid"
         configuration.secureCookies = true
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         #expect(app.cookie.name == "__Host-sid")
         #expect(app.cookie.header(value: "v") == "__Host-sid=v; Path=/; HttpOnly; SameSite=Lax; Secure")
     }
 
-    @Test func thePasswordCheckPoolTakesTheConfiguredPriority() throws {
+    @Test func thePasswordCheckPoolTakesTheConfiguredThreadsAtItsNice() throws {
         var configuration = DemoConfiguration()
         configuration.store = .memory
-        let defaults = try DemoApp(configuration: configuration).server.accounts.passwordChecks
-        #expect(defaults.priority == .share)
-        #expect(defaults.share == CoreShare(percent: 20, sliceMicroseconds: 1000))
-        configuration.accounts.passwordCheckPriority = .low
         configuration.accounts.passwordCheckThreads = 2
-        configuration.accounts.passwordCheckShare = 10
-        configuration.accounts.passwordCheckSliceMicroseconds = 0
-        let app = try DemoApp(configuration: configuration)
-        #expect(app.server.accounts.passwordChecks.priority == .low)
+        let app = try DemoServer(configuration: configuration)
         #expect(app.server.accounts.passwordChecks.threads == 2)
-        #expect(app.server.accounts.passwordChecks.share == CoreShare(percent: 10, sliceMicroseconds: 0))
+        #expect(app.server.accounts.passwordChecks.nice == Accounts.passwordCheckNice)
     }
 }

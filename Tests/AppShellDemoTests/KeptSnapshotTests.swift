@@ -8,7 +8,7 @@ import Testing
 /// bytes are made only when the app is rebuilt from it — and it comes back exactly as it was.
 @Suite struct KeptSnapshotTests {
     /// The kept snapshot of the session `client`'s cookie names.
-    static func kept(_ app: DemoApp, _ client: TestClient) throws -> SessionSnapshot? {
+    static func kept(_ app: DemoServer, _ client: TestClient) throws -> SessionSnapshot? {
         let id = try #require(SessionID(client.cookies[app.cookie.name] ?? ""))
         return try app.sessions.withLiveSession(id) { $0.keptSnapshot } ?? nil
     }

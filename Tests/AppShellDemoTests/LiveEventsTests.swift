@@ -12,7 +12,7 @@ import Testing
 /// session's app did not send.
 @Suite struct LiveEventsTests {
     /// A demo app on the memory store holding at most `maxSessionsInMemory` sessions in memory.
-    static func start(maxSessionsInMemory: Int = 100_000) throws -> (DemoApp, LiveServer) {
+    static func start(maxSessionsInMemory: Int = 100_000) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -20,7 +20,7 @@ import Testing
         configuration.splashDelayMilliseconds = 0
         configuration.sessions.maxSessionsInMemory = maxSessionsInMemory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 
@@ -153,10 +153,10 @@ extension LiveEventsTests {
         configuration.sessions.idleTimeoutSeconds = 1
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         // The login must finish within the second the session lives: a password check that costs
-        // nothing, at the server's own priority (an idle-priority Argon2id check on a machine the
-        // other suites keep busy took longer, and the session expired before the login ended).
-        configuration.accounts.passwordCheckPriority = .normal
-        let app = try DemoApp(configuration: configuration, verifyPassword: { password, _ in password == "appshell" })
+        // nothing (an Argon2id check at a low priority on a machine the other suites keep busy
+        // took longer, and the session expired before the login ended).
+        let app = try DemoServer(
+            configuration: configuration, verifyPassword: { password, _ in password == "appshell" })
         let live = try LiveServer(responder: try app.makeResponder())
         let (_, cookie) = try Self.loggedIn(live)
         let (stream, _) = try Self.openStream(live.port, cookie: cookie)

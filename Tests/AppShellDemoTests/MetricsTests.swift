@@ -12,7 +12,7 @@ import Testing
     /// The demo on the memory store behind a server that counts into the app's statistics.
     static func start(
         verifier: PasswordCheckPoolTests.HeldVerifier? = nil, _ edit: (inout DemoConfiguration) -> Void = { _ in }
-    ) throws -> (DemoApp, LiveServer) {
+    ) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -22,9 +22,9 @@ import Testing
         edit(&configuration)
         let app =
             if let verifier {
-                try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
+                try DemoServer(configuration: configuration, verifyPassword: verifier.verify)
             } else {
-                try DemoApp(configuration: configuration)
+                try DemoServer(configuration: configuration)
             }
         return (app, try LiveServer(responder: try app.makeResponder(), statistics: app.statistics))
     }

@@ -175,7 +175,7 @@ extension LoginFormTests {
 /// Reminders belong to the session state that asked for them.
 @Suite struct ReminderTests {
     /// Waits until every scheduler entry due by now has run (entries run in order on one thread).
-    static func drain(_ app: DemoApp) {
+    static func drain(_ app: DemoServer) {
         let ran = DispatchSemaphore(value: 0)
         app.shell.scheduler.schedule(at: app.shell.clock()) { ran.signal() }
         _ = ran.wait(timeout: .now() + 60)
@@ -183,7 +183,7 @@ extension LoginFormTests {
 
     /// Waits until the scheduler holds nothing but what is not yet due (60 s at most: a bound
     /// only, the entries are due within seconds).
-    static func waitUntilFired(_ app: DemoApp) {
+    static func waitUntilFired(_ app: DemoServer) {
         let deadline = Date(timeIntervalSinceNow: 60)
         while app.shell.scheduler.pendingCount > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         drain(app)

@@ -58,7 +58,7 @@ import Testing
         let mapping = try #require(
             document["components"]?["schemas"]?["Action"]?["discriminator"]?["mapping"]?.objectValue)
         let environment = DemoEnvironment(splashDelayMilliseconds: 0)
-        #expect(Set(mapping.keys) == DemoShell(environment: environment).knownActions)
+        #expect(Set(mapping.keys) == DemoApp(environment: environment).knownActions)
     }
 
     /// The document's actions are the screens' typed actions: each one's required members are
@@ -67,7 +67,7 @@ import Testing
         let document = try Self.document()
         let schemas = try #require(document["components"]?["schemas"])
         let mapping = try #require(schemas["Action"]?["discriminator"]?["mapping"]?.objectValue)
-        let catalog = DemoShell(environment: DemoEnvironment(splashDelayMilliseconds: 0)).actionCatalog
+        let catalog = DemoApp(environment: DemoEnvironment(splashDelayMilliseconds: 0)).actionCatalog
         #expect(catalog.map(\.name).sorted() == mapping.keys.sorted())
         for action in catalog {
             let reference = try #require(mapping[action.name]?.stringValue)
@@ -76,16 +76,6 @@ import Testing
             #expect(required == ["action"] + action.requiredParameters, "\(action.name)")
             #expect(schema["properties"]?["action"]?["const"]?.stringValue == action.name)
         }
-    }
-
-    /// The framework's part of every document is built in from its JSON file.
-    @Test func theEmbeddedTemplateIsTheJSONFile() throws {
-        let sources = CommandTests.packageRoot.appendingPathComponent("Sources/AppShell/Pages")
-        let json = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.json"), encoding: .utf8)
-        let swift = try String(contentsOf: sources.appendingPathComponent("APIDocumentTemplate.swift"), encoding: .utf8)
-        #expect(
-            swift.contains("\"\"\"\n" + json + "\n\"\"\""),
-            "APIDocumentTemplate.swift differs from APIDocumentTemplate.json: run python3 scripts/embed-assets.py")
     }
 
     @Test func theServerServesItsDocumentWithoutASession() throws {

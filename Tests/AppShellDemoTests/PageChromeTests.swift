@@ -14,7 +14,7 @@ import Testing
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         let environment = DemoEnvironment(splashDelayMilliseconds: 0)
         let server = try ShellServer(
-            configuration: configuration, application: DemoShell(environment: environment), chrome: chrome)
+            configuration: configuration, application: DemoApp(environment: environment), chrome: chrome)
         return (server, try LiveServer(responder: try server.makeResponder()))
     }
 

@@ -8,18 +8,18 @@ import Testing
 
 /// The pages, forms without JavaScript, CSRF and Origin checks, and the event stream.
 @Suite struct PageTests {
-    static func start(splashDelay: Int = 0, reminderDelay: Int = 5000) throws -> (DemoApp, LiveServer) {
+    static func start(splashDelay: Int = 0, reminderDelay: Int = 5000) throws -> (DemoServer, LiveServer) {
         let app = try makeApp(splashDelay: splashDelay, reminderDelay: reminderDelay)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 
     /// The demo served in `mode` (the tests that take one run over a socket and in process).
-    static func start(_ mode: TestMode) throws -> (DemoApp, TestServer) {
+    static func start(_ mode: TestMode) throws -> (DemoServer, TestServer) {
         let app = try makeApp(splashDelay: 0, reminderDelay: 5000)
         return (app, try TestServer(mode, responder: try app.makeResponder()))
     }
 
-    static func makeApp(splashDelay: Int, reminderDelay: Int) throws -> DemoApp {
+    static func makeApp(splashDelay: Int, reminderDelay: Int) throws -> DemoServer {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -27,7 +27,7 @@ import Testing
         configuration.splashDelayMilliseconds = splashDelay
         configuration.reminderDelayMilliseconds = reminderDelay
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        return try DemoApp(configuration: configuration)
+        return try DemoServer(configuration: configuration)
     }
 
     /// The value of the first hidden `csrf` field of a page.

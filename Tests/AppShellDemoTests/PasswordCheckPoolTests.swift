@@ -35,7 +35,7 @@ import Testing
     /// A demo server with ONE epoll thread whose password checks wait for `verifier`.
     static func start(
         _ verifier: HeldVerifier, _ edit: (inout DemoConfiguration) -> Void = { _ in }
-    ) throws -> (DemoApp, LiveServer) {
+    ) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -43,7 +43,7 @@ import Testing
         configuration.splashDelayMilliseconds = 0
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
         edit(&configuration)
-        let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
+        let app = try DemoServer(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
         server.threads = 1
         return (app, try LiveServer(configuration: server, responder: try app.makeResponder()))

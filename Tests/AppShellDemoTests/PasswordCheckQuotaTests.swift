@@ -14,13 +14,13 @@ import Testing
 @Suite struct PasswordCheckQuotaTests {
     /// A demo server behind a trusted proxy (127.0.0.1) whose checks wait for `verifier`: two per
     /// network, sixteen in the queue.
-    static func start(_ verifier: PasswordCheckPoolTests.HeldVerifier) throws -> (DemoApp, LiveServer) {
+    static func start(_ verifier: PasswordCheckPoolTests.HeldVerifier) throws -> (DemoServer, LiveServer) {
         let configuration = try ShellAPITests.configuration {
             $0.accounts.passwordCheckThreads = 1
             $0.accounts.passwordCheckQueue = 16
             $0.accounts.passwordChecksPerClient = 2
         }
-        let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
+        let app = try DemoServer(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])
         return (app, try LiveServer(configuration: server, responder: try app.makeResponder()))
@@ -99,7 +99,7 @@ import Testing
             $0.accounts.passwordCheckQueue = 16
             $0.accounts.passwordChecksPerClient = 3
         }
-        let app = try DemoApp(configuration: configuration, verifyPassword: verifier.verify)
+        let app = try DemoServer(configuration: configuration, verifyPassword: verifier.verify)
         var server = LiveServer.testConfiguration
         server.trustedProxies = try TrustedProxies(["127.0.0.1"])
         let live = try LiveServer(configuration: server, responder: try app.makeResponder())

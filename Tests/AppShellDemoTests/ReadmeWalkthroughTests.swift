@@ -100,7 +100,7 @@ import Testing
             environment: [:])
         configuration.store = .memory
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         let server = try TestServer(mode, responder: try app.makeResponder())
         let client = server.client()
         for step in steps {

@@ -205,7 +205,7 @@ import Testing
 
     static func start(
         _ disk: SmallDisk, idleTimeout: Int64 = 1800, splashDelay: Int = 0
-    ) throws -> (DemoApp, LiveServer) {
+    ) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -214,7 +214,7 @@ import Testing
         configuration.splashDelayMilliseconds = splashDelay
         configuration.sessions.idleTimeoutSeconds = idleTimeout
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 

@@ -8,7 +8,7 @@ import Testing
 /// app kept alive by a reference cycle would grow the server with every session that ever lived.
 @Suite struct SessionMemoryTests {
     /// The live app of the session `client`'s cookie names.
-    static func liveApp(_ app: DemoApp, _ client: TestClient) throws -> LiveApp? {
+    static func liveApp(_ app: DemoServer, _ client: TestClient) throws -> LiveApp? {
         let text = try #require(client.cookies[app.cookie.name])
         let id = try #require(SessionID(text))
         return try app.sessions.withLiveSession(id) { $0.attachment as? LiveApp } ?? nil

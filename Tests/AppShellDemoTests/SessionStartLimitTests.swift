@@ -31,7 +31,7 @@ import Testing
     /// the suites over TLS, whose handshakes made the visits slower): the limit counts real time.
     @Test func theLimitCountsSecondsOfTheShellsClock() throws {
         let now = Locked<Int64>(1_800_000_000_000)
-        let app = try DemoApp(
+        let app = try DemoServer(
             configuration: ShellAPITests.configuration(splashDelay: 0) { $0.shell.newSessionsPerMinute = 3 },
             clock: { now.withLock { $0 } })
         var server = LiveServer.testConfiguration

@@ -12,21 +12,21 @@ import Testing
 /// modal presentation, notification launch and the error cases.
 @Suite struct ShellAPITests {
     /// The shipped config.json (user `demo`, password `appshell`) with the memory store.
-    static func start(splashDelay: Int = 0, maxSessionsInMemory: Int? = nil) throws -> (DemoApp, LiveServer) {
+    static func start(splashDelay: Int = 0, maxSessionsInMemory: Int? = nil) throws -> (DemoServer, LiveServer) {
         let app = try makeApp(splashDelay: splashDelay, maxSessionsInMemory: maxSessionsInMemory)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 
     /// The demo served in `mode`: the tests that take a `TestMode` run over a socket and in process.
-    static func start(_ mode: TestMode) throws -> (DemoApp, TestServer) {
+    static func start(_ mode: TestMode) throws -> (DemoServer, TestServer) {
         let app = try makeApp(splashDelay: 0, maxSessionsInMemory: nil)
         return (app, try TestServer(mode, responder: try app.makeResponder()))
     }
 
     static func makeApp(
         splashDelay: Int, maxSessionsInMemory: Int?, _ edit: (inout DemoConfiguration) -> Void = { _ in }
-    ) throws -> DemoApp {
-        try DemoApp(
+    ) throws -> DemoServer {
+        try DemoServer(
             configuration: configuration(splashDelay: splashDelay) {
                 if let maxSessionsInMemory { $0.sessions.maxSessionsInMemory = maxSessionsInMemory }
                 edit(&$0)

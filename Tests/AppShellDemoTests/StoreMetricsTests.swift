@@ -6,7 +6,7 @@ import Testing
 
 /// `/metrics` shows the SQLite store writer's counters (and nothing of them for the memory store).
 @Suite struct StoreMetricsTests {
-    static func start(_ store: ShellConfiguration.StoreKind, directory: String) throws -> (DemoApp, LiveServer) {
+    static func start(_ store: ShellConfiguration.StoreKind, directory: String) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -14,7 +14,7 @@ import Testing
         configuration.storePath = directory + "/sessions.sqlite"
         configuration.splashDelayMilliseconds = 0
         configuration.publicDirectory = CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 

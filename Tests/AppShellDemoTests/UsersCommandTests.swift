@@ -143,7 +143,7 @@ import Testing
         var configuration = DemoConfiguration()
         configuration.store = .sqlite
         configuration.storePath = store.path
-        var app: DemoApp? = try DemoApp(configuration: configuration)
+        var app: DemoServer? = try DemoServer(configuration: configuration)
         // Served: adding and listing are fine, ending sessions is refused and changes nothing.
         #expect(try store.users(["add", "bob"], input: "long enough\n").status == 0)
         for arguments in [["passwd", "ann"], ["remove", "ann"]] {

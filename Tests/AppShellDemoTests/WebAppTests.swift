@@ -10,7 +10,7 @@ import Testing
 /// work (tests/browser/test_webapp.py).
 @Suite struct WebAppTests {
     /// A server over `publicDirectory` (the repository's `Public` by default).
-    static func start(publicDirectory: String? = nil) throws -> (DemoApp, LiveServer) {
+    static func start(publicDirectory: String? = nil) throws -> (DemoServer, LiveServer) {
         var configuration = try DemoConfiguration.load(
             path: CommandTests.packageRoot.appendingPathComponent("config.json").path, required: true,
             environment: [:])
@@ -18,7 +18,7 @@ import Testing
         configuration.splashDelayMilliseconds = 0
         configuration.publicDirectory =
             publicDirectory ?? CommandTests.packageRoot.appendingPathComponent("Public").path
-        let app = try DemoApp(configuration: configuration)
+        let app = try DemoServer(configuration: configuration)
         return (app, try LiveServer(responder: try app.makeResponder()))
     }
 

@@ -9,6 +9,12 @@ import Testing
 /// whose write is not durable yet) and made to fail.
 final class GatedBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: the fields below are read and written under `condition` only.
+    /// The backend that does the work.
+    let inner: any DefaultsBackend
+
+    /// A backend forwarding to `inner` but for what it does itself.
+    init(inner: any DefaultsBackend = MemoryDefaultsBackend()) { self.inner = inner }
+
     private let condition = Condition()
     private var open = true
     private var failing = false
@@ -42,7 +48,7 @@ final class GatedBackend: ForwardingDefaultsBackend, @unchecked Sendable {
         return body(self)
     }
 
-    override func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         condition.lock()
         entered += 1
         condition.broadcast()

@@ -10,13 +10,19 @@ import Testing
 /// load that races a rename (the real memory backend does the work).
 final class PausingBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: its own state is an atomic and two semaphores.
+    /// The backend that does the work.
+    let inner: any DefaultsBackend
+
+    /// A backend forwarding to `inner` but for what it does itself.
+    init(inner: any DefaultsBackend = MemoryDefaultsBackend()) { self.inner = inner }
+
     /// Set to hold the next load after it read its record.
     let pauseNextLoad = Atomic<Bool>(false)
     /// Signalled when a load is held; signal `resume` to let it return.
     let paused = DispatchSemaphore(value: 0)
     let resume = DispatchSemaphore(value: 0)
 
-    override func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+    func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let record = try inner.load(id)
         if pauseNextLoad.exchange(false, ordering: .relaxed) {
             paused.signal()

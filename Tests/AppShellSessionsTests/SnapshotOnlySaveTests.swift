@@ -6,12 +6,18 @@ import Testing
 /// A backend that records every write of the group commits it passes on.
 final class RecordingBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: `written` is a Mutex.
+    /// The backend that does the work.
+    let inner: any DefaultsBackend
+
+    /// A backend forwarding to `inner` but for what it does itself.
+    init(inner: any DefaultsBackend = MemoryDefaultsBackend()) { self.inner = inner }
+
     private let written = Mutex<[StoreWrite]>([])
 
     /// The writes made so far, in order.
     var writes: [StoreWrite] { written.withLock { $0 } }
 
-    override func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         written.withLock { $0.append(contentsOf: writes) }
         try inner.applyAll(writes)
     }

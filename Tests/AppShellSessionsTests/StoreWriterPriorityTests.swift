@@ -8,22 +8,23 @@ import Testing
 /// thread writes first.
 @Suite struct StoreWriterPriorityTests {
     /// Before: the thread started at the first write and inherited that thread's policy. A login's
-    /// write comes from the password-check pool, which runs as `SCHED_IDLE`: the writer ran as
-    /// `SCHED_IDLE` for good (this test saw `.idle`), and under a flood every action waited for it.
+    /// write came from the password-check pool, which ran as `SCHED_IDLE`: the writer ran as
+    /// `SCHED_IDLE` for good (this test saw it), and under a flood every action waited for it.
     @Test func aFirstWriteFromAnIdleThreadLeavesTheWriterNormal() throws {
-        #expect(ThreadPriority.currentThread == .normal)
+        #expect(sched_getscheduler(0) == 0)  // SCHED_OTHER
         let writer = StoreWriter(backend: MemoryDefaultsBackend(), queueLimit: 8)
         defer { writer.stop() }
-        let seen = Mutex<ThreadPriority?>(nil)
+        let seen = Mutex<Int32?>(nil)
         let done = Condition()
         let thread = BackgroundThread {
-            // Like a password-check pool thread (ThreadPriority.idle is its default).
-            #expect(ThreadPriority.idle.applyToCurrentThread())
+            // A thread that lowered itself to SCHED_IDLE (5), as a low-priority pool's would.
+            var parameters = sched_param()
+            #expect(sched_setscheduler(0, 5, &parameters) == 0)
             let record = SessionRecord(values: ["user": .string("ann")], created: 1, accessed: 1)
             let queued = writer.submit([.save(SessionID.random(), record)]) { error in
                 #expect(error == nil)
-                // The completion runs on the writer's thread.
-                seen.withLock { $0 = ThreadPriority.currentThread }
+                // The completion runs on the writer's thread: SCHED_BATCH (3), never SCHED_IDLE.
+                seen.withLock { $0 = sched_getscheduler(0) }
                 done.lock()
                 done.broadcast()
                 done.unlock()
@@ -34,7 +35,7 @@ import Testing
         done.lock()
         while seen.withLock({ $0 }) == nil { _ = done.wait(milliseconds: 100) }
         done.unlock()
-        #expect(seen.withLock { $0 } == .normal)
+        #expect(seen.withLock { $0 } == 3)
     }
 
     /// The writer runs as `SCHED_BATCH` (its wake-ups do not preempt the server's threads, so

@@ -4,18 +4,11 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The base stylesheet is the framework's: built in from `Public/appshell.css`, served from memory
-/// at its versioned URL with a static file's caching headers, and linked by every page before the
-/// app's own stylesheets, in an app whose public directory has no copy of it.
+/// The base stylesheet is the framework's: built in from
+/// `Sources/AppShell/Pages/Resources/appshell.css`, served from memory at its versioned URL with a
+/// static file's caching headers, and linked by every page before the app's own stylesheets, in an
+/// app whose public directory has no copy of it.
 @Suite struct BaseStylesheetTests {
-    @Test func theBuiltInStylesheetIsPublicAppshellCSS() throws {
-        let file = try Data(contentsOf: PageScriptTests.packageRoot.appendingPathComponent("Public/appshell.css"))
-        #expect(
-            Array(file) == BaseStylesheet.bytes,
-            "Sources/AppShell/Pages/BaseStylesheet.swift differs from Public/appshell.css: run python3 scripts/embed-assets.py"
-        )
-    }
-
     /// It styles the framework's markup, never a screen of the demo's by name.
     @Test func itNamesNoScreen() {
         let css = String(decoding: BaseStylesheet.bytes, as: UTF8.self)

@@ -3,9 +3,10 @@ import AppShellConcurrency
 import AppShellHTTP
 import AppShellSessions
 import AppShellTesting
+import Glibc
 import Testing
 
-/// The slow-check app's one screen: `check` hands work to an idle-priority pool.
+/// The slow-check app's one screen: `check` hands work to a low-priority pool.
 enum SlowCheckAction: String, ScreenActions {
     case check
 }
@@ -14,14 +15,17 @@ final class SlowCheckScreen: Screen<SlowCheckAction>, RestorableScreen {
     init() { super.init(name: "slowCheck") }
 }
 
-/// The priorities of the threads a deferred action's two halves ran on.
+/// The nice values of the threads a deferred action's two halves ran on.
 final class SeenPriorities: Sendable {
-    let work = Locked<ThreadPriority?>(nil)
-    let settle = Locked<ThreadPriority?>(nil)
-    let finish = Locked<ThreadPriority?>(nil)
+    let work = Locked<Int32?>(nil)
+    let settle = Locked<Int32?>(nil)
+    let finish = Locked<Int32?>(nil)
+
+    /// The calling thread's nice value (Linux keeps one per thread).
+    static var currentNice: Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
 }
 
-/// `check` runs its work on `pool` and records the priority of the threads its work, its settle
+/// `check` runs its work on `pool` and records the nice values of the threads its work, its settle
 /// and its finish (under the session's lock) run on.
 final class SlowCheckCoordinator: Coordinator, ApplicationCoordinator {
     let root: RootController
@@ -32,12 +36,12 @@ final class SlowCheckCoordinator: Coordinator, ApplicationCoordinator {
         super.init(name: "slowCheck")
         handle(SlowCheckAction.self) { [unowned self] _, _ throws(ActionError) in
             let queued = self.root.finishLater(on: pool) { () -> Bool in
-                seen.work.withLock { $0 = ThreadPriority.currentThread }
+                seen.work.withLock { $0 = SeenPriorities.currentNice }
                 return true
             } settle: { _ in
-                seen.settle.withLock { $0 = ThreadPriority.currentThread }
+                seen.settle.withLock { $0 = SeenPriorities.currentNice }
             } then: { (root: RootController, _: Bool) throws(ActionError) in
-                seen.finish.withLock { $0 = ThreadPriority.currentThread }
+                seen.finish.withLock { $0 = SeenPriorities.currentNice }
                 root.noteChange()
             }
             guard queued else { throw ActionError(status: 503, "busy") }
@@ -61,11 +65,12 @@ struct SlowCheckApp: ShellApplication {
 /// session's and its registry shard's locks — at the normal priority.
 @Suite struct DeferredFinishPriorityTests {
     /// Before: the finish ran on the pool's thread, after the work, so with a `SCHED_IDLE` pool
-    /// (the demo's password checks) it took the session's and the shard's locks as `SCHED_IDLE`
-    /// (this test saw `.idle`); preempted there, it made other sessions' requests wait.
-    @Test(arguments: TestMode.allCases) func theFinishRunsAtNormalPriorityAfterAnIdleCheck(mode: TestMode) throws {
-        #expect(ThreadPriority.currentThread == .normal)
-        let pool = WorkerPool(threads: 1, queueLimit: 4, name: "appshell-test-checks", priority: .idle)
+    /// (the demo's password checks then) it took the session's and the shard's locks as
+    /// `SCHED_IDLE`; preempted there, it made other sessions' requests wait.
+    @Test(arguments: TestMode.allCases) func theFinishRunsAtNormalPriorityAfterALowPriorityCheck(mode: TestMode) throws
+    {
+        #expect(SeenPriorities.currentNice == 0)
+        let pool = WorkerPool(threads: 1, queueLimit: 4, name: "appshell-test-checks", nice: 19)
         defer { pool.stop() }
         let app = SlowCheckApp(pool: pool)
         let registry = SessionRegistry(configuration: SessionConfiguration(), backend: MemoryDefaultsBackend())
@@ -80,8 +85,8 @@ struct SlowCheckApp: ShellApplication {
         let answer = try client.postJSON("/api/actions", #"{"action": "check"}"#)
         #expect(answer.status == 200)
         #expect((answer.json["version"]?.integerValue ?? 0) > before)
-        #expect(app.seen.work.withLock { $0 } == .idle)
-        #expect(app.seen.settle.withLock { $0 } == .normal)
-        #expect(app.seen.finish.withLock { $0 } == .normal)
+        #expect(app.seen.work.withLock { $0 } == 19)
+        #expect(app.seen.settle.withLock { $0 } == 0)
+        #expect(app.seen.finish.withLock { $0 } == 0)
     }
 }

@@ -9,6 +9,12 @@ import Testing
 /// A memory backend whose group commits wait while the test holds them.
 final class HeldBackend: ForwardingDefaultsBackend, @unchecked Sendable {
     // @unchecked: `held` and `entered` are used under `condition` only.
+    /// The backend that does the work.
+    let inner: any DefaultsBackend
+
+    /// A backend forwarding to `inner` but for what it does itself.
+    init(inner: any DefaultsBackend = MemoryDefaultsBackend()) { self.inner = inner }
+
     private let condition = NSCondition()
     private var held = false
     private var entered = 0
@@ -30,7 +36,7 @@ final class HeldBackend: ForwardingDefaultsBackend, @unchecked Sendable {
         condition.unlock()
     }
 
-    override func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         condition.lock()
         entered += 1
         condition.broadcast()

@@ -4,19 +4,13 @@ import AppShellTesting
 import Foundation
 import Testing
 
-/// The shell's page script is the framework's: built in from `Public/app.js`, served from memory
-/// at its versioned URL with a static file's caching headers, and loaded by every page of an app
-/// whose public directory has no copy of it.
+/// The shell's page script is the framework's: built in from
+/// `Sources/AppShell/Pages/Resources/app.js`, served from memory at its versioned URL with a static
+/// file's caching headers, and loaded by every page of an app whose public directory has no copy
+/// of it.
 @Suite struct PageScriptTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-
-    @Test func theBuiltInScriptIsPublicAppJS() throws {
-        let file = try Data(contentsOf: Self.packageRoot.appendingPathComponent("Public/app.js"))
-        #expect(
-            Array(file) == PageScript.bytes,
-            "Sources/AppShell/Pages/PageScript.swift differs from Public/app.js: run python3 scripts/embed-assets.py")
-    }
 
     /// A server of the probe app over `publicDirectory` (empty: no `app.js` in it).
     static func start(_ mode: TestMode, publicDirectory: TemporaryDirectory) throws -> TestServer {

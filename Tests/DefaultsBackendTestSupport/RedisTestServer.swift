@@ -26,7 +26,7 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     /// The URL of the server.
-    public let url: RedisURL
+    package let url: RedisURL
     /// Its folder (socket, log, append-only file).
     public let folder: String
     private let arguments: [String]
@@ -116,7 +116,7 @@ public final class RedisTestServer: @unchecked Sendable {
     public static func uniquePrefix() -> String { "test-\(UUID().uuidString):" }
 
     /// A backend on this server whose keys start with a prefix of its own.
-    public func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
+    package func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
         try RedisDefaultsBackend(url: url, keyPrefix: RedisTestServer.uniquePrefix(), expiry: expiry)
     }
 

@@ -1,6 +1,6 @@
 """The browser page against docs/browser-contract.md, in a real headless Chromium.
 
-Tests with the `app` fixture run with JavaScript (Public/app.js swaps screens in place); tests with
+Tests with the `app` fixture run with JavaScript (the page script, Sources/AppShell/Pages/Resources/app.js, swaps screens in place); tests with
 `nojs_app` run with JavaScript disabled (plain forms, redirects and the splash's meta refresh).
 Each test has its own server and browser profile (see conftest.py).
 """

@@ -19,13 +19,13 @@ public final class Accounts: Sendable {
     /// Sign-ups per client network within the hour.
     let signUps: LoginRateLimiter
     /// Failed logins per session, client, username and (username, client) pair.
-    public let throttle: LoginThrottle
+    package let throttle: LoginThrottle
     /// The threads that check passwords (each Argon2id check holds 64 MiB and about 65 ms of a
     /// core), with a bounded queue: a login waits there with its request suspended, never on a
     /// server thread, and one that finds the queue full is refused at once.
-    public let passwordChecks: WorkerPool
+    package let passwordChecks: WorkerPool
     /// The checks each client network may have in `passwordChecks` at once.
-    public let checkQuota: PasswordCheckQuota
+    package let checkQuota: PasswordCheckQuota
     /// Whether a password matches a stored hash (`PasswordHash.verify`; tests pass a slower one).
     let verifyPassword: @Sendable (_ password: String, _ hash: String) -> Bool
 
@@ -45,8 +45,7 @@ public final class Accounts: Sendable {
         throttle = LoginThrottle(policy: configuration.throttlePolicy)
         passwordChecks = WorkerPool(
             threads: configuration.passwordCheckThreads, queueLimit: configuration.passwordCheckQueue,
-            name: "appshell-password-checks", priority: configuration.passwordCheckPriority,
-            share: configuration.passwordCheckCoreShare)
+            name: "appshell-password-checks", nice: Self.passwordCheckNice)
         checkQuota = PasswordCheckQuota(perClient: configuration.passwordChecksPerClient)
         self.verifyPassword = verifyPassword
     }
@@ -98,17 +97,14 @@ public final class Accounts: Sendable {
     /// The accounts' names, sorted. Throws when the store cannot be read.
     public func names() throws(StoreError) -> [String] { try backend().accountNames() }
 
-    /// Says on standard output, as a `passwordChecks` event, what the password-check threads run
-    /// with: the priority asked for and what the kernel granted (a refused slice or priority is
-    /// said, and the checks run anyway).
-    public func logScheduling() {
-        AccessLog.event(
-            "passwordChecks",
-            [
-                "threads": .integer(passwordChecks.threads), "priority": .string(passwordChecks.priority.rawValue),
-                "scheduling": .string(passwordChecks.schedulingDescription()),
-            ])
-    }
+    /// The nice value of the password-check threads (Linux's priority of a thread, 0–19; each
+    /// check thread sets its own), with the pool's rescheduling tick every millisecond: beside a
+    /// server thread at 0 that keeps a core busy, a thread at 6 gets about a fifth of it, and all
+    /// of an idle core. Measured with the demo's logins beside its reads (`bench/machinery.py
+    /// logins`, every core, nothing pinned, 2026-12-06): at the normal priority the reads made
+    /// 0.63× (0.54–1.16) of their rate without logins; at nice 6, 1.12× (0.81–1.40), logins still
+    /// getting through (bench/RESULTS.md).
+    package static let passwordCheckNice: Int32 = 6
 }
 
 /// The password checks (Argon2id) waiting for and running on their worker pool, at `/metrics`.

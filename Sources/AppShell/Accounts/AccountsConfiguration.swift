@@ -30,29 +30,15 @@ public struct AccountsConfiguration: Equatable, Sendable {
     /// Login attempts one client network may make a minute, whatever their outcome; one more gets
     /// 429 with `Retry-After` (0: no limit).
     public var loginAttemptsPerNetwork = LoginThrottle.Policy().attemptsPerNetwork
-    /// How the password-check threads share a core with the server's: `share` by default (a
-    /// bounded share of a busy core in short slices, so logins get through while reads keep their
-    /// latency).
-    public var passwordCheckPriority = ThreadPriority.share
-    /// At `share`: the percent of a core a busy server thread keeps that each check thread gets.
-    public var passwordCheckShare = 20
-    /// At `share`: how long a check keeps a core from a waiting server thread at most, in
-    /// microseconds (0: until the kernel's tick, 4 ms at 250 Hz).
-    public var passwordCheckSliceMicroseconds = 1000
 
     /// The defaults.
     public init() {}
 
     /// The login throttle's policy: its defaults, with `loginAttemptsPerNetwork`.
-    public var throttlePolicy: LoginThrottle.Policy {
+    package var throttlePolicy: LoginThrottle.Policy {
         var policy = LoginThrottle.Policy()
         policy.attemptsPerNetwork = loginAttemptsPerNetwork
         return policy
-    }
-
-    /// The share and slice of the password-check threads at `share`.
-    public var passwordCheckCoreShare: CoreShare {
-        CoreShare(percent: passwordCheckShare, sliceMicroseconds: passwordCheckSliceMicroseconds)
     }
 
     /// The number of online processors (at least 1).
@@ -91,27 +77,7 @@ public struct AccountsConfiguration: Equatable, Sendable {
             "loginAttemptsPerNetwork", .integer(0...1_000_000),
             "login attempts one client network may make a minute, whatever their outcome (0: no limit)"
         ) { $1.loginAttemptsPerNetwork = $0.integerValue! },
-        ConfigurationKey(
-            "passwordCheckPriority", .choice(ThreadPriority.allCases.map(\.rawValue)),
-            "how password checks share a core with the server's threads"
-        ) { $1.passwordCheckPriority = ThreadPriority(rawValue: $0.stringValue!) ?? .share },
-        ConfigurationKey(
-            "passwordCheckShare", .integer(CoreShare.percents),
-            "percent of a busy core each password check gets (passwordCheckPriority \"share\")"
-        ) { $1.passwordCheckShare = $0.integerValue! },
-        ConfigurationKey(
-            "passwordCheckSliceMicroseconds", sliceKind,
-            "how long a password check keeps a busy core at most (passwordCheckPriority \"share\")"
-        ) { $1.passwordCheckSliceMicroseconds = $0.integerValue! },
     ]
-
-    /// The `passwordCheckSliceMicroseconds` key's type: 0, or 100 µs to 100 ms.
-    static let sliceKind = ConfigurationKind.json(
-        expectation: "0 (the kernel's tick) or an integer from \(CoreShare.sliceMicrosecondsRange.lowerBound) "
-            + "to \(CoreShare.sliceMicrosecondsRange.upperBound)",
-        isValid: { value in
-            value.integerValue.map { $0 == 0 || CoreShare.sliceMicrosecondsRange.contains($0) } ?? false
-        })
 
     /// The `users` key's type: an array of username and Argon2id hash pairs.
     static let usersKind = ConfigurationKind.json(

@@ -17,13 +17,13 @@ extension ShellApplication {
 
     /// A new session's app outside a shell (a test's): its root lends the app's values
     /// (`environmentValues`) with the system's clock.
-    public func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
+    package func makeApp(defaults: DefaultsStore, now: Int64) -> LiveApp {
         makeApp(defaults: defaults, environment: environmentValues, now: now)
     }
 
     /// The session's app rebuilt from `snapshot` outside a shell (a test's): its root lends the
     /// app's values (`environmentValues`) with the system's clock.
-    public func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
+    package func restoreApp(from snapshot: ShellSnapshot, defaults: DefaultsStore, now: Int64) -> LiveApp? {
         restoreApp(from: snapshot, defaults: defaults, environment: environmentValues, now: now)
     }
 }

@@ -17,24 +17,10 @@ public protocol ShellApplication: Sendable {
     func makeCoordinator(root: RootController) -> RootCoordinator
     /// The work a new session does before it routes (the splash's), or `nil` for none.
     var startup: StartupWork? { get }
-    /// The app's screen types: by default every one the app coordinator's type shows, directly
-    /// or through the coordinators it shows (`RestorationRegistry`).
-    var screenTypes: [ViewController.Type] { get }
-    /// Every action name any screen of the app offers, plus `launch`; others are 400. By default,
-    /// the names of `actionCatalog`.
-    var knownActions: Set<String> { get }
     /// The app's values for its screens and coordinators, under its own keys (its services, its
     /// settings: `EnvironmentValues`), given once: the shell reads them when it is made, adds its
     /// own (`clock`) and lends them to every session's root. By default none (each key's default).
     var environmentValues: EnvironmentValues { get }
-    /// A new session's app, its root lending `environment`: the first screen, the started app
-    /// coordinator, and the start-up work begun at `now`.
-    func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp
-    /// The session's app rebuilt from `snapshot`, its root lending `environment`, or `nil` when the
-    /// snapshot cannot be used (the session then starts afresh).
-    func restoreApp(
-        from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
-    ) -> LiveApp?
     /// The URLs of the app's pages besides `/` (`/notes/:id` takes any segment as `id`). By
     /// default none; a `RoutedApplication` derives them from its routes.
     var pagePaths: [String] { get }
@@ -61,15 +47,16 @@ public protocol ShellApplication: Sendable {
 }
 
 extension ShellApplication {
-    /// Every screen type the app coordinator's type shows, directly or through its coordinators.
-    public var screenTypes: [ViewController.Type] {
+    /// The app's screen types: every one the app coordinator's type shows, directly or through
+    /// the coordinators it shows (`RestorationRegistry`).
+    package var screenTypes: [ViewController.Type] {
         RestorationRegistry.screenTypes(shownBy: RootCoordinator.self)
     }
 
     /// Every action of `screenTypes`, each name once (the first screen's description), then
     /// `launch` (with its `source`), which every screen accepts, and — when the app's coordinators
     /// declare a route (`Route`) — `show` (with its `screen`), which every screen accepts too.
-    public var actionCatalog: [ActionDescription] {
+    package var actionCatalog: [ActionDescription] {
         var seen = Set<String>()
         let typed = screenTypes.compactMap { $0 as? any ActionOffering.Type }
         let routes = RestorationRegistry.of(RootCoordinator.self).routes
@@ -81,7 +68,7 @@ extension ShellApplication {
 
     /// `launch`: its `source`, one of the app coordinator's `LaunchSource` cases, and each case's
     /// parameters (not required: each source needs its own).
-    public var launchDescription: ActionDescription {
+    package var launchDescription: ActionDescription {
         let sources = launchSources
         var parameters = [
             ActionParameter(name: "source", type: .string, choices: sources.isEmpty ? nil : sources.map(\.name))
@@ -97,15 +84,16 @@ extension ShellApplication {
     }
 
     /// The app coordinator's launch sources, each with its parameters (`LaunchSources`).
-    public var launchSources: [ActionDescription] { RootCoordinator.LaunchSource.descriptions }
+    package var launchSources: [ActionDescription] { RootCoordinator.LaunchSource.descriptions }
 
     /// The parameters of the launch from `source` (`?launch=note&id=1` carries `id`), by name.
-    public func launchParameters(of source: String) -> [String] {
+    package func launchParameters(of source: String) -> [String] {
         launchSources.first { $0.name == source }?.parameters.map(\.name) ?? []
     }
 
-    /// The names of `actionCatalog`.
-    public var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
+    /// Every action name any screen of the app offers, plus `launch` (and `show` with routes);
+    /// others are 400: the names of `actionCatalog`.
+    package var knownActions: Set<String> { Set(actionCatalog.map(\.name)) }
 
     /// No routes of the app's own by default.
     public func installRoutes(into router: inout Router, shell: Shell) {}
@@ -126,9 +114,9 @@ extension ShellApplication {
         app.open(deepLink: link)
     }
 
-    /// The first screen, owned by a new app coordinator, which is then started; the start-up
-    /// work (if any) begins at `now`.
-    public func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp {
+    /// A new session's app, its root lending `environment`: the first screen, owned by a new app
+    /// coordinator, which is then started; the start-up work (if any) begins at `now`.
+    package func makeApp(defaults: DefaultsStore, environment: EnvironmentValues, now: Int64) -> LiveApp {
         let first = makeFirstScreen()
         let root = RootController(initial: first, defaults: defaults, environment: environment)
         let coordinator = makeCoordinator(root: root)
@@ -139,10 +127,12 @@ extension ShellApplication {
         return app
     }
 
-    /// The screens the snapshot names, made by name; a new app coordinator; under it the
-    /// coordinators of the snapshot's tree, made by type, each given the screens it shows
-    /// (`RestorationRegistry`); and the start-up work where it was.
-    public func restoreApp(
+    /// The session's app rebuilt from `snapshot`, its root lending `environment`, or `nil` when
+    /// the snapshot cannot be used (the session then starts afresh): the screens the snapshot
+    /// names, made by name; a new app coordinator; under it the coordinators of the snapshot's
+    /// tree, made by type, each given the screens it shows (`RestorationRegistry`); and the
+    /// start-up work where it was.
+    package func restoreApp(
         from snapshot: ShellSnapshot, defaults: DefaultsStore, environment: EnvironmentValues, now: Int64
     ) -> LiveApp? {
         let registry = RestorationRegistry.of(RootCoordinator.self)

@@ -14,22 +14,22 @@ public final class ShellServer: Sendable {
     /// The framework's configuration the server was built from.
     public let configuration: ShellConfiguration
     /// Every session, over the configured backend.
-    public let sessions: SessionRegistry
+    package let sessions: SessionRegistry
     /// How the session id travels.
-    public let cookie: SessionCookie
+    package let cookie: SessionCookie
     /// The server's counters, shown at `/metrics`.
-    public let statistics = ServerStatistics()
+    package let statistics = ServerStatistics()
     /// The app shell serving the app.
-    public let shell: Shell
+    package let shell: Shell
     /// Who can log in, the login throttle and the password-check threads: what the framework's
     /// login flow uses (`root.environment.accounts`).
     public let accounts: Accounts
     /// The one thread for work at a time with no request: the shell's scheduler (splash,
     /// reminders), the event streams' heartbeats and the session sweeper. `run()` stops it before
     /// the store closes, so no timer work touches a closed store.
-    public let timers = TimerQueue(name: "appshell-timers")
+    package let timers = TimerQueue(name: "appshell-timers")
     /// The URLs of the app's pages besides `/`.
-    public let pagePaths: [String]
+    package let pagePaths: [String]
     /// Held while a SQLite store is served (`SQLiteServingLock`).
     private let servingLock: SQLiteServingLock?
     /// The app's own `/metrics` sources, after the sessions' families.
@@ -200,6 +200,22 @@ public final class ShellServer: Sendable {
         case .failed(let reason):
             Logger.appshell.error("\(cause): the certificate in use stays: \(reason)")
         }
+    }
+
+    /// Starts the timers' thread, which runs the work no request asks for (a user's other pages
+    /// rendered again after a change), for a server whose responder something else serves
+    /// (`makeResponder()` in a test's `TestServer`); `run()` starts it itself.
+    public func startTimers() { timers.start() }
+
+    /// Stops what a server whose responder something else served still holds, as `run()` does
+    /// once its HTTP server has stopped: the app's `stopping` work and the password checks, the
+    /// store's writer (committing what is left), the timers' thread, and the store, which is
+    /// closed. Call it once, when nothing sends requests any more.
+    public func stop() {
+        stopApplication()
+        sessions.stopWriter()
+        timers.stop()
+        sessions.backend.close()
     }
 
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully: the HTTP server stops (in-flight

@@ -76,7 +76,7 @@ open class Coordinator {
     }
 
     /// `{"name": …, "children": […]}`, recursively.
-    public var tree: JSON {
+    package var tree: JSON {
         ["name": .string(name), "children": .array(children.map(\.tree))]
     }
 

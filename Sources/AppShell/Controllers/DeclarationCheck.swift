@@ -13,7 +13,7 @@ public struct DeclarationError: Error, Sendable, Equatable, CustomStringConverti
     public let description: String
 
     /// An error saying `description`, on one line.
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }

@@ -50,7 +50,7 @@ extension RootController {
     /// Returns false, queueing nothing, when `pool`'s queue is full or as many actions await work
     /// as the shell allows (refuse the action then: 503 with `Retry-After`), outside a request, or
     /// when this action already awaits work.
-    public func finishLater<Result: Sendable>(
+    package func finishLater<Result: Sendable>(
         on pool: WorkerPool, lane: String = "", running work: @escaping @Sendable () -> Result,
         settle: @escaping @Sendable (Result) -> Void = { _ in },
         then finish: @escaping @Sendable (RootController, Result) throws(ActionError) -> Void

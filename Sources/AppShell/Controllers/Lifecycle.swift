@@ -2,7 +2,7 @@ import AppShellConcurrency
 import AppShellJSON
 
 /// A callback of UIKit's view-controller lifecycle and containment, as the lifecycle log names it.
-public enum LifecycleEvent: String, Sendable, CaseIterable {
+package enum LifecycleEvent: String, Sendable, CaseIterable {
     /// The screen was loaded (once, before it first appears).
     case viewDidLoad
     /// The screen is about to appear.
@@ -22,7 +22,7 @@ public enum LifecycleEvent: String, Sendable, CaseIterable {
 }
 
 /// The kinds of transition, as completions name them.
-public enum TransitionKind: String, Sendable {
+package enum TransitionKind: String, Sendable {
     /// The root controller swapped its child (a login or logout's cross-dissolve).
     case root
     /// A screen was pushed onto the navigation stack.
@@ -36,7 +36,7 @@ public enum TransitionKind: String, Sendable {
 }
 
 /// One entry of a session's lifecycle log.
-public enum LifecycleRecord: Sendable, Hashable {
+package enum LifecycleRecord: Sendable, Hashable {
     /// `screen` received `event`.
     case screen(String, LifecycleEvent)
     /// A transition of `kind` ran its completion.
@@ -47,7 +47,7 @@ public enum LifecycleRecord: Sendable, Hashable {
     /// Every state and snapshot carries a session's last 50 records, and a session has only a few
     /// different ones (its screens times their events): each different record's JSON is made once
     /// and shared, so writing the log builds no dictionaries.
-    public var json: JSON { encoded.json }
+    package var json: JSON { encoded.json }
 
     /// The record's JSON, its compact encoding and its stored code (`writeStoredCode`), all three
     /// shared by every log that holds the record.
@@ -89,7 +89,7 @@ public enum LifecycleRecord: Sendable, Hashable {
     /// The record as a stored snapshot keeps it (format 2): the screen's name or the transition's
     /// kind, then one letter for the event — `"listw"` for `viewWillAppear` of `list`, `"pushc"`
     /// for a push's completion: about 6 bytes instead of the JSON's 45.
-    public var storedCode: String {
+    package var storedCode: String {
         var bytes: [UInt8] = []
         writeStoredCode(into: &bytes)
         // Written as a JSON string: its content is the code (the name's escapes read back).
@@ -111,7 +111,7 @@ public enum LifecycleRecord: Sendable, Hashable {
     }
 
     /// The record `storedCode` gives `code`; `nil` when it is none.
-    public init?(storedCode code: String) {
+    package init?(storedCode code: String) {
         guard let letter = code.utf8.last else { return nil }
         let rest = String(code.dropLast())
         if letter == UInt8(ascii: "c") {
@@ -141,7 +141,7 @@ public enum LifecycleRecord: Sendable, Hashable {
     }
 
     /// The record a log entry's JSON stands for.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let event = json["event"]?.stringValue else { return nil }
         if event == "completion" {
             guard let kind = json["transition"]?.stringValue.flatMap(TransitionKind.init(rawValue:)) else { return nil }
@@ -162,14 +162,14 @@ public enum LifecycleRecord: Sendable, Hashable {
 /// those bytes when asked for them (tests, a rebuilt state tree). Every session's app holds one:
 /// keeping the records, their JSON values and their lengths beside the bytes was 1 000 of the
 /// 5 400 bytes a visitor's session at the login screen held (massif, bench/RESULTS.md).
-public struct LifecycleLog: Sendable {
+package struct LifecycleLog: Sendable {
     /// How many records are kept.
-    public static let capacity = 50
+    package static let capacity = 50
     /// The kept records, oldest first: read back from their stored codes (made at each call).
-    public var records: [LifecycleRecord] { LifecycleLog.records(storedCodes: storedCodes) }
+    package var records: [LifecycleRecord] { LifecycleLog.records(storedCodes: storedCodes) }
     /// The kept records' JSON, in the same order (made at each call: the state and the snapshot
     /// copy the log's bytes instead).
-    public var json: [JSON] { records.map(\.json) }
+    package var json: [JSON] { records.map(\.json) }
     /// How many records are kept.
     private(set) var count = 0
     /// The kept records' compact encodings joined by commas — the array's bytes between its
@@ -185,10 +185,10 @@ public struct LifecycleLog: Sendable {
     private(set) var storedCodes: [UInt8] = []
 
     /// An empty log.
-    public init() {}
+    package init() {}
 
     /// Appends a record, dropping the oldest beyond the capacity.
-    public mutating func append(_ record: LifecycleRecord) {
+    package mutating func append(_ record: LifecycleRecord) {
         appendBytes(of: record.encoded)
         count += 1
         if count > LifecycleLog.capacity {
@@ -252,7 +252,7 @@ public struct LifecycleLog: Sendable {
     }
 
     /// A log holding `records` (the last `capacity` of them).
-    public init(records: [LifecycleRecord]) {
+    package init(records: [LifecycleRecord]) {
         let kept = records.suffix(LifecycleLog.capacity)
         count = kept.count
         for record in kept { appendBytes(of: record.encoded) }

@@ -20,7 +20,7 @@ public final class NavigationController: ViewController, ContainerController {
     }
 
     /// A stack restored as it was (no lifecycle runs).
-    public init(restoring viewControllers: [ViewController]) {
+    package init(restoring viewControllers: [ViewController]) {
         precondition(!viewControllers.isEmpty, "a navigation stack has at least its root screen")
         self.viewControllers = viewControllers
         super.init(name: viewControllers[0].name)

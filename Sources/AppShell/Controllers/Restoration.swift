@@ -69,9 +69,9 @@ public protocol RestorableCoordinator: Coordinator, Restorable {
 /// An app's screens and coordinators, derived from the declarations (`Coordinator.shows`)
 /// reachable from its app coordinator's type: the actions it knows, and how a session's
 /// controller tree comes back from its snapshot.
-public struct RestorationRegistry: Sendable {
+package struct RestorationRegistry: Sendable {
     /// The screens by name, as `ScreenRegistry`.
-    public let screens: ScreenRegistry
+    package let screens: ScreenRegistry
     private let coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?]
     /// Which coordinator types declare each screen type.
     let owners: [ObjectIdentifier: Set<ObjectIdentifier>]
@@ -79,7 +79,7 @@ public struct RestorationRegistry: Sendable {
     let routes: [RouteEntry]
 
     /// The registry of everything `root` shows, directly or through the coordinators it shows.
-    public init(root: Coordinator.Type) {
+    package init(root: Coordinator.Type) {
         var coordinators: [String: @Sendable (Coordinator, RootController) -> Coordinator?] = [:]
         var owners: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
         var routes: [RouteEntry] = []
@@ -113,7 +113,7 @@ public struct RestorationRegistry: Sendable {
 
     /// Every screen type `root` shows, directly or through the coordinators it shows, each once,
     /// breadth first in declaration order.
-    public static func screenTypes(shownBy root: Coordinator.Type) -> [ViewController.Type] {
+    package static func screenTypes(shownBy root: Coordinator.Type) -> [ViewController.Type] {
         walk(from: root) { _, _ in }
     }
 
@@ -142,7 +142,7 @@ public struct RestorationRegistry: Sendable {
     }
 
     /// The registry of `root`'s type, derived once per type.
-    public static func of(_ root: Coordinator.Type) -> RestorationRegistry {
+    package static func of(_ root: Coordinator.Type) -> RestorationRegistry {
         let key = ObjectIdentifier(root)
         if let known = cache.withLock({ $0[key] }) { return known }
         let registry = RestorationRegistry(root: root)
@@ -157,7 +157,7 @@ public struct RestorationRegistry: Sendable {
     /// that declares its type. Returns false — the session then starts afresh — when the tree
     /// names a coordinator the app lacks or one refuses what was restored, or when a screen has no
     /// coordinator to own it.
-    public func restoreCoordinators(_ tree: JSON, under app: Coordinator, root: RootController) -> Bool {
+    package func restoreCoordinators(_ tree: JSON, under app: Coordinator, root: RootController) -> Bool {
         guard tree["name"]?.stringValue == app.name, restoreChildren(of: tree, under: app, root: root) else {
             return false
         }

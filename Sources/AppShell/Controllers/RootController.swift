@@ -13,11 +13,11 @@ public final class RootController: ContainerController {
     /// The modal screen over everything, if any.
     public private(set) var presented: ViewController?
     /// The last 50 lifecycle events and completions.
-    public private(set) var log = LifecycleLog()
+    package private(set) var log = LifecycleLog()
     /// Incremented by every change the session can see.
-    @exclusivity(unchecked) public private(set) var version = 0
+    @exclusivity(unchecked) package private(set) var version = 0
     /// The last transition that ran and whether it was animated (for the browser).
-    public private(set) var lastTransition: (kind: TransitionKind, animated: Bool)?
+    package private(set) var lastTransition: (kind: TransitionKind, animated: Bool)?
     /// The defaults of the request being handled: the bound session's (its store is made only
     /// when something reads it), else the last ones read or those the root was made with.
     public internal(set) var defaults: DefaultsStore {
@@ -68,7 +68,7 @@ public final class RootController: ContainerController {
     /// A root that starts with `initial` as its child, as `RootVC.init()` does with the splash:
     /// the child is added (`willMove`, `viewDidLoad`, `didMove`) and appears. Its screens and
     /// coordinators read `environment`.
-    public init(
+    package init(
         initial: ViewController, defaults: DefaultsStore, environment: EnvironmentValues = EnvironmentValues()
     ) {
         child = initial
@@ -84,7 +84,7 @@ public final class RootController: ContainerController {
 
     /// A root restored from a snapshot: the screens are in place, no lifecycle runs. Its screens
     /// and coordinators read `environment`.
-    public init(
+    package init(
         restoring child: ViewController, presented: ViewController?, log: LifecycleLog, version: Int,
         lastTransition: LastTransition? = nil, defaults: DefaultsStore,
         environment: EnvironmentValues = EnvironmentValues()
@@ -120,7 +120,7 @@ public final class RootController: ContainerController {
     public var navigation: NavigationController? { child as? NavigationController }
 
     /// Records a change that is not a transition (e.g. a defaults flag an action set).
-    public func noteChange() { version += 1 }
+    package func noteChange() { version += 1 }
 
     /// Shows `deepLink` (a same-site path the app knows) once the app can, as a page URL's deep
     /// link is shown (`LiveApp.open(deepLink:)`): during the start-up work (the splash) it waits
@@ -146,7 +146,7 @@ public final class RootController: ContainerController {
 
     /// The id of the session of the request being handled (`nil` outside a request), for keys
     /// that must follow the session, such as a login limiter's. It is a secret: never show it.
-    public var sessionID: SessionID? { session?.id }
+    package var sessionID: SessionID? { session?.id }
 
     // MARK: Transitions
 

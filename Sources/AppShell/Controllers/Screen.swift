@@ -3,7 +3,7 @@ import AppShellHTTP
 import AppShellJSON
 
 /// A screen type whose actions are known without making one.
-public protocol ActionOffering {
+package protocol ActionOffering {
     /// The actions every screen of this type offers.
     static var offeredActions: [ActionDescription] { get }
 }
@@ -35,10 +35,12 @@ protocol OwnedScreen: AnyObject {
 /// The names of each `ScreenActions` enum's cases, by type (one entry per enum an app defines).
 private let screenActionNames = Locked<[ObjectIdentifier: [String]]>([:])
 
-/// A screen with typed actions: subclass it with the screen's `ScreenActions` enum, render its
-/// forms with `form(_:label:)`, and let its coordinator handle them: the coordinator that owns it
-/// (`Coordinator.own(_:)`) with its `handle(_:_:)` handler for the enum, or the enum itself
-/// (`CoordinatedActions`), or a handler given to this screen (`handle(by:_:)`).
+/// A screen with typed actions, what an app's screens subclass: subclass it with the screen's
+/// `ScreenActions` enum, render its forms with `form(_:label:)`, and let its coordinator handle
+/// them: the coordinator that owns it (`Coordinator.own(_:)`) with its `handle(_:_:)` handler for
+/// the enum, or the enum itself (`CoordinatedActions`), or a handler given to this screen
+/// (`handle(by:_:)`). A screen that offers no action at all (a splash) subclasses
+/// `ViewController`, this class's base, instead.
 open class Screen<Action: ScreenActions>: ViewController, ActionOffering, OwnedScreen {
     private var handler: ((Action, ActionRequest) throws(ActionError) -> Void)?
     /// The coordinator that handles the screen's actions (not retained).

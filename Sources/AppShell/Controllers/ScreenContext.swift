@@ -22,7 +22,7 @@ public final class ScreenContext {
     public var environment: EnvironmentValues { root.environment }
 
     /// The form token of the session (empty outside a request).
-    public var csrfToken: String {
+    package var csrfToken: String {
         guard let session = root.session else { return "" }
         return root.services?.csrfToken(for: session) ?? ""
     }

@@ -1,11 +1,11 @@
 /// The app's screens by name: it rebuilds the screens a snapshot names (the root's child, the
 /// navigation stack, the modal screen) without a switch per app. `RestorationRegistry` derives
 /// one from the app's coordinators and then rebuilds the coordinators that own them.
-public struct ScreenRegistry: Sendable {
+package struct ScreenRegistry: Sendable {
     private let makers: [String: @Sendable () -> ViewController]
 
     /// The screens of `types` that are `RestorableScreen`s, by the name a new one carries.
-    public init(_ types: [ViewController.Type]) {
+    package init(_ types: [ViewController.Type]) {
         var makers: [String: @Sendable () -> ViewController] = [:]
         for case let type as any RestorableScreen.Type in types {
             makers[type.init().name] = Self.maker(of: type)
@@ -19,22 +19,22 @@ public struct ScreenRegistry: Sendable {
     }
 
     /// The names of the screens the registry can make.
-    public var names: Set<String> { Set(makers.keys) }
+    package var names: Set<String> { Set(makers.keys) }
 
     /// A new screen named `name`, or `nil` when no registered type has that name.
-    public func make(_ name: String) -> ViewController? { makers[name]?() }
+    package func make(_ name: String) -> ViewController? { makers[name]?() }
 
     /// The screens a snapshot names, made afresh (no lifecycle runs; nothing is wired yet).
-    public struct Restored {
+    package struct Restored {
         /// The root's child: a navigation controller when the snapshot has a stack.
-        public let child: ViewController
+        package let child: ViewController
         /// The modal screen, if any.
-        public let presented: ViewController?
+        package let presented: ViewController?
     }
 
     /// The screens `snapshot` names, or `nil` when it names one no registered type has (the
     /// session then starts afresh).
-    public func restore(_ snapshot: ShellSnapshot) -> Restored? {
+    package func restore(_ snapshot: ShellSnapshot) -> Restored? {
         let child: ViewController
         if snapshot.stack.isEmpty {
             guard let screen = make(snapshot.root) else { return nil }

@@ -17,7 +17,7 @@ extension Shell {
     /// the other instances sharing the store, their event streams included: in memory and in the
     /// store (`SessionRegistry.endSessions`). Blocks while the store is written: run it as an
     /// action's awaited work. Returns how many sessions were ended in memory here.
-    public func endSessions(ofUser user: String, except kept: SessionID?) throws(StoreError) -> Int {
+    package func endSessions(ofUser user: String, except kept: SessionID?) throws(StoreError) -> Int {
         let ended = try registry.endSessions(ofUser: user, except: kept)
         events.endStreams(openedWith: ended)
         events.endStreams(ofUser: user, exceptStoreKey: kept?.storeKey)

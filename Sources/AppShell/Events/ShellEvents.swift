@@ -26,14 +26,14 @@ final class StreamCount: Sendable {
 ///
 /// Streams are held weakly: a stream whose response was never sent (the request failed after the
 /// handler made it) is let go with the response, and does not stay subscribed.
-public final class ShellEvents: Sendable {
+package final class ShellEvents: Sendable {
     /// How many streams one session may have open by default.
-    public static let defaultMaxStreamsPerSession = 8
+    package static let defaultMaxStreamsPerSession = 8
 
     /// How many streams one session may have open: one per tab or window showing it. A further
     /// one is refused (429) rather than ending the oldest, which would have two tabs over the cap
     /// end each other's streams in turn, each reconnecting.
-    public let maxStreamsPerSession: Int
+    package let maxStreamsPerSession: Int
 
     private struct Subscriber: Sendable {
         weak var stream: EventStream?
@@ -73,7 +73,7 @@ public final class ShellEvents: Sendable {
     /// An empty hub that allows `maxStreamsPerSession` streams per session; with `relay`, the
     /// events of sessions shared with other instances go to and come from them, and with
     /// `ledger` the cap counts the streams open at the other instances too.
-    public init(
+    package init(
         maxStreamsPerSession: Int = ShellEvents.defaultMaxStreamsPerSession, relay: (any StoreMessageRelay)? = nil,
         ledger: (any StreamLedger)? = nil
     ) {
@@ -139,7 +139,7 @@ public final class ShellEvents: Sendable {
     }
 
     /// The number of open streams.
-    public var count: Int {
+    package var count: Int {
         channels.withLock { $0.values.reduce(0) { $0 + $1.subscribers.filter(\.isLive).count } }
     }
 

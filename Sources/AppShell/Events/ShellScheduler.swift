@@ -7,7 +7,7 @@ import AppShellConcurrency
 /// Deadlines are on the shell's clock (milliseconds since 1970). On a shared queue, whose clock is
 /// the monotonic one, a deadline becomes a delay when it is scheduled: a wall clock set meanwhile
 /// moves no reminder.
-public final class ShellScheduler: Sendable {
+package final class ShellScheduler: Sendable {
     private struct State {
         /// The entries scheduled and not yet finished or dropped, by key.
         var entries: [UInt64: TimerQueue.Timer] = [:]
@@ -25,17 +25,17 @@ public final class ShellScheduler: Sendable {
 
     /// A scheduler reading the time (milliseconds since 1970) from `clock`, running its work on
     /// `timers` (the server's shared queue), or on a queue of its own when it is `nil`.
-    public init(clock: @escaping @Sendable () -> Int64, timers: TimerQueue? = nil) {
+    package init(clock: @escaping @Sendable () -> Int64, timers: TimerQueue? = nil) {
         self.clock = clock
         ownsTimers = timers == nil
         self.timers = timers ?? TimerQueue(name: "appshell-scheduler", clock: clock)
     }
 
     /// The number of entries waiting.
-    public var pendingCount: Int { state.withLock { $0.entries.count - ($0.running == nil ? 0 : 1) } }
+    package var pendingCount: Int { state.withLock { $0.entries.count - ($0.running == nil ? 0 : 1) } }
 
     /// Runs `work` on the queue's thread at `deadline` (milliseconds since 1970 on the shell's clock).
-    public func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) {
+    package func schedule(at deadline: Int64, _ work: @escaping @Sendable () -> Void) {
         // The queue is called with this lock held, so that the entry is known before it can run
         // (the queue's thread takes this lock only after releasing its own).
         state.withLock { current in
@@ -75,11 +75,11 @@ public final class ShellScheduler: Sendable {
     }
 
     /// Starts the queue's thread (the shared queue's, if it is not started yet).
-    public func start() { timers.start() }
+    package func start() { timers.start() }
 
     /// Drops the entries waiting and waits for one that is running to finish (unless called from
     /// it); stops the queue's thread if the queue is the scheduler's own.
-    public func stop() {
+    package func stop() {
         let entries = state.withLock { state in
             defer { state.entries = [:] }
             return Array(state.entries.values)

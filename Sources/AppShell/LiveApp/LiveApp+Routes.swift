@@ -39,7 +39,7 @@ extension LiveApp {
 
     /// `show`: follows the visible screen's route to `screen` — a new screen, owned by the
     /// coordinator that declares the route, pushed or presented.
-    public func show(_ action: ActionRequest) throws(ActionError) {
+    package func show(_ action: ActionRequest) throws(ActionError) {
         guard let name = action.string("screen"), routes.contains(where: { $0.name == name }) else {
             let names = Set(routes.map { "\"\($0.name)\"" }).sorted().joined(separator: " or ")
             throw ActionError(status: 400, "show needs \"screen\": \(names.isEmpty ? "a route's screen" : names)")
@@ -77,5 +77,5 @@ extension LiveApp {
     }
 
     /// The visible screen's HTML with its routes' buttons: what the page shows in `#screen`.
-    public func visibleHTML() -> String { root.visibleScreen.renderHTML() + routesHTML() }
+    package func visibleHTML() -> String { root.visibleScreen.renderHTML() + routesHTML() }
 }

@@ -4,7 +4,7 @@ import AppShellJSON
 
 extension LiveApp {
     /// The snapshot of the controller tree as it is now.
-    public var snapshot: ShellSnapshot {
+    package var snapshot: ShellSnapshot {
         ShellSnapshot(
             root: root.child.name,
             stack: root.navigation?.viewControllers.map(\.name) ?? [],

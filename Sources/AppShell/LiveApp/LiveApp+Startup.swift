@@ -4,13 +4,13 @@ import AppShellSessions
 
 extension LiveApp {
     /// When the app next has work to do without a request (its start-up work's end), if ever.
-    public var nextDeadline: Int64? { startup?.deadline }
+    package var nextDeadline: Int64? { startup?.deadline }
 
     /// The deep link waiting for the start-up work, if any: the URL the splash shows at.
     public var pendingDeepLink: String? { startup?.deepLink }
 
     /// Runs the work that is due at `now`: the start-up work, then the app coordinator's routing.
-    public func advance(now: Int64) {
+    package func advance(now: Int64) {
         guard let startup, now >= startup.deadline else { return }
         self.startup = nil
         startup.work.work(root.defaults)

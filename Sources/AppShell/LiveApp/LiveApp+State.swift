@@ -11,7 +11,7 @@ extension LiveApp {
     /// increments. `actions` lists what the visible screen accepts, `transition` the last
     /// transition (for the browser's animation) and `view` what the visible screen adds.
     /// `userDefaults`, when the session is logged in, is the user's store.
-    public func state(defaults: DefaultsStore, userDefaults: DefaultsStore? = nil) -> JSON {
+    package func state(defaults: DefaultsStore, userDefaults: DefaultsStore? = nil) -> JSON {
         let visible = root.visibleScreen
         let actions = visibleActionNames()
         var members: [String: JSON] = [

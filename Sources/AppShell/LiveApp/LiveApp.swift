@@ -33,11 +33,11 @@ public final class LiveApp {
     @exclusivity(unchecked) var cacheBudget: CachedAnswerBudget?
     @exclusivity(unchecked) var cachedBytes = 0
     /// The URL of the page kept for the next request, if one is (what a session keeps in memory).
-    public var keptPageTarget: String? { pageCache?.target }
+    package var keptPageTarget: String? { pageCache?.target }
     /// Whether the state's answer is kept for the next read.
-    public var keepsState: Bool { stateCache != nil }
+    package var keepsState: Bool { stateCache != nil }
     /// The bytes its kept answers hold of the shell's budget (`Shell.keptAnswerBytes`).
-    public var keptAnswerBytes: Int { cachedBytes }
+    package var keptAnswerBytes: Int { cachedBytes }
     /// A hash of the last page rendered and not kept (its version, session id and URL): a page is
     /// kept once it is asked for a second time (see `Shell.renderPage`).
     @exclusivity(unchecked) var pageRendered: Int?
@@ -51,10 +51,10 @@ public final class LiveApp {
     /// the snapshot, so that an app rebuilt from it publishes where the pages listen. It also
     /// names the app's line of versions in event ids (`<channel>.<version>`): a new session, or
     /// one that lost its app with its memory store, has a new one.
-    public private(set) var channel = SessionID.random().text
+    package private(set) var channel = SessionID.random().text
 
     /// A session made of `root` and `coordinator`.
-    public init(root: RootController, coordinator: any ApplicationCoordinator) {
+    package init(root: RootController, coordinator: any ApplicationCoordinator) {
         self.root = root
         self.coordinator = coordinator
         root.app = self

@@ -1,7 +1,7 @@
 import AppShellJSON
 
 /// An app's OpenAPI 3.1 document, served at `/api/openapi.json`: the framework's description of its
-/// own routes (`APIDocumentTemplate.json`: the JSON API, the form endpoint, the event stream,
+/// own routes (`Resources/APIDocumentTemplate.json`: the JSON API, the form endpoint, the event stream,
 /// health, metrics, the page script, the installable app's files) completed, when the server
 /// starts, with what the app declares — its name, its page URLs, the files its pages link, its
 /// session cookie, and its actions with their typed parameters, derived from the screens' action
@@ -29,9 +29,10 @@ enum APIDocument {
     /// The document for `app`.
     static func make(for app: App) -> JSON {
         // The template names the framework's default cookie; the app's may be another.
-        let text = source.replacing("appshell_session", with: app.cookieName)
+        let text = String(decoding: PackageResources.APIDocumentTemplate_json, as: UTF8.self)
+            .replacing("appshell_session", with: app.cookieName)
         guard var document = try? JSON(parsing: text).objectValue else {
-            preconditionFailure("APIDocumentTemplate.json is not a JSON object")
+            preconditionFailure("Resources/APIDocumentTemplate.json is not a JSON object")
         }
         var info = document["info"]?.objectValue ?? [:]
         info["title"] = .string(app.name)

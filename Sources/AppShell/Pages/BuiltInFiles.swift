@@ -1,37 +1,34 @@
 import AppShellHTTP
 
-/// The shell's page script (`Public/app.js`: it sends each form as JSON, follows the event
+/// The shell's page script (`Resources/app.js`: it sends each form as JSON, follows the event
 /// stream, and learns from the page's markup which actions mean back, close and launch), built
 /// into the framework so that an app serves it without a copy. `ShellServer` serves it from memory
-/// at `/app.js`, and `PageChrome` loads it on every page by default.
-/// `Sources/AppShell/Pages/PageScript.swift` is generated from `Public/app.js` by
-/// `scripts/embed-assets.py`.
+/// at `/app.js`, and `PageChrome` loads it on every page by default. The package compiles the
+/// file in (`resources: [.embedInCode(…)]`).
 public enum PageScript {
     /// The script's file name, and its URL path (`/app.js`) with the content version after it.
     public static let fileName = "app.js"
     /// The script's bytes, as served.
-    public static let bytes = Array(source.utf8)
+    public static let bytes = PackageResources.app_js
     /// The content version of the script (a short hash of its bytes): its URL's `?v=` and its `ETag`.
     public static let version = AssetVersions.hash(bytes)
     /// The path the script is served at.
     public static var path: String { "/" + fileName }
 }
 
-/// The framework's base stylesheet (`Public/appshell.css`): it styles the markup the framework
+/// The framework's base stylesheet (`Resources/appshell.css`): it styles the markup the framework
 /// writes — the app bar, screens and their navigation title and toolbar, sections, lists, forms,
 /// buttons and their styles, messages, the modal sheet, the page script's banner, the
 /// transitions (with reduced motion) and dark mode — so that an app needs no CSS to look right;
 /// an app's own stylesheets, linked after it, style its own pieces and may override its CSS
 /// variables. Built into the framework like the page script: `ShellServer` serves it from memory
 /// at `/appshell.css`, and `PageChrome` links it on every page, first, by default.
-/// `Sources/AppShell/Pages/BaseStylesheet.swift` is generated from `Public/appshell.css` by
-/// `scripts/embed-assets.py`.
 public enum BaseStylesheet {
     /// The stylesheet's file name, and its URL path (`/appshell.css`) with the content version
     /// after it.
     public static let fileName = "appshell.css"
     /// The stylesheet's bytes, as served.
-    public static let bytes = Array(source.utf8)
+    public static let bytes = PackageResources.appshell_css
     /// The content version of the stylesheet (a short hash of its bytes): its URL's `?v=` and its
     /// `ETag`.
     public static let version = AssetVersions.hash(bytes)

@@ -52,7 +52,7 @@ public struct WebAppManifest: Sendable {
     }
 
     /// The manifest's JSON, with each icon at its versioned URL.
-    public func json(assets: AssetVersions) -> JSON {
+    package func json(assets: AssetVersions) -> JSON {
         .object([
             "id": .string("/"),
             "name": .string(name),

@@ -5,17 +5,17 @@ import AppShellSessions
 ///
 /// Always `Path=/; HttpOnly; SameSite=Lax`. With `secure`, the name gets the `__Host-` prefix
 /// and the `Secure` attribute, so browsers only accept it over HTTPS, from this host, for `/`.
-public struct SessionCookie: Sendable, Equatable {
+package struct SessionCookie: Sendable, Equatable {
     /// The cookie's name as sent (with the `__Host-` prefix when secure).
-    public let name: String
+    package let name: String
     /// Whether the cookie is marked `Secure`.
-    public let secure: Bool
+    package let secure: Bool
     /// `name=` and the attributes, made once (a new session per cookieless request sends one).
     private let prefix: String
     private let attributes: String
 
     /// A cookie policy for `baseName` (e.g. `appshell_session`).
-    public init(baseName: String, secure: Bool) {
+    package init(baseName: String, secure: Bool) {
         self.name = secure ? "__Host-" + baseName : baseName
         self.secure = secure
         prefix = name + "="
@@ -23,17 +23,17 @@ public struct SessionCookie: Sendable, Equatable {
     }
 
     /// Whether `name` can be a cookie name (an RFC 9110 token).
-    public static func isValidName(_ name: String) -> Bool { Request.isToken(name) }
+    package static func isValidName(_ name: String) -> Bool { Request.isToken(name) }
 
     /// The `Set-Cookie` value that gives the client `value`. It is a session cookie (no
     /// `Max-Age`): the server's timeouts decide when the session ends.
-    public func header(value: String) -> String { prefix + value + attributes }
+    package func header(value: String) -> String { prefix + value + attributes }
 
     /// The `Set-Cookie` value that gives the client the session `id`, made in one piece.
-    public func header(for id: SessionID) -> String { id.text(prefix: prefix, suffix: attributes) }
+    package func header(for id: SessionID) -> String { id.text(prefix: prefix, suffix: attributes) }
 
     /// Two policies are equal when they send the same cookie.
-    public static func == (lhs: SessionCookie, rhs: SessionCookie) -> Bool {
+    package static func == (lhs: SessionCookie, rhs: SessionCookie) -> Bool {
         lhs.name == rhs.name && lhs.secure == rhs.secure
     }
 }

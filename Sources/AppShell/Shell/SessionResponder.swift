@@ -19,7 +19,7 @@ public struct SessionResponder: HTTPResponder {
     private let handler: @Sendable (Request, SessionContext) throws -> Response
 
     /// A responder that calls `handler` with the request's session.
-    public init(
+    package init(
         registry: SessionRegistry, cookie: SessionCookie,
         handler: @escaping @Sendable (Request, SessionContext) throws -> Response
     ) {

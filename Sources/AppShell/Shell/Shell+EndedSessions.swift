@@ -4,7 +4,7 @@ import AppShellSessions
 extension Shell {
     /// Every `interval` milliseconds, ends the event streams whose session ended with no request to
     /// notice it (see `endStreamsOfEndedSessions`), on the scheduler's thread.
-    public func startEndingStreamsOfEndedSessions(everyMilliseconds interval: Int64) {
+    package func startEndingStreamsOfEndedSessions(everyMilliseconds interval: Int64) {
         scheduler.schedule(at: clock() + interval) { [weak self] in
             guard let self else { return }
             endStreamsOfEndedSessions()
@@ -19,7 +19,7 @@ extension Shell {
     /// The streams of a session that left memory but is stored stay: it comes back as it was, on
     /// the same channel. Returns how many sessions' streams were ended.
     @discardableResult
-    public func endStreamsOfEndedSessions() -> Int {
+    package func endStreamsOfEndedSessions() -> Int {
         // A session whose record cannot be read now is taken to live: its streams stay.
         let ended = events.sessionIDs().filter { (try? registry.names($0)) == false }
         if !ended.isEmpty { events.endStreams(openedWith: ended) }

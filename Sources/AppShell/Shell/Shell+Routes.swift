@@ -10,7 +10,7 @@ extension Shell {
     /// Each route's handler is given a `ShellRequestContext` (`respond`); the routes that change
     /// the session take the narrower context their checks make (`ActionRequestContext`,
     /// `FormSubmission`), so that no handler checks the client by hand.
-    public func install(into router: inout Router, pagePaths: [String]) {
+    package func install(into router: inout Router, pagePaths: [String]) {
         let state = stateHandler()
         router.get(
             "/api/state",

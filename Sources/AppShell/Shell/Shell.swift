@@ -18,20 +18,20 @@ import Glibc
 /// requests: finding the live app, due work, notifications and the snapshot.
 public final class Shell: Sendable {
     /// The app.
-    public let application: any ShellApplication
+    package let application: any ShellApplication
     /// Every session.
-    public let registry: SessionRegistry
+    package let registry: SessionRegistry
     /// How the session id travels.
-    public let cookie: SessionCookie
+    package let cookie: SessionCookie
     /// The time in milliseconds since 1970 (tests move it).
-    public let clock: @Sendable () -> Int64
+    package let clock: @Sendable () -> Int64
     /// What every session's screens and coordinators reach (`RootController.environment`): the
     /// app's values (`ShellApplication.environmentValues`, read once) with the shell's `clock`.
-    public let environment: EnvironmentValues
+    package let environment: EnvironmentValues
     /// Runs work with no request (the splash finishing, reminders).
-    public let scheduler: ShellScheduler
+    package let scheduler: ShellScheduler
     /// The open event streams of every live app.
-    public let events: ShellEvents
+    package let events: ShellEvents
     /// The forms' tokens.
     let tokens: CSRFTokens
     /// The longest body an action (`POST /api/actions`, `POST /actions`) may have.
@@ -41,7 +41,7 @@ public final class Shell: Sendable {
     /// What the live apps' kept answers may hold in all.
     let cachedAnswers: CachedAnswerBudget
     /// The bytes the live apps' kept answers (their state, their page) hold now.
-    public var keptAnswerBytes: Int { cachedAnswers.heldBytes }
+    package var keptAnswerBytes: Int { cachedAnswers.heldBytes }
     /// The state every new session shows at its first request (see `freshState`).
     private let freshStateCache = Locked<PreparedResponse?>(nil)
     /// The versions of the page's assets.
@@ -59,9 +59,9 @@ public final class Shell: Sendable {
     /// The actions awaiting work now (`RootController.awaiting`), at most `maxAsyncActions`.
     let asyncActions: AsyncActions
     /// How many actions may await work at once.
-    public var maxAsyncActions: Int { asyncActions.limit }
+    package var maxAsyncActions: Int { asyncActions.limit }
     /// Actions awaiting work now (their tasks not ended).
-    public var runningAsyncActions: Int { asyncActions.count }
+    package var runningAsyncActions: Int { asyncActions.count }
 
     /// The current time in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
@@ -81,7 +81,7 @@ public final class Shell: Sendable {
     /// memory a minute (0: no limit); the answers the live apps keep prepared hold at most
     /// `maxCachedAnswerBytes` in all; at most `maxAsyncActions` actions await work at once; the
     /// framework's login flow uses `accounts`.
-    public init(
+    package init(
         application: any ShellApplication, registry: SessionRegistry, cookie: SessionCookie, chrome: PageChrome,
         csrfKey: [UInt8] = CSRFTokens.randomKey(), assets: AssetVersions = AssetVersions(directory: "", names: []),
         webApp: InstallableWebApp? = nil,
@@ -117,10 +117,10 @@ public final class Shell: Sendable {
     }
 
     /// Starts the scheduler's thread.
-    public func startScheduler() { scheduler.start() }
+    package func startScheduler() { scheduler.start() }
 
     /// Stops the scheduler's thread.
-    public func stopScheduler() { scheduler.stop() }
+    package func stopScheduler() { scheduler.stop() }
 
     /// Starts taking the events of the other instances sharing the store (no-op when it is not
     /// shared) and counting streams with them, and the notifications they schedule: each is delivered here
@@ -130,7 +130,7 @@ public final class Shell: Sendable {
     /// session is the one of a page of the channel listening here then. With none, there is no
     /// page here to show it; the notification stays in the session's snapshot, and the instance
     /// that next rebuilds the app from it delivers it (at once, being overdue).
-    public func startRelaying() {
+    package func startRelaying() {
         events.startRelaying { [weak self] notification, channel, key in
             guard let self else { return }
             scheduler.schedule(at: notification.due + Self.takeoverDelayMilliseconds) { [self] in
@@ -143,12 +143,12 @@ public final class Shell: Sendable {
     }
 
     /// Stops taking the other instances' events, and gives back this instance's streams' places.
-    public func stopRelaying() { events.stopRelaying() }
+    package func stopRelaying() { events.stopRelaying() }
 
     /// How long after a notification is due the other instances sharing the store deliver it,
     /// when the instance that scheduled it has not: enough for that one to have done so (it
     /// then finds it gone), and for their clocks to differ a little.
-    public static let takeoverDelayMilliseconds: Int64 = 2_000
+    package static let takeoverDelayMilliseconds: Int64 = 2_000
 
     /// The session's live app: the one kept in memory, else the one its snapshot describes,
     /// else a new one at the splash, made at `now` (a new session's) or the clock's time.

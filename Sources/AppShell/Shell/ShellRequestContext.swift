@@ -19,7 +19,7 @@ public struct ShellRequestContext {
     /// The request.
     public let request: Request
     /// The client's session: its id, values and the commit's hooks.
-    public let session: SessionContext
+    package let session: SessionContext
     /// The session's live app, bound to the session for this request.
     public let app: LiveApp
 

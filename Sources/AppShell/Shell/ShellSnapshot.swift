@@ -4,16 +4,16 @@ import AppShellSessions
 /// A session's controller tree as stored with the session: enough to put the user back where they
 /// were after a restart (the root child, the stack, the modal screen, the coordinators), with the
 /// lifecycle log and the version so both continue.
-public struct ShellSnapshot: Sendable, Equatable {
+package struct ShellSnapshot: Sendable, Equatable {
     /// The root controller's child.
-    public var root: String
+    package var root: String
     /// The navigation stack, bottom first (empty when the child is not a navigation controller).
-    public var stack: [String]
+    package var stack: [String]
     /// The modal screen, if any.
-    public var presented: String?
+    package var presented: String?
     /// The coordinator tree, `{"name", "children"}` (read back from its compact encoding in a
     /// snapshot of a live app, which keeps that only).
-    public var coordinators: JSON {
+    package var coordinators: JSON {
         get { coordinatorsValue ?? writtenCoordinators.flatMap { try? JSON(parsing: $0) } ?? .null }
         set {
             coordinatorsValue = newValue
@@ -22,7 +22,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     }
     /// The lifecycle log (read back from its stored codes in a snapshot made from a log, which
     /// keeps those only).
-    public var lifecycle: [LifecycleRecord] {
+    package var lifecycle: [LifecycleRecord] {
         get { records ?? LifecycleLog.records(storedCodes: storedLog ?? []) }
         set {
             records = newValue
@@ -30,15 +30,15 @@ public struct ShellSnapshot: Sendable, Equatable {
         }
     }
     /// The version.
-    public var version: Int
+    package var version: Int
     /// What the app keeps beside these.
-    public var extra: JSON
+    package var extra: JSON
     /// The channel the session's pages listen on (`LiveApp.channel`); `nil` in snapshots
     /// stored before it was kept.
-    public var channel: String?
+    package var channel: String?
     /// The last transition (`RootController.lastTransition`), which the state shows: restored
     /// with the version, so that one version names one state after a rebuild too.
-    public var transition: LastTransition?
+    package var transition: LastTransition?
     /// `lifecycle`'s records, when the snapshot was made from records (else `storedLog`).
     private var records: [LifecycleRecord]?
     /// `lifecycle`'s stored codes joined by commas, shared with the log the snapshot was made
@@ -53,7 +53,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     private var writtenExtra: [UInt8]?
 
     /// A snapshot with the given parts.
-    public init(
+    package init(
         root: String, stack: [String], presented: String?, coordinators: JSON, lifecycle: [LifecycleRecord],
         version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
     ) {
@@ -69,7 +69,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     }
 
     /// A snapshot with the given parts, its lifecycle from `log` (sharing its stored codes).
-    public init(
+    package init(
         root: String, stack: [String], presented: String?, coordinators: JSON, log: LifecycleLog,
         version: Int, extra: JSON, channel: String? = nil, transition: LastTransition? = nil
     ) {
@@ -93,7 +93,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     }
 
     /// Snapshots are equal when their parts are (however their lifecycle's JSON was made).
-    public static func == (left: ShellSnapshot, right: ShellSnapshot) -> Bool {
+    package static func == (left: ShellSnapshot, right: ShellSnapshot) -> Bool {
         left.root == right.root && left.stack == right.stack && left.presented == right.presented
             && left.coordinators == right.coordinators && left.lifecycle == right.lifecycle
             && left.version == right.version && left.extra == right.extra && left.channel == right.channel
@@ -105,10 +105,10 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// member, snapshots stored before 2026-12-01) kept it as `lifecycle`, an array of the
     /// records' JSON (about 45 bytes a record: a stored snapshot of 2.4 KB, one per page of the
     /// SQLite file, instead of about 600 bytes). Both load.
-    public static let storedFormat = 2
+    package static let storedFormat = 2
 
     /// The stored form (format `storedFormat`).
-    public var json: JSON {
+    package var json: JSON {
         var members: [String: JSON] = [
             "root": .string(root), "stack": .array(stack.map { .string($0) }),
             "presented": presented.map { .string($0) } ?? .null, "coordinators": coordinators,
@@ -123,7 +123,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     }
 
     /// `json`'s compact encoding, written member by member (`write(records:)`).
-    public var serialized: [UInt8] { write(records: lifecycle) }
+    package var serialized: [UInt8] { write(records: lifecycle) }
 
     /// The snapshot as a session keeps it: `serialized`'s bytes, made only when they are asked
     /// for (a backend writing a file, the app rebuilt from them), on the thread that asks (the
@@ -137,7 +137,7 @@ public struct ShellSnapshot: Sendable, Equatable {
     /// is replaced): 10 000 and 8 000 instructions per action (callgrind, the Performance article).
     /// Of `extra`, it holds the compact encoding: its dictionaries (three for a login screen's
     /// `next`, 450 bytes) stayed with the session in memory until its next snapshot.
-    public var kept: SessionSnapshot {
+    package var kept: SessionSnapshot {
         var parts = self
         let records = storedLog == nil ? lifecycle : []
         parts.records = nil
@@ -217,7 +217,7 @@ public struct ShellSnapshot: Sendable, Equatable {
 
     /// The snapshot stored as `json` in either format (`storedFormat`); `nil` when it is not one,
     /// or one of a newer format.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let root = json["root"]?.stringValue, let stack = json["stack"]?.arrayValue,
             let version = json["version"]?.integerValue, let coordinators = json["coordinators"]
         else { return nil }
@@ -248,14 +248,14 @@ public struct ShellSnapshot: Sendable, Equatable {
 }
 
 /// A transition that ran: its kind and whether the browser animates it.
-public struct LastTransition: Sendable, Equatable {
+package struct LastTransition: Sendable, Equatable {
     /// What changed.
-    public var kind: TransitionKind
+    package var kind: TransitionKind
     /// Whether the browser plays it.
-    public var animated: Bool
+    package var animated: Bool
 
     /// A transition of `kind`.
-    public init(kind: TransitionKind, animated: Bool) {
+    package init(kind: TransitionKind, animated: Bool) {
         self.kind = kind
         self.animated = animated
     }

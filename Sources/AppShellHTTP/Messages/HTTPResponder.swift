@@ -27,12 +27,12 @@ extension HTTPResponder {
 }
 
 /// A responder made from a closure.
-public struct ClosureResponder: HTTPResponder {
+package struct ClosureResponder: HTTPResponder {
     private let body: @Sendable (Request) throws -> Response
 
     /// A responder that calls `body`.
-    public init(_ body: @escaping @Sendable (Request) throws -> Response) { self.body = body }
+    package init(_ body: @escaping @Sendable (Request) throws -> Response) { self.body = body }
 
     /// Calls the closure.
-    public func respond(to request: Request) throws -> Response { try body(request) }
+    package func respond(to request: Request) throws -> Response { try body(request) }
 }

@@ -1,5 +1,5 @@
 /// Percent-decoding of request targets and form bodies (RFC 3986 §2.1, WHATWG urlencoded).
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`); `nil` when an escape is
     /// malformed, the result is not UTF-8, or it contains a NUL byte.
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
@@ -62,19 +62,19 @@ public enum PercentEncoding {
 
     /// `text` percent-decoded (`+` as a space when `plusIsSpace`); `nil` when an escape is
     /// malformed, the result is not UTF-8, or it contains a NUL byte.
-    public static func decode(_ text: String, plusIsSpace: Bool = false) -> String? {
+    package static func decode(_ text: String, plusIsSpace: Bool = false) -> String? {
         var text = text
         return text.withUTF8 { decode($0, plusIsSpace: plusIsSpace) }
     }
 
     /// The `a=1&b=two` pairs of a query, decoded; `nil` when any part is malformed.
-    public static func decodeQuery(_ query: String) -> [(name: String, value: String)]? {
+    package static func decodeQuery(_ query: String) -> [(name: String, value: String)]? {
         var query = query
         return query.withUTF8 { decodePairs($0) }
     }
 
     /// Encodes `text` for use in a URL path segment or query value.
-    public static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         var output = ""
         for byte in text.utf8 {
             switch byte {

@@ -38,12 +38,12 @@ public struct Request: Sendable {
     let requestIDValue: RequestID.Value
     /// `requestID` as the server holds it, its text not made yet: for work that may log it later
     /// (a deferred answer's failure), so that the usual success makes no string of it.
-    public var heldRequestID: RequestID.Value { requestIDValue }
+    package var heldRequestID: RequestID.Value { requestIDValue }
 
     /// A request from its parts; `target` must be an origin-form target (`/path?query`) or an
     /// absolute-form one (`http://host/path?query`, whose host then replaces the `Host` field).
     /// Throws 400 when the target is neither or does not decode.
-    public init(
+    package init(
         method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         remoteAddress: String = "127.0.0.1"
     ) throws(HTTPError) {

@@ -9,12 +9,12 @@ import Synchronization
 /// `A-Z a-z 0-9`: six random per process, then nine hex digits of a per-process counter, so ids are
 /// unique within a run and most likely between runs. A generated id is held as its number until its
 /// text is asked for: sending it back allocates nothing.
-public enum RequestID {
+package enum RequestID {
     /// The longest incoming id that is kept.
-    public static let maxLength = 64
+    package static let maxLength = 64
 
     /// The name of the header field that carries the id, both ways.
-    public static let headerName = "X-Request-ID"
+    package static let headerName = "X-Request-ID"
 
     /// `headerName` as a C string for libmicrohttpd (a `String` passed there would be copied
     /// into a new array at every call).
@@ -24,7 +24,7 @@ public enum RequestID {
     private static let cHeaderNameLiteral: StaticString = "X-Request-ID"
 
     /// Whether `bytes` is an id to keep as it is.
-    public static func isAcceptable(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isAcceptable(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
         for byte in bytes {
             switch byte {
@@ -39,22 +39,22 @@ public enum RequestID {
     }
 
     /// Whether `text` is an id to keep as it is.
-    public static func isAcceptable(_ text: String) -> Bool {
+    package static func isAcceptable(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { isAcceptable($0) }
     }
 
     /// `incoming` when it is acceptable, else a new id.
-    public static func resolve(_ incoming: String?) -> String { Value(incoming).text }
+    package static func resolve(_ incoming: String?) -> String { Value(incoming).text }
 
     /// A new id, unique in this process (until 2^36 ids were made).
-    public static func generate() -> String { Value.next().text }
+    package static func generate() -> String { Value.next().text }
 
     /// A request's id as the server holds it: the number of a generated one (its text is made
     /// only when asked for: most requests only send it, and that needs no `String`), or the text
     /// the client sent. Keep one (`Request.heldRequestID`) for what may be logged after the
     /// request is gone: its text is made only if that happens.
-    public enum Value: Sendable {
+    package enum Value: Sendable {
         /// Generated: the counter's value.
         case generated(UInt64)
         /// Sent by the client and acceptable.
@@ -71,7 +71,7 @@ public enum RequestID {
         }
 
         /// The id as text.
-        public var text: String {
+        package var text: String {
             switch self {
             case .given(let text): return text
             case .generated:

@@ -13,15 +13,15 @@ import Glibc
 /// Small files are kept in memory as prepared responses once served: a later request for the
 /// same path costs one stat(2) — the file must still be the same one (device, inode, size and
 /// modification time), else it is resolved and read again.
-public struct StaticFiles: HTTPResponder {
+package struct StaticFiles: HTTPResponder {
     /// The directory's real path, without a trailing slash.
-    public let root: String
+    package let root: String
     /// `Cache-Control: max-age` in seconds for the files.
-    public let maxAge: Int
+    package let maxAge: Int
     /// Files of up to this many bytes are kept in memory.
-    public static let cachedFileLimit = 256 * 1024
+    package static let cachedFileLimit = 256 * 1024
     /// At most this many paths are kept in memory (beyond it, files are read each time).
-    public static let cachedPathLimit = 256
+    package static let cachedPathLimit = 256
     private let cache = Locked<[String: CachedFile]>([:])
 
     /// A file kept in memory with the answers made from it.
@@ -50,7 +50,7 @@ public struct StaticFiles: HTTPResponder {
     }
 
     /// Serves `directory`; throws when it does not exist or is not a directory.
-    public init(directory: String, maxAge: Int = 3600) throws(HTTPServerError) {
+    package init(directory: String, maxAge: Int = 3600) throws(HTTPServerError) {
         guard let resolved = StaticFiles.realPath(directory), StaticFiles.isDirectory(resolved) else {
             throw HTTPServerError("the public directory \(directory) does not exist or is not a directory")
         }
@@ -59,7 +59,7 @@ public struct StaticFiles: HTTPResponder {
     }
 
     /// Answers with the file the path names, or 404.
-    public func respond(to request: Request) throws -> Response {
+    package func respond(to request: Request) throws -> Response {
         guard request.method.isStandard else { throw HTTPError.notImplemented(request.method) }
         guard StaticFiles.isSafe(request.pathSegments) else { throw HTTPError.notFound("no file at \(request.path)") }
         // A versioned URL (`?v=`, content-hashed by the page) never changes: cache it for a year.
@@ -109,7 +109,7 @@ public struct StaticFiles: HTTPResponder {
     }
 
     /// False: files are only read, a body sent with a request for one is discarded.
-    public func acceptsBody(_ request: Request) -> Bool { false }
+    package func acceptsBody(_ request: Request) -> Bool { false }
 
     private static func checkMethod(_ request: Request) throws(HTTPError) {
         guard request.method == .get || request.method == .head else {

@@ -3,17 +3,17 @@
 /// method and path but `/healthz`, answered `200` (a load balancer's check on the plain port).
 /// The host is the request's own, which the server checked against its allowed hosts first (421
 /// otherwise): a redirect never points anywhere the site does not serve.
-public struct HTTPSRedirect: HTTPResponder {
+package struct HTTPSRedirect: HTTPResponder {
     /// The port the HTTPS server listens on (left out of the URL when it is 443).
-    public let httpsPort: Int
+    package let httpsPort: Int
 
     /// A redirect to `https://<host>[:httpsPort]`.
-    public init(httpsPort: Int) { self.httpsPort = httpsPort }
+    package init(httpsPort: Int) { self.httpsPort = httpsPort }
 
     private static let healthy = Array(#"{"status":"ok"}"#.utf8)
 
     /// `301` to the request's URL over HTTPS, or `200` for `GET /healthz`.
-    public func respond(to request: Request) throws -> Response {
+    package func respond(to request: Request) throws -> Response {
         if request.path == "/healthz" { return .json(bytes: Self.healthy) }
         guard let location = location(for: request) else {
             throw HTTPError.badRequest("the request names no host: ask for https:// on port \(httpsPort)")
@@ -24,7 +24,7 @@ public struct HTTPSRedirect: HTTPResponder {
     }
 
     /// Bodies are never read: the answer is the same whatever was sent.
-    public func acceptsBody(_ request: Request) -> Bool { false }
+    package func acceptsBody(_ request: Request) -> Bool { false }
 
     /// `https://` + the request's host without its port + `:httpsPort` unless 443 + its target;
     /// `nil` without a `Host`.

@@ -7,10 +7,10 @@
 /// a prepared response carries them in the fields it was made with, and a connection that sends it
 /// again adds nothing; another answer's libmicrohttpd response copies them as it copies its other
 /// fields. Nothing of this allocates in Swift.
-public enum SecurityHeaders {
+package enum SecurityHeaders {
     /// The policy of HTML answers that set none of their own: resources from the site only, no
     /// inline script or style, no framing, no `<base>`, forms to the site only.
-    public static let contentSecurityPolicy = String(describing: cPolicyLiteral)
+    package static let contentSecurityPolicy = String(describing: cPolicyLiteral)
 
     private static let cPolicyLiteral: StaticString = """
         default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \

@@ -2,7 +2,7 @@ import AppShellConcurrency
 import Glibc
 
 /// What a reload of an HTTPS server's certificate did.
-public enum TLSReload: Equatable, Sendable {
+package enum TLSReload: Equatable, Sendable {
     /// New files: new connections get the pair whose certificate has this serial number (hex).
     case loaded(serialNumber: String)
     /// The files hold what they held: nothing changed.

@@ -5,24 +5,24 @@ import Glibc
 /// uses them: both parse, the key is the certificate's, and the certificate is valid now. What
 /// libmicrohttpd starts its daemons with (the PEM text) and what a reload hands to new connections
 /// (GnuTLS credentials made from the same text) come from one load.
-public final class TLSIdentity: @unchecked Sendable {
+package final class TLSIdentity: @unchecked Sendable {
     // @unchecked: nothing changes after `init`; GnuTLS reads credentials from any thread.
 
     /// Why a certificate or key cannot be used: the setting it came from and the reason, one line.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The configuration key of the file at fault: `tlsCertificatePath` or `tlsKeyPath`.
-        public let setting: String
+        package let setting: String
         /// What is wrong with it, naming the file.
-        public let reason: String
+        package let reason: String
 
         /// `"<setting>": <reason>`.
-        public var description: String { "\"\(setting)\": \(reason)" }
+        package var description: String { "\"\(setting)\": \(reason)" }
     }
 
     /// The setting names a failure reports.
-    public static let certificateSetting = "tlsCertificatePath"
+    package static let certificateSetting = "tlsCertificatePath"
     /// The setting names a failure reports.
-    public static let keySetting = "tlsKeyPath"
+    package static let keySetting = "tlsKeyPath"
 
     /// The certificate file's text (the server's certificate first, then its chain), NUL-terminated.
     let certificatePEM: [CChar]
@@ -31,9 +31,9 @@ public final class TLSIdentity: @unchecked Sendable {
     /// The certificate and key as GnuTLS credentials, for connections that begin after a reload.
     let credentials: OpaquePointer
     /// The server certificate's serial number, in hex (`0a1b…`).
-    public let serialNumber: String
+    package let serialNumber: String
     /// When the server certificate expires, in seconds since 1970.
-    public let notAfter: Int64
+    package let notAfter: Int64
 
     private init(
         certificatePEM: [CChar], keyPEM: [CChar], credentials: OpaquePointer, serialNumber: String, notAfter: Int64
@@ -56,7 +56,7 @@ public final class TLSIdentity: @unchecked Sendable {
     /// and checks them at `now` (seconds since 1970); throws a `Failure` naming the setting at
     /// fault: a file that cannot be read, is not PEM, a key that is not the certificate's, a
     /// certificate expired or not valid yet.
-    public static func load(
+    package static func load(
         certificatePath: String, keyPath: String, now: Int64 = Int64(time(nil))
     ) throws(Failure) -> TLSIdentity {
         let certificateText = try read(certificatePath, setting: certificateSetting, what: "certificate")
@@ -177,7 +177,7 @@ public final class TLSIdentity: @unchecked Sendable {
 
     /// A serial number's bytes in hex, without the leading zero bytes DER may add (as `openssl
     /// x509 -serial` prints it, in lower case).
-    public static func hex(_ bytes: ArraySlice<UInt8>) -> String {
+    package static func hex(_ bytes: ArraySlice<UInt8>) -> String {
         let significant = bytes.drop { $0 == 0 }
         return (significant.isEmpty ? [0] : significant).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }

@@ -6,15 +6,15 @@ import Glibc
 /// `info`), its lifecycle events (`appshell.events`, `notice`) and security events
 /// (`appshell.security`, `notice`). By default each becomes the line it always was
 /// (`StandardLogHandler`); an app's handler gets them as entries (`LoggingSystem`).
-public struct AccessLog: Sendable {
+package struct AccessLog: Sendable {
     /// Whether request entries are made: the `accessLog` key is on and the logger writes `info`.
-    public let enabled: Bool
+    package let enabled: Bool
 
     /// The logger of request entries, from `LoggingSystem` when the server is made.
     let logger: Logger
 
     /// A log that makes request entries when `enabled` and its logger's level lets `info` through.
-    public init(enabled: Bool, logger: Logger = Logger(label: StandardLogHandler.accessLabel)) {
+    package init(enabled: Bool, logger: Logger = Logger(label: StandardLogHandler.accessLabel)) {
         self.logger = logger
         self.enabled = enabled && logger.logs(.info)
     }
@@ -35,7 +35,7 @@ public struct AccessLog: Sendable {
     }
 
     /// A server event such as `listening` or `stopped`, with extra fields, at `notice`.
-    public static func event(_ name: String, _ fields: [String: JSON] = [:]) {
+    package static func event(_ name: String, _ fields: [String: JSON] = [:]) {
         var metadata: Logger.Metadata = [:]
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) { metadata[key] = value }
         Logger(label: StandardLogHandler.eventLabel).notice(name, metadata: metadata)
@@ -46,7 +46,7 @@ public struct AccessLog: Sendable {
     /// `securityValueLength` characters, so no value (a username is the client's to choose) can
     /// flood the log; the default line writes each as a JSON string, so none can end the line or
     /// forge a field.
-    public static func security(_ event: String, _ fields: KeyValuePairs<String, String>) {
+    package static func security(_ event: String, _ fields: KeyValuePairs<String, String>) {
         var metadata: Logger.Metadata = [:]
         for (name, value) in fields {
             let shown = value.count > securityValueLength ? value.prefix(securityValueLength) + "…" : value
@@ -56,7 +56,7 @@ public struct AccessLog: Sendable {
     }
 
     /// The characters of a security event's value that are written.
-    public static let securityValueLength = 128
+    package static let securityValueLength = 128
 }
 
 /// Monotonic clock readings for durations.

@@ -19,7 +19,7 @@ extension HTTPServer {
     /// (connections, per-address connections, memory per connection, idle timeouts), keep-alive,
     /// and event streams: a stream's answer comes back with its status and header fields and no
     /// events (the stream is ended at once, never admitted). A file's body is read into the answer.
-    public func respondInProcess(
+    package func respondInProcess(
         method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         remoteAddress: String = "127.0.0.1", timeoutMilliseconds: Int = 10_000
     ) -> Response? {

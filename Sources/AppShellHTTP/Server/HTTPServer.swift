@@ -16,14 +16,14 @@ import Synchronization
 /// A started server is owned by its daemons as well: `start()` gives libmicrohttpd a strong
 /// reference for its callbacks, and `shutdown()` takes it back once the daemons have stopped. So
 /// a server runs until it is shut down, even when nothing else holds it.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     /// The settings the server was made with.
-    public let configuration: HTTPServerConfiguration
+    package let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
     let log: AccessLog
     private let state = Locked(State())
     /// Request counters.
-    public let statistics: ServerStatistics
+    package let statistics: ServerStatistics
     /// The open event streams.
     let streams: EventStreamRegistry
     /// The requests waiting for a deferred answer.
@@ -67,7 +67,7 @@ public final class HTTPServer: Sendable {
     /// A server that answers every request with `responder` and counts into `statistics`; call
     /// `start()` to listen. The event streams' heartbeats run on `timers` (the app's shared queue,
     /// which its owner starts and stops), or on a queue of the server's own when it is `nil`.
-    public init(
+    package init(
         configuration: HTTPServerConfiguration, responder: any HTTPResponder,
         statistics: ServerStatistics = ServerStatistics(), timers: TimerQueue? = nil
     ) {
@@ -90,7 +90,7 @@ public final class HTTPServer: Sendable {
     /// HTTPS: loads the certificate and key files again; new connections get the new pair, open
     /// ones keep theirs. A pair that cannot be used leaves the one in use (the result says why).
     /// `nil` for a plain-HTTP server or one not started.
-    public func reloadCertificate() -> TLSReload? {
+    package func reloadCertificate() -> TLSReload? {
         certificates.withLock { $0 }?.reload()
     }
 
@@ -98,15 +98,15 @@ public final class HTTPServer: Sendable {
     /// loaded and has not changed since the previous call; `nil` when there was nothing to load
     /// (or the server speaks plain HTTP). Called every few seconds, it reloads a renewed pair a
     /// call or two after the renewal wrote it.
-    public func reloadCertificateIfFilesChanged() -> TLSReload? {
+    package func reloadCertificateIfFilesChanged() -> TLSReload? {
         certificates.withLock { $0 }?.reloadIfFilesChanged()
     }
 
     /// HTTPS: the serial number (hex) of the certificate new connections get; `nil` for plain HTTP.
-    public var certificateSerialNumber: String? { certificates.withLock { $0?.current.serialNumber } }
+    package var certificateSerialNumber: String? { certificates.withLock { $0?.current.serialNumber } }
 
     /// The number of requests waiting for a deferred answer now (their connections suspended).
-    public var waitingDeferredResponses: Int { deferredResponses.count }
+    package var waitingDeferredResponses: Int { deferredResponses.count }
 
     /// The turns the event loops took so far.
     var eventLoopTurns: Int {
@@ -114,13 +114,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// The number of event streams open now.
-    public var openEventStreams: Int { streams.count }
+    package var openEventStreams: Int { streams.count }
 
     /// The bound port (the real one when configured with port 0); 0 before `start()`.
-    public var port: Int { state.withLock { $0.port } }
+    package var port: Int { state.withLock { $0.port } }
 
     /// Binds and starts the event loops; throws when the address is invalid or in use.
-    public func start() throws(HTTPServerError) {
+    package func start() throws(HTTPServerError) {
         let config = configuration
         var identity: TLSIdentity?
         if let files = config.tls {
@@ -207,7 +207,7 @@ public final class HTTPServer: Sendable {
     /// `timeoutSeconds` (the configured shutdown timeout by default), then closes everything.
     /// Returns whether every in-flight request finished in time. Safe to call more than once.
     @discardableResult
-    public func shutdown(timeoutSeconds: Int? = nil) -> Bool {
+    package func shutdown(timeoutSeconds: Int? = nil) -> Bool {
         guard
             let running = state.withLock({ state -> Running? in
                 guard !state.stopped, let running = state.running else { return nil }

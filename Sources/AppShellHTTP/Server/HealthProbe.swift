@@ -4,10 +4,10 @@
 ///
 /// Over TLS the server's certificate is not checked: the probe asks whether the process on this
 /// port answers, and a certificate for the site's name does not name 127.0.0.1.
-public enum HealthProbe {
+package enum HealthProbe {
     /// Whether the server on `port` of the loopback interface answers `GET /healthz` with
     /// `{"status":"ok"}` within `timeoutSeconds`; the reason when not.
-    public static func check(port: Int, tls: Bool, timeoutSeconds: Int = 3) -> (healthy: Bool, reason: String) {
+    package static func check(port: Int, tls: Bool, timeoutSeconds: Int = 3) -> (healthy: Bool, reason: String) {
         let answer: [UInt8]
         do {
             let connection = try ClientConnection(

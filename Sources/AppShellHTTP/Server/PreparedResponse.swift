@@ -9,15 +9,15 @@ import CMicroHTTPD
 /// Send it with `Response.prepared(_:)`. A handler may still change that response (add a
 /// `Set-Cookie`, say): then a new libmicrohttpd response is made, which still borrows the
 /// prepared bytes rather than copying them.
-public final class PreparedResponse: @unchecked Sendable {
+package final class PreparedResponse: @unchecked Sendable {
     // @unchecked: nothing here changes after `init`, and libmicrohttpd counts the users of its
     // response under its own lock, so any number of connections may send it at once.
 
     /// The response as a handler sees it.
-    public let response: Response
+    package let response: Response
     /// About the memory the prepared response holds: its body twice (the response's, and the copy
     /// libmicrohttpd sends from) and about 1 KiB for its header fields and objects.
-    public var heldBytes: Int { 2 * storage.count + 1024 }
+    package var heldBytes: Int { 2 * storage.count + 1024 }
     /// The body's bytes for libmicrohttpd to read (empty when the body is not bytes). They belong
     /// to `handle`, destroyed with this object; each libmicrohttpd response that sends them keeps
     /// this object until libmicrohttpd is done with it, which can be long after its last other
@@ -30,7 +30,7 @@ public final class PreparedResponse: @unchecked Sendable {
 
     /// Prepares `response`, whose body must be bytes (a file or a stream is read once, so it
     /// cannot be shared: it is then sent the ordinary way each time).
-    public init(_ response: Response) {
+    package init(_ response: Response) {
         self.response = response
         guard case .bytes(let bytes) = response.body else {
             storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
@@ -107,7 +107,7 @@ private let releasePrepared: MHD_ContentReaderFreeCallback = { cls in
 extension Response {
     /// The prepared response, sent without copying while the status, headers and body are still
     /// the prepared ones (and without copying the body when only the status or headers changed).
-    public static func prepared(_ prepared: PreparedResponse) -> Response {
+    package static func prepared(_ prepared: PreparedResponse) -> Response {
         var response = prepared.response
         response.prepared = prepared
         return response

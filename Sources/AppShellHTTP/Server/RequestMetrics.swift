@@ -7,13 +7,13 @@ import Synchronization
 /// for requests no route answered), so the number of series is bounded whatever clients send.
 /// Counting a request is three relaxed atomic additions into counters made in advance: no lock,
 /// no allocation.
-public final class RequestMetrics: Sendable {
+package final class RequestMetrics: Sendable {
     /// The label of each route, by index (see `RouteLabel`).
-    public let routes: [String]
+    package let routes: [String]
     private let counters: [RouteCounters]
 
     /// The upper bounds of the latency buckets, in microseconds (the last, `+Inf`, is implicit).
-    public static let bucketMicros: [Int] = [
+    package static let bucketMicros: [Int] = [
         500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000,
         5_000_000,
     ]
@@ -37,20 +37,20 @@ public final class RequestMetrics: Sendable {
     }
 
     /// One route's figures read now (not atomically as a whole: each counter on its own).
-    public struct Snapshot: Sendable {
+    package struct Snapshot: Sendable {
         /// The route's label.
-        public let route: String
+        package let route: String
         /// Answered requests by status code, the codes in increasing order; only codes seen.
-        public let byStatus: [(status: Int, count: Int)]
+        package let byStatus: [(status: Int, count: Int)]
         /// The latency histogram, cumulative: requests answered within each of `bucketMicros`, then
         /// all of them (`+Inf`); the last is the histogram's count.
-        public let cumulativeBuckets: [Int]
+        package let cumulativeBuckets: [Int]
         /// The sum of the latencies, in microseconds.
-        public let sumMicros: Int
+        package let sumMicros: Int
     }
 
     /// The figures of every route that answered at least one request.
-    public func snapshot() -> [Snapshot] {
+    package func snapshot() -> [Snapshot] {
         var result: [Snapshot] = []
         for (index, counters) in self.counters.enumerated() {
             var byStatus: [(status: Int, count: Int)] = []
@@ -84,16 +84,16 @@ private final class RouteCounters: Sendable {
 }
 
 /// The labels of requests that no route of the router answered, after the router's own.
-public enum RouteLabel {
+package enum RouteLabel {
     /// Answered by the router's fallback (static files).
-    public static let fallback = "static"
+    package static let fallback = "static"
     /// No route and no fallback: 404.
-    public static let notFound = "not_found"
+    package static let notFound = "not_found"
     /// A route's path with a method it does not take: 405 (or 501 for an unknown method).
-    public static let methodNotAllowed = "method_not_allowed"
+    package static let methodNotAllowed = "method_not_allowed"
     /// Refused before any routing: a malformed target, a host not served, a body too large,
     /// ambiguous framing, or a responder that is not a router.
-    public static let unrouted = "unrouted"
+    package static let unrouted = "unrouted"
 
     /// The fixed labels, in the order they follow the router's.
     static let fixed = [fallback, notFound, methodNotAllowed, unrouted]

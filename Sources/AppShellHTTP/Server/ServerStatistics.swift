@@ -2,7 +2,7 @@ import Synchronization
 
 /// Counters the server keeps as it runs, for `/metrics` and for graceful shutdown. Every counter
 /// is an atomic updated with relaxed ordering: the request path takes no lock for them.
-public final class ServerStatistics: Sendable {
+package final class ServerStatistics: Sendable {
     /// Requests between their request line and their completion.
     let inFlightCounter = Atomic<Int>(0)
     /// Requests completed since start.
@@ -23,21 +23,21 @@ public final class ServerStatistics: Sendable {
     private let requestMetrics = AtomicLazyReference<RequestMetrics>()
 
     /// Fresh counters.
-    public init() {}
+    package init() {}
 
     /// Requests being processed now.
-    public var inFlight: Int { inFlightCounter.load(ordering: .relaxed) }
+    package var inFlight: Int { inFlightCounter.load(ordering: .relaxed) }
     /// Requests completed since the server started.
-    public var completed: Int { completedCounter.load(ordering: .relaxed) }
+    package var completed: Int { completedCounter.load(ordering: .relaxed) }
     /// Open connections: from their accept until both their close and their last request's end.
-    public var openConnections: Int { connectionCounter.load(ordering: .relaxed) }
+    package var openConnections: Int { connectionCounter.load(ordering: .relaxed) }
     /// Event streams open now.
-    public var openEventStreams: Int { streamCounter.load(ordering: .relaxed) }
+    package var openEventStreams: Int { streamCounter.load(ordering: .relaxed) }
     /// Requests by route, status and latency; `nil` until a server counts here.
-    public var requests: RequestMetrics? { requestMetrics.load() }
+    package var requests: RequestMetrics? { requestMetrics.load() }
 
     /// Server errors since start by cause (see `ErrorCause`), every cause listed.
-    public var errors: [(cause: String, count: Int)] {
+    package var errors: [(cause: String, count: Int)] {
         ErrorCause.allCases.map { ($0.label, errorCounters[$0.rawValue].load(ordering: .relaxed)) }
     }
 
@@ -83,7 +83,7 @@ enum ErrorCause: Int, CaseIterable {
 extension ServerStatistics: MetricsSource {
     /// The HTTP families: requests (by route and status), latency, in flight, connections,
     /// event streams and errors.
-    public func writeMetrics(into text: inout PrometheusText) {
+    package func writeMetrics(into text: inout PrometheusText) {
         text.single(
             "appshell_http_requests_completed_total", .counter, "Requests completed since start.", completed)
         text.single("appshell_http_requests_in_flight", .gauge, "Requests being processed.", inFlight)

@@ -2,7 +2,7 @@ import Glibc
 
 /// SIGINT and SIGTERM (stop) and SIGHUP (reload), received synchronously with sigwait(2) rather
 /// than in a signal handler.
-public enum TerminationSignal {
+package enum TerminationSignal {
     private static func signalSet() -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
@@ -13,18 +13,18 @@ public enum TerminationSignal {
     }
 
     /// The signal that asks a server to load its certificate again rather than stop.
-    public static let reload = SIGHUP
+    package static let reload = SIGHUP
 
     /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread and in every thread it starts
     /// later. Call it first in `main`, before any thread exists, so that `wait()` alone receives
     /// them.
-    public static func block() {
+    package static func block() {
         var set = signalSet()
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Waits until SIGINT, SIGTERM or SIGHUP (`reload`) arrives and returns its number.
-    public static func wait() -> Int32 {
+    package static func wait() -> Int32 {
         var set = signalSet()
         var received: Int32 = 0
         while sigwait(&set, &received) != 0 {}

@@ -81,7 +81,7 @@ final class SessionLoader: Sendable {
 /// What loading a request's session found, handed to the request to enter its session with
 /// (`SessionRegistry.enter(presented:after:_:)`). It keeps a found session in use until then, and
 /// lets go of it if the request is not run again (the server answered it itself, at shutdown).
-public final class LoadedSession: Sendable {
+package final class LoadedSession: Sendable {
     private let outcome: Locked<SessionLoader.Outcome?>
 
     init(_ outcome: SessionLoader.Outcome) { self.outcome = Locked(outcome) }

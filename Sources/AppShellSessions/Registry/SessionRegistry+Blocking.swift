@@ -12,7 +12,7 @@ extension SessionRegistry {
     /// it from threads that may wait (tests, tools), never from a server thread — the server
     /// calls `enter(presented:_:)`.
     @inlinable
-    public func withSession<Result>(
+    package func withSession<Result>(
         presentedID: String?, _ body: (SessionContext) throws -> Result
     ) throws -> (result: Result, context: SessionContext) {
         var result: Result?
@@ -22,14 +22,14 @@ extension SessionRegistry {
     }
 
     /// `withSession` without a result (blocks until the changes are durable, as it does).
-    public func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
+    package func enterSession(presentedID: String?, _ body: (SessionContext) throws -> Void) throws -> SessionContext {
         let presented = presentedID.flatMap { SessionContext.parseCookie($0) }
         return try enterSession(presented: presented?.id, seal: presented?.seal, body)
     }
 
     /// `enterSession(presentedID:)` with the id already parsed (`nil` when none was presented or
     /// it did not parse); blocks while the session's earlier changes or its own are committed.
-    public func enterSession(
+    package func enterSession(
         presented presentedID: SessionID?, seal: Substring? = nil, _ body: (SessionContext) throws -> Void
     ) throws
         -> SessionContext
@@ -70,7 +70,7 @@ extension SessionRegistry {
     /// user's last request, so server work never keeps an idle session from expiring. In a shared
     /// store, a commit refused because another instance changed the session meanwhile runs `body`
     /// again on what is stored (up to `conflictRetries` times), as a request is.
-    public func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
+    package func withLiveSession<Result>(_ id: SessionID, _ body: (SessionContext) throws -> Result) throws -> Result? {
         let free = Signal()
         var conflicts = 0
         while true {

@@ -248,7 +248,7 @@ final class Signal: Sendable {
 
 /// A session a request cannot enter yet, as `SessionRegistry.enter` found it: its changes are
 /// being committed, or it is not in memory and is being loaded.
-public struct BusySession: Sendable {
+package struct BusySession: Sendable {
     private enum Wait: Sendable {
         case committing(Session)
         case loading(SessionID, SessionLoader)
@@ -263,7 +263,7 @@ public struct BusySession: Sendable {
     /// Calls `work` once the session is free — at once, on this thread, when it is already, else
     /// on the store writer's thread (a commit) or the session loader's (a load): enter the session
     /// again then, after what `work` is given (`SessionRegistry.enter(presented:after:_:)`).
-    public func whenFree(_ work: @escaping @Sendable (LoadedSession?) -> Void) {
+    package func whenFree(_ work: @escaping @Sendable (LoadedSession?) -> Void) {
         switch wait {
         case .committing(let session):
             let now = session.state.withLock { state -> Bool in

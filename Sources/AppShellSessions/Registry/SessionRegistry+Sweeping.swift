@@ -4,7 +4,7 @@ extension SessionRegistry {
     /// Whether `id` names a session that has not expired, in memory or in the backend. Unlike a
     /// request it changes nothing: it neither loads the session into memory nor counts as a use
     /// (for the server's own checks, such as whether an open event stream's session still exists).
-    public func names(_ id: SessionID) throws -> Bool {
+    package func names(_ id: SessionID) throws -> Bool {
         let now = clock()
         if let inMemory = shard(for: id).names(id, now: now, configuration) { return inMemory }
         guard let record = try backend.load(id) else { return false }
@@ -17,7 +17,7 @@ extension SessionRegistry {
     /// the server's timer thread, which serves the splash timers and the streams' heartbeats and
     /// must not wait out a batch being committed.
     @discardableResult
-    public func sweep() throws -> Int {
+    package func sweep() throws -> Int {
         let now = clock()
         let removed = shards.reduce(0) { $0 + $1.removeExpired(now: now, configuration) }
         // The backend's `accessed` of a session live in memory lags its last use by less than the
@@ -39,7 +39,7 @@ extension SessionRegistry {
 
     /// Sweeps every `sweepIntervalSeconds` on `timers` (the server's shared queue), or on a
     /// thread of its own when it is `nil`.
-    public func startSweeper(timers: TimerQueue? = nil) {
+    package func startSweeper(timers: TimerQueue? = nil) {
         sweeper.withLock { current in
             guard current == nil else { return }
             current = SessionSweeper(registry: self, interval: configuration.sweepIntervalSeconds, timers: timers)
@@ -47,7 +47,7 @@ extension SessionRegistry {
     }
 
     /// Stops sweeping, if it runs, once a sweep that is running has finished.
-    public func stopSweeper() {
+    package func stopSweeper() {
         let running = sweeper.withLock { current -> SessionSweeper? in
             defer { current = nil }
             return current

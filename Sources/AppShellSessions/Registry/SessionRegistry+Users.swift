@@ -12,7 +12,7 @@ extension SessionRegistry {
     ///
     /// Blocks while commits finish and the store is written: call it off the server's threads (an
     /// action's awaited work).
-    public func endSessions(ofUser user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionID> {
+    package func endSessions(ofUser user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionID> {
         let now = clock()
         var ended: Set<SessionID> = []
         let pending = Locked(0)

@@ -9,17 +9,17 @@ import Synchronization
 /// A session is written to the backend only once it holds a value, so requests that never set
 /// anything (a flood of cookieless requests) cause no writes — in a store shared by several
 /// instances too: there a session that holds nothing is kept by its cookie (`SessionSeal`).
-public final class SessionRegistry: Sendable {
+package final class SessionRegistry: Sendable {
     /// The timeouts and the cap.
-    public let configuration: SessionConfiguration
+    package let configuration: SessionConfiguration
     /// Where sessions with values are kept.
-    public let backend: any DefaultsBackend
+    package let backend: any DefaultsBackend
     /// Whether other instances write the same records (`DefaultsBackend.isShared`), read once:
     /// the request path asks it at every request.
-    public let isSharedStore: Bool
+    package let isSharedStore: Bool
     /// The thread that commits the requests' writes in groups, when the registry has one (see
     /// `StoreWriter`); without one, each request commits its own write on its own thread.
-    public let writer: StoreWriter?
+    package let writer: StoreWriter?
     /// The thread that loads the sessions not in memory, when the registry has a store writer
     /// (see `SessionLoader`); without one, a request loads its session itself (the memory store).
     let loader: SessionLoader?
@@ -29,7 +29,7 @@ public final class SessionRegistry: Sendable {
     let clock: @Sendable () -> Int64
     let sweeper = Locked<SessionSweeper?>(nil)
     /// Sessions created since start.
-    public let createdCount = Atomic<Int>(0)
+    package let createdCount = Atomic<Int>(0)
     /// In a shared store: what seals the cookie of a session that holds nothing, so that any
     /// instance takes it up without it being stored (`nil` in the other stores).
     let seal: SessionSeal?
@@ -38,7 +38,7 @@ public final class SessionRegistry: Sendable {
     let userStores: UserStoreCache
 
     /// The current Unix time in seconds.
-    public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
+    package static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
 
     /// A registry over `backend`; `clock` gives the time in Unix seconds (tests move it). With
     /// `groupCommitQueue`, requests' writes go to a `StoreWriter` with room for that many waiting
@@ -47,7 +47,7 @@ public final class SessionRegistry: Sendable {
     /// changes and loads its session itself (the memory backend). In a shared store, `sealKey`
     /// (32 bytes, the same at every instance sharing it: the form-token key) seals the cookies of
     /// the sessions that hold nothing; without one, a random key serves this instance alone.
-    public init(
+    package init(
         configuration: SessionConfiguration, backend: any DefaultsBackend, groupCommitQueue: Int? = nil,
         sealKey: [UInt8]? = nil, clock: @escaping @Sendable () -> Int64 = SessionRegistry.systemClock
     ) {
@@ -76,7 +76,7 @@ public final class SessionRegistry: Sendable {
     /// Stops the session loader and the store writer, if there are, once they loaded and
     /// committed everything waiting (at shutdown, after the server stopped); a request's changes
     /// are refused (503) afterwards, and so is one whose session is not in memory.
-    public func stopWriter() {
+    package func stopWriter() {
         loader?.stop()
         writer?.stop()
     }
@@ -88,31 +88,31 @@ public final class SessionRegistry: Sendable {
     /// keeps losing: two instances whose sessions of one user write its store in a tight loop
     /// met 9 in a row about once in 500 requests here (8 was the bound then: a 503), each further
     /// one about half as often (UserStoreScaleOutTests).
-    public static let conflictRetries = 32
+    package static let conflictRetries = 32
 
     /// Sessions held in memory.
-    public var count: Int { shards.reduce(0) { $0 + $1.count } }
+    package var count: Int { shards.reduce(0) { $0 + $1.count } }
 
     /// Sessions held in memory as objects: those that hold values, a snapshot or an app, or are
     /// in use. A session that holds nothing is a bare map entry and is not counted (walks every
     /// shard: for tests and diagnostics, not for the request path).
-    public var heldCount: Int { shards.reduce(0) { $0 + $1.heldCount } }
+    package var heldCount: Int { shards.reduce(0) { $0 + $1.heldCount } }
 
     /// Whether the session `id` names is held in memory now (for tests and diagnostics: it
     /// neither loads nor touches the session).
-    public func holdsInMemory(_ id: SessionID) -> Bool { shard(for: id).contains(id) }
+    package func holdsInMemory(_ id: SessionID) -> Bool { shard(for: id).contains(id) }
 
     /// Registers fallback values for every session (volatile, never stored).
-    public func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
+    package func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
 
     /// How long after a rotation a request presenting the retired id is answered as retired
     /// (`SessionContext.isRetired`: no session, no cookie) rather than given a new session: long
     /// enough for the requests a client sent before it had the new id, short enough that a
     /// client that never got the new id (its answer was lost) soon gets a session again.
-    public static let retiredIDGraceSeconds: Int64 = 10
+    package static let retiredIDGraceSeconds: Int64 = 10
 
     /// What `enter(presented:_:)` did with a request.
-    public enum Entry {
+    package enum Entry {
         /// The body ran and its changes are committed (or it made none): answer now.
         case committed(SessionContext)
         /// The body ran and its changes wait for the store writer: answer once the commit is
@@ -132,7 +132,7 @@ public final class SessionRegistry: Sendable {
     /// queue is full), with nothing changed. `loaded` is what the wait of an earlier `.busy`
     /// handed over (the session loaded for this request). `seal` is what the cookie carried
     /// after the id, if anything (`SessionContext.cookieValue`).
-    public func enter(
+    package func enter(
         presented presentedID: SessionID?, seal sealText: Substring? = nil, after loaded: LoadedSession? = nil,
         _ body: (SessionContext) throws -> Void
     ) throws -> Entry {

@@ -1,52 +1,52 @@
 /// What a backend keeps for one session: its stored defaults and two timestamps.
-public struct SessionRecord: Sendable, Equatable {
+package struct SessionRecord: Sendable, Equatable {
     /// The stored values (never the registered fallbacks).
-    public var values: [String: DefaultsValue]
+    package var values: [String: DefaultsValue]
     /// When the session was created, in Unix seconds (for the absolute timeout).
-    public var created: Int64
+    package var created: Int64
     /// When the session was last used, in Unix seconds (for the idle timeout); refreshed lazily.
-    public var accessed: Int64
+    package var accessed: Int64
     /// What the app keeps beside the defaults (the app shell: its controller tree), opaque here;
     /// its bytes are made only when asked for (a backend that writes a file asks, the memory
     /// backend keeps it as it is).
-    public var keptSnapshot: SessionSnapshot?
+    package var keptSnapshot: SessionSnapshot?
     /// Whether the store already holds `values` for this record's id with these times (only its
     /// snapshot changed): a backend may then write the snapshot alone, and must write the whole
     /// record when it finds no record with these times. Not part of the record (`==` ignores it).
-    public var valuesAsStored = false
+    package var valuesAsStored = false
     /// In a shared store (`DefaultsBackend.isShared`): the version of the stored record — what
     /// `load` found (1 after its first write, one more after each), 0 when not known. Not part of
     /// the record (`==` ignores it).
-    public var version: Int64 = 0
+    package var version: Int64 = 0
     /// In a shared store: the version this write expects the stored record to have (0: none is
     /// stored), so that a change made meanwhile through another instance is never overwritten —
     /// the write is refused as a conflict instead (`StoreError.isConflict`), and the record gets
     /// `expectedVersion + 1`. `nil`: written whatever is stored. Other stores ignore it.
-    public var expectedVersion: Int64?
+    package var expectedVersion: Int64?
     /// The account the session is logged in as (its stored, lowercased name), `nil` when none:
     /// stored with the record and indexed, so that every session of a user can be found and
     /// ended (`removeSessions(of:except:)`, `removeAccount(named:)`).
-    public var user: String?
+    package var user: String?
     /// A write of a user's store to make with this record's, all or nothing: when the user's
     /// stored version is not the write's expected one, neither is made and the record's write is
     /// refused as a conflict (`StoreError.isConflict`; in a batch, its position in
     /// `applyAllReportingConflicts`). Not part of the record (`==` ignores it, a load has none).
-    public var userWrite: UserWrite?
+    package var userWrite: UserWrite?
 
     /// `keptSnapshot`'s bytes (made when it was made from a value).
-    public var snapshot: [UInt8]? {
+    package var snapshot: [UInt8]? {
         get { keptSnapshot?.bytes }
         set { keptSnapshot = newValue.map(SessionSnapshot.init(bytes:)) }
     }
 
     /// A record with the given parts.
-    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64, snapshot: [UInt8]? = nil) {
+    package init(values: [String: DefaultsValue], created: Int64, accessed: Int64, snapshot: [UInt8]? = nil) {
         self.init(
             values: values, created: created, accessed: accessed, kept: snapshot.map(SessionSnapshot.init(bytes:)))
     }
 
     /// A record with the given parts, its snapshot as the app kept it.
-    public init(values: [String: DefaultsValue], created: Int64, accessed: Int64, kept: SessionSnapshot?) {
+    package init(values: [String: DefaultsValue], created: Int64, accessed: Int64, kept: SessionSnapshot?) {
         self.values = values
         self.created = created
         self.accessed = accessed
@@ -54,7 +54,7 @@ public struct SessionRecord: Sendable, Equatable {
     }
 
     /// Records are equal when their parts and their snapshots' bytes are.
-    public static func == (left: SessionRecord, right: SessionRecord) -> Bool {
+    package static func == (left: SessionRecord, right: SessionRecord) -> Bool {
         left.values == right.values && left.created == right.created && left.accessed == right.accessed
             && left.user == right.user
             && (SessionSnapshot.same(left.keptSnapshot, right.keptSnapshot) || left.snapshot == right.snapshot)
@@ -110,7 +110,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 ///   one; `removeAccount` takes the user's store and every session logged in as the user along, in
 ///   one step.
 /// - Every method may be called from many threads at once.
-public protocol DefaultsBackend: Sendable {
+package protocol DefaultsBackend: Sendable {
     /// The record of `id`, or `nil` when there is none.
     func load(_ id: SessionID) throws(StoreError) -> SessionRecord?
     /// Inserts or replaces the record of `id`.
@@ -174,33 +174,33 @@ public protocol DefaultsBackend: Sendable {
 
 extension DefaultsBackend {
     /// Nothing to close.
-    public func close() {}
+    package func close() {}
 
     /// No upkeep.
-    public func afterBatch() {}
+    package func afterBatch() {}
 
     /// Only this process writes the records.
-    public var isShared: Bool { false }
+    package var isShared: Bool { false }
 
     /// `applyAll`: a store that is not shared has no conflicts.
-    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+    package func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
         try applyAll(writes)
         return []
     }
 
     /// The version `load` finds.
-    public func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
+    package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).
-    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    package func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         for write in writes { try apply(write) }
     }
 
     /// `rename` then `save`, renaming back when the save fails: for backends with no transaction.
     /// If the way back fails too, the record stays under `newID`, which the caller never adopts
     /// (the old id then loads nothing: the user is logged out, never let in).
-    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
         try rename(id, to: newID)
         do {
             try save(newID, record)

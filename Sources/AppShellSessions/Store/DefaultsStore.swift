@@ -8,9 +8,9 @@ import FoundationEssentials
 /// is durable once the client has the answer.
 public final class DefaultsStore {
     /// The values set in this session (what the backend stores).
-    public private(set) var storedValues: [String: DefaultsValue]
+    package private(set) var storedValues: [String: DefaultsValue]
     /// Whether anything was set or removed since the store was handed out.
-    public private(set) var hasChanges = false
+    package private(set) var hasChanges = false
     private let registration: RegistrationDomain
 
     init(values: [String: DefaultsValue], registration: RegistrationDomain) {
@@ -25,7 +25,7 @@ public final class DefaultsStore {
 
     /// A store that reads as this one does now (values and registered fallbacks) and whose
     /// changes go nowhere: for work whose result is shown and thrown away (a preview).
-    public func detachedCopy() -> DefaultsStore {
+    package func detachedCopy() -> DefaultsStore {
         DefaultsStore(values: storedValues, registration: registration)
     }
 

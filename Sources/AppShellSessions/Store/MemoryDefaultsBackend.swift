@@ -3,55 +3,55 @@ import AppShellConcurrency
 /// A backend that keeps records in memory: for tests and benchmarks. Nothing survives the process.
 ///
 /// Everything is one value under one lock, so a batch (`applyAll`) is all or nothing.
-public final class MemoryDefaultsBackend: DefaultsBackend {
+package final class MemoryDefaultsBackend: DefaultsBackend {
     private let contents = Locked(Contents())
 
     /// An empty store.
-    public init() {}
+    package init() {}
 
     /// The record of `id`.
-    public func load(_ id: SessionID) -> SessionRecord? { contents.withLock { $0.records[id] } }
+    package func load(_ id: SessionID) -> SessionRecord? { contents.withLock { $0.records[id] } }
 
     /// Inserts or replaces the record of `id`, with its user's store when it carries a write of it
     /// (refused as a conflict, neither written, when that store is not at the expected version).
-    public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+    package func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         try apply(.save(id, record))
     }
 
     /// Sets the `accessed` time of `id`'s record.
-    public func touch(_ id: SessionID, accessed: Int64) { contents.withLock { $0.records[id]?.accessed = accessed } }
+    package func touch(_ id: SessionID, accessed: Int64) { contents.withLock { $0.records[id]?.accessed = accessed } }
 
     /// Moves the record of `id` to `newID`.
-    public func rename(_ id: SessionID, to newID: SessionID) {
+    package func rename(_ id: SessionID, to newID: SessionID) {
         contents.withLock { $0.rename(id, to: newID) }
     }
 
     /// Moves the record of `id` to `newID` with `record` as its content (and its user's store's
     /// write, if it carries one: all or nothing).
-    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
         try apply(.renameReplacing(id, to: newID, record))
     }
 
     /// Deletes the record of `id`.
-    public func remove(_ id: SessionID) { contents.withLock { $0.remove(id) } }
+    package func remove(_ id: SessionID) { contents.withLock { $0.remove(id) } }
 
     /// Deletes expired records.
-    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) -> Int {
+    package func removeExpired(accessedBefore: Int64, createdBefore: Int64) -> Int {
         contents.withLock { $0.removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore) }
     }
 
     /// The number of records.
-    public func count() -> Int { contents.withLock { $0.records.count } }
+    package func count() -> Int { contents.withLock { $0.records.count } }
 
     /// Makes one write.
-    public func apply(_ write: StoreWrite) throws(StoreError) {
+    package func apply(_ write: StoreWrite) throws(StoreError) {
         try contents.withLock { contents throws(StoreError) in try contents.apply(write) }
     }
 
     /// Makes `writes` in order, all or nothing: every user write is checked first, against the
     /// versions the batch's earlier writes leave (a conflict is the one way a write fails here),
     /// then all are made — without a copy of the store.
-    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    package func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         try contents.withLock { contents throws(StoreError) in
             var versions: [String: Int64] = [:]
             for case let userWrite? in writes.lazy.map(\.userWrite) {
@@ -67,7 +67,7 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
 
     /// Makes `writes` in order; those refused as conflicts (a user's store changed meanwhile) are
     /// reported by position, and the others hold.
-    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+    package func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
         contents.withLock { contents in
             var conflicts = Set<Int>()
             for (position, write) in writes.enumerated() {
@@ -79,10 +79,10 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
     }
 
     /// The account named `name`.
-    public func account(named name: String) -> Account? { contents.withLock { $0.accounts[name] } }
+    package func account(named name: String) -> Account? { contents.withLock { $0.accounts[name] } }
 
     /// Adds `account` unless its name is taken.
-    public func insertAccount(_ account: Account) -> Bool {
+    package func insertAccount(_ account: Account) -> Bool {
         contents.withLock { contents in
             guard contents.accounts[account.name] == nil else { return false }
             contents.accounts[account.name] = account
@@ -91,7 +91,7 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
     }
 
     /// Sets the password hash of the account `name`, if there is one.
-    public func setPasswordHash(_ passwordHash: String, ofAccount name: String) -> Bool {
+    package func setPasswordHash(_ passwordHash: String, ofAccount name: String) -> Bool {
         contents.withLock { contents in
             guard contents.accounts[name] != nil else { return false }
             contents.accounts[name]?.passwordHash = passwordHash
@@ -100,10 +100,10 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
     }
 
     /// Every account's name, sorted.
-    public func accountNames() -> [String] { contents.withLock { $0.accounts.keys.sorted() } }
+    package func accountNames() -> [String] { contents.withLock { $0.accounts.keys.sorted() } }
 
     /// Removes the account `name`, its user's store and its sessions.
-    public func removeAccount(named name: String) -> RemovedAccount? {
+    package func removeAccount(named name: String) -> RemovedAccount? {
         contents.withLock { contents in
             guard let account = contents.accounts.removeValue(forKey: name) else { return nil }
             let store = contents.userStores.removeValue(forKey: name) ?? UserRecord()
@@ -113,17 +113,17 @@ public final class MemoryDefaultsBackend: DefaultsBackend {
     }
 
     /// Removes every session of `user` but `kept`.
-    public func removeSessions(of user: String, except kept: SessionID?) -> Set<SessionStoreKey> {
+    package func removeSessions(of user: String, except kept: SessionID?) -> Set<SessionStoreKey> {
         contents.withLock { $0.removeSessions(of: user, except: kept) }
     }
 
     /// The user's store of `user`.
-    public func userStore(of user: String) -> UserRecord {
+    package func userStore(of user: String) -> UserRecord {
         contents.withLock { $0.userStores[user] ?? UserRecord() }
     }
 
     /// Writes a user's store alone, over its expected version.
-    public func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
+    package func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
         try contents.withLock { contents throws(StoreError) in
             try contents.check(write)
             contents.write(write)

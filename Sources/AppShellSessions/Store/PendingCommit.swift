@@ -8,7 +8,7 @@ import AppShellConcurrency
 /// durable, the session in memory took them and the work registered with
 /// `SessionContext.afterCommit` ran), else with 503 (nothing was changed: the session is as it
 /// was before the request, its `afterRollback` work ran).
-public final class PendingCommit: Sendable {
+package final class PendingCommit: Sendable {
     private struct State {
         var done = false
         var error: StoreError?
@@ -26,13 +26,13 @@ public final class PendingCommit: Sendable {
 
     /// Whether the write may be refused as a conflict (a shared store's, or one that writes a
     /// user's store): then the request is kept, to run again.
-    public let mayConflict: Bool
+    package let mayConflict: Bool
 
     init(mayConflict: Bool = false) { self.mayConflict = mayConflict }
 
     /// Calls `callback` with the outcome once the commit is done — at once, on this thread, when
     /// it is done already, else on the writer's thread.
-    public func whenDone(_ callback: @escaping @Sendable (StoreError?) -> Void) {
+    package func whenDone(_ callback: @escaping @Sendable (StoreError?) -> Void) {
         let outcome = state.withLock { state -> StoreError?? in
             guard state.done else {
                 if state.callback == nil { state.callback = callback } else { state.callbacks.append(callback) }
@@ -45,7 +45,7 @@ public final class PendingCommit: Sendable {
 
     /// Blocks until the commit is done; throws its error. Never call it on a server thread, nor on
     /// the writer's (from work run after a commit): that thread would wait for itself.
-    public func wait() throws(StoreError) {
+    package func wait() throws(StoreError) {
         let waiter = Condition()
         // Held from before it is registered until `wait` lets it go: `finish` broadcasts only
         // once this thread waits, so the wake-up is not missed.
@@ -63,7 +63,7 @@ public final class PendingCommit: Sendable {
     }
 
     /// Whether the commit is done.
-    public var isDone: Bool { state.withLock { $0.done } }
+    package var isDone: Bool { state.withLock { $0.done } }
 
     /// Ends the commit with `error` (`nil`: durable) and runs the callbacks.
     func finish(_ error: StoreError?) {

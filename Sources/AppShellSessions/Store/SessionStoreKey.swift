@@ -13,7 +13,7 @@ import CSodium
 /// be shared by every instance on a Redis store — kept in Redis, where the reader it should
 /// guard against reads it too — and lost with a backup it was not copied into. The label keeps
 /// this hash apart from any other use of the id's bytes (the form tokens' HMAC).
-public struct SessionStoreKey: Hashable, Sendable {
+package struct SessionStoreKey: Hashable, Sendable {
     /// The 32 bytes of the hash, as the words of an identifier: it is written as the cookie's
     /// base64url is (`text(prefix:suffix:)`), and never handed out as a session's id.
     private let digest: SessionID
@@ -25,7 +25,7 @@ public struct SessionStoreKey: Hashable, Sendable {
     private static let label = Array("appshell session store key v1".utf8)
 
     /// The store key of `id`.
-    public init(_ id: SessionID) {
+    package init(_ id: SessionID) {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let label = SessionStoreKey.label
         withUnsafeMutableBytes(of: &words) { output in
@@ -47,7 +47,7 @@ public struct SessionStoreKey: Hashable, Sendable {
     }
 
     /// The 32 bytes (as SQLite keys its rows).
-    public var bytes: [UInt8] { digest.bytes }
+    package var bytes: [UInt8] { digest.bytes }
 
     /// Calls `body` with the 32 bytes, without making an array of them.
     func withUnsafeBytes<Result, Failure: Error>(
@@ -60,7 +60,7 @@ public struct SessionStoreKey: Hashable, Sendable {
     func text(prefix: String, suffix: String) -> String { digest.text(prefix: prefix, suffix: suffix) }
 
     /// The 43 characters of unpadded base64url (what the relay's messages carry).
-    public var text: String { digest.text }
+    package var text: String { digest.text }
 
     /// The key whose 32 bytes are `bytes` (as SQLite keys its rows), if they are 32.
     init?(bytes: [UInt8]) {
@@ -69,7 +69,7 @@ public struct SessionStoreKey: Hashable, Sendable {
     }
 
     /// The key `text` writes, if it is one.
-    public init?(text: some StringProtocol) {
+    package init?(text: some StringProtocol) {
         guard let digest = SessionID(text) else { return nil }
         self.digest = digest
     }
@@ -77,5 +77,5 @@ public struct SessionStoreKey: Hashable, Sendable {
 
 extension SessionID {
     /// What a store keys this session's record by (see `SessionStoreKey`).
-    public var storeKey: SessionStoreKey { SessionStoreKey(self) }
+    package var storeKey: SessionStoreKey { SessionStoreKey(self) }
 }

@@ -2,7 +2,7 @@
 /// one receives (a session's events for the pages another instance holds open). Best effort: a
 /// message sent while the relay cannot reach its server is lost, and the receivers catch up on
 /// their next request (a page's state always comes with its next answer).
-public protocol StoreMessageRelay: Sendable {
+package protocol StoreMessageRelay: Sendable {
     /// Sends `message` on `channel` to the other instances, without waiting; this instance does
     /// not receive it.
     func send(_ message: [UInt8], on channel: String)

@@ -3,42 +3,42 @@ import AppShellConcurrency
 /// The counters of a `StoreWriter`: how many writes it committed, in how many transactions
 /// (batches), how many writes each batch held, the batches that failed and how long commits took.
 /// Read them with `snapshot`; `/metrics` renders `Snapshot.prometheusText`.
-public final class StoreStatistics: Sendable {
+package final class StoreStatistics: Sendable {
     /// The upper bounds of the commit-latency buckets, in seconds (the last bucket is unbounded).
-    public static let latencyBounds: [Double] = [0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+    package static let latencyBounds: [Double] = [0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
     /// The upper bounds of the writes-per-batch buckets (the last bucket is unbounded).
-    public static let batchSizeBounds: [Int] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024]
+    package static let batchSizeBounds: [Int] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024]
 
     /// The counters at one moment.
-    public struct Snapshot: Sendable, Equatable {
+    package struct Snapshot: Sendable, Equatable {
         /// Requests' writes committed (each request that changed something counts once).
-        public var commits = 0
+        package var commits = 0
         /// Transactions committed, each holding the writes of one or more requests.
-        public var batches = 0
+        package var batches = 0
         /// Transactions that failed (every write in them was refused and its request answered 503).
-        public var commitErrors = 0
+        package var commitErrors = 0
         /// Writes whose transaction failed.
-        public var failedWrites = 0
+        package var failedWrites = 0
         /// In a store shared by several instances: requests' writes refused because another
         /// instance changed their session meanwhile (each request then runs again, up to
         /// `SessionRegistry.conflictRetries` times). Not counted in `commits` nor as errors.
-        public var conflicts = 0
+        package var conflicts = 0
         /// Batches by size: `batchSizes[i]` counts those with at most `batchSizeBounds[i]` writes
         /// and more than the bound before; the last entry those larger than every bound.
-        public var batchSizes = [Int](repeating: 0, count: StoreStatistics.batchSizeBounds.count + 1)
+        package var batchSizes = [Int](repeating: 0, count: StoreStatistics.batchSizeBounds.count + 1)
         /// Transactions (committed or failed) by duration, bucketed as `batchSizes` is, over
         /// `latencyBounds`.
-        public var latencies = [Int](repeating: 0, count: StoreStatistics.latencyBounds.count + 1)
+        package var latencies = [Int](repeating: 0, count: StoreStatistics.latencyBounds.count + 1)
         /// The durations of every transaction, added up, in seconds.
-        public var latencySum = 0.0
+        package var latencySum = 0.0
         /// The largest batch so far.
-        public var largestBatch = 0
+        package var largestBatch = 0
 
         /// All counters at zero.
-        public init() {}
+        package init() {}
 
         /// The counters in the Prometheus text format, each name starting with `prefix`.
-        public func prometheusText(prefix: String = "appshell_store") -> String {
+        package func prometheusText(prefix: String = "appshell_store") -> String {
             var text = ""
             func counter(_ name: String, _ help: String, _ value: Int) {
                 text += "# HELP \(prefix)_\(name) \(help)\n# TYPE \(prefix)_\(name) counter\n"
@@ -74,10 +74,10 @@ public final class StoreStatistics: Sendable {
     private let counters = Locked(Snapshot())
 
     /// No commits yet.
-    public init() {}
+    package init() {}
 
     /// The counters now.
-    public var snapshot: Snapshot { counters.withLock { $0 } }
+    package var snapshot: Snapshot { counters.withLock { $0 } }
 
     /// Counts one transaction of `writes` requests' writes that took `seconds` and `failed` or
     /// not; `conflicts` of them were refused as conflicts (the others committed).

@@ -1,6 +1,6 @@
 /// One change a request makes to the store: what `SessionRegistry` hands a backend, alone or —
 /// with a `StoreWriter` — together with the changes of other requests in one transaction.
-public enum StoreWrite: Sendable, Equatable {
+package enum StoreWrite: Sendable, Equatable {
     /// Inserts or replaces the record of the id (`DefaultsBackend.save`).
     case save(SessionID, SessionRecord)
     /// Sets the `accessed` time of the id's record (`DefaultsBackend.touch`).
@@ -18,7 +18,7 @@ public enum StoreWrite: Sendable, Equatable {
 
 extension DefaultsBackend {
     /// Makes one write with the backend's single-record methods.
-    public func apply(_ write: StoreWrite) throws(StoreError) {
+    package func apply(_ write: StoreWrite) throws(StoreError) {
         switch write {
         case .save(let id, let record): try save(id, record)
         case .touch(let id, let accessed): try touch(id, accessed: accessed)
@@ -33,7 +33,7 @@ extension DefaultsBackend {
 
 extension StoreWrite {
     /// The write of a user's store the write carries (`SessionRecord.userWrite`), if any.
-    public var userWrite: UserWrite? {
+    package var userWrite: UserWrite? {
         switch self {
         case .save(_, let record), .renameReplacing(_, _, let record): record.userWrite
         case .touch, .rename, .remove, .removeExpired: nil

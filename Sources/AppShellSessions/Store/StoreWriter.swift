@@ -14,13 +14,13 @@ import Glibc
 ///
 /// The queue is bounded (`queueLimit` writes waiting): `submit` refuses at once when it is full,
 /// so that the request can be refused (503 with `Retry-After`) with nothing changed.
-public final class StoreWriter: Sendable {
+package final class StoreWriter: Sendable {
     /// Where the writes go.
-    public let backend: any DefaultsBackend
+    package let backend: any DefaultsBackend
     /// Writes that may wait for the writer at most (each request's changes count as one).
-    public let queueLimit: Int
+    package let queueLimit: Int
     /// Commits, batches, errors and latencies.
-    public let statistics = StoreStatistics()
+    package let statistics = StoreStatistics()
 
     /// What to call once a request's `count` writes are done (all of the batch's, or none of
     /// them; in a shared store a request's write may also meet a conflict alone).
@@ -48,7 +48,7 @@ public final class StoreWriter: Sendable {
     /// (`SCHED_IDLE`), so the writer ran as `SCHED_IDLE` for the life of the process: with the
     /// cores busy (a flood) it got a core only about 0.3 % of the time, and every action waited for
     /// it (users' actions' p99 in the hundreds of milliseconds; the Reliability article).
-    public init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
+    package init(backend: any DefaultsBackend, queueLimit: Int, name: String = "appshell-store-writer") {
         self.backend = backend
         self.queueLimit = max(1, queueLimit)
         service = ServiceThread(name: name)
@@ -60,12 +60,12 @@ public final class StoreWriter: Sendable {
     /// Queues `writes` (one request's changes, made all or nothing with the rest of their batch);
     /// `done` is called on the writer's thread once they are durable (`nil`) or refused (the
     /// error). Returns false, and queues nothing, when the queue is full or the writer stopped.
-    public func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+    package func submit(_ writes: [StoreWrite], then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
         queue(Completion(count: writes.count, done: done)) { $0.append(contentsOf: writes) }
     }
 
     /// Queues one write, as `submit(_:then:)` with an array of it.
-    public func submit(_ write: StoreWrite, then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+    package func submit(_ write: StoreWrite, then done: @escaping @Sendable (StoreError?) -> Void) -> Bool {
         queue(Completion(count: 1, done: done)) { $0.append(write) }
     }
 
@@ -84,7 +84,7 @@ public final class StoreWriter: Sendable {
     }
 
     /// Writes waiting now (not counting the batch being committed).
-    public var queued: Int {
+    package var queued: Int {
         service.condition.lock()
         defer { service.condition.unlock() }
         return state.completions.count
@@ -94,7 +94,7 @@ public final class StoreWriter: Sendable {
     /// (at shutdown, after the server stopped: every answered write is then in the store). Called
     /// on the writer's own thread (the last reference to its registry dropped there), it does not
     /// wait: the thread ends once it returns to its loop.
-    public func stop() { service.stop() }
+    package func stop() { service.stop() }
 
     /// Runs the calling thread (the writer's) as `SCHED_BATCH`: the same share of a core as a
     /// normal thread (same nice value), but a wake-up never preempts the thread running: woken by
@@ -107,8 +107,13 @@ public final class StoreWriter: Sendable {
     /// before. Lowering one's own policy needs no privilege; refused, it keeps its policy.
     @discardableResult
     static func runAsBatch() -> Bool {
-        ThreadScheduling.takePolicy(ThreadScheduling.batchPolicy) == 0
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        return sched_setscheduler(0, batchPolicy, &parameters) == 0
     }
+
+    /// Linux's `SCHED_BATCH` (Glibc's module leaves the GNU extensions out).
+    static let batchPolicy: Int32 = 3
 
     private func run() {
         StoreWriter.runAsBatch()

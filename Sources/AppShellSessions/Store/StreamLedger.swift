@@ -6,7 +6,7 @@
 /// places of an instance that stopped without giving them back (it was killed) free themselves a
 /// moment later. When the ledger's store cannot be reached a stream is let in: the cap then holds
 /// at each instance only, until the store is back.
-public protocol StreamLedger: Sendable {
+package protocol StreamLedger: Sendable {
     /// Asks for a place for the stream `stream` (a name no other stream of this instance has) of
     /// `channel`, which may have at most `limit` streams open in all; `done` is called, on the
     /// ledger's thread, with whether it got one. The place is renewed while `isOpen()` says the

@@ -4,24 +4,24 @@
 /// The version counts the writes: 0 while nothing is stored, then 1, 2, … . A write names the
 /// version it was made on (`UserWrite.expectedVersion`) and is refused as a conflict when the
 /// stored one differs, so that two sessions of one user never overwrite each other's changes.
-public struct UserRecord: Sendable, Equatable {
+package struct UserRecord: Sendable, Equatable {
     /// The stored values.
-    public var values: [String: DefaultsValue]
+    package var values: [String: DefaultsValue]
     /// The number of writes that made them (0: none, nothing is stored).
-    public var version: Int64
+    package var version: Int64
 
     /// A record of `values` at `version`.
-    public init(values: [String: DefaultsValue] = [:], version: Int64 = 0) {
+    package init(values: [String: DefaultsValue] = [:], version: Int64 = 0) {
         self.values = values
         self.version = version
     }
 
     /// The bytes the values take in the store: their encoding, the one session values have
     /// (`DefaultsValue.encode`). What a per-user limit is checked against, before a write.
-    public var encodedByteCount: Int { UserRecord.encodedByteCount(of: values) }
+    package var encodedByteCount: Int { UserRecord.encodedByteCount(of: values) }
 
     /// The bytes `values` take in the store (`DefaultsValue.encode`).
-    public static func encodedByteCount(of values: [String: DefaultsValue]) -> Int {
+    package static func encodedByteCount(of values: [String: DefaultsValue]) -> Int {
         DefaultsValue.encode(values).count
     }
 }
@@ -29,18 +29,18 @@ public struct UserRecord: Sendable, Equatable {
 /// A write of a user's store: its new values, made only over the version it was read at. Made
 /// alone (`DefaultsBackend.writeUserStore`) or with a session's write, all or nothing
 /// (`SessionRecord.userWrite`).
-public struct UserWrite: Sendable, Equatable {
+package struct UserWrite: Sendable, Equatable {
     /// The account whose store is written (its stored, lowercased name).
-    public var user: String
+    package var user: String
     /// The store's new values: they replace what it holds.
-    public var values: [String: DefaultsValue]
+    package var values: [String: DefaultsValue]
     /// The version the values were made from (`UserRecord.version`, 0: nothing was stored): the
     /// write is refused as a conflict, with nothing written, when the stored version is another.
     /// The store's version is `expectedVersion + 1` after it.
-    public var expectedVersion: Int64
+    package var expectedVersion: Int64
 
     /// A write of `values` to `user`'s store over `expectedVersion`.
-    public init(user: String, values: [String: DefaultsValue], expectedVersion: Int64) {
+    package init(user: String, values: [String: DefaultsValue], expectedVersion: Int64) {
         self.user = user
         self.values = values
         self.expectedVersion = expectedVersion

@@ -29,11 +29,7 @@ final class ManualClock: @unchecked Sendable {
     }
 
     /// What `run()` does once the server has stopped: the store's writes committed, the store closed.
-    static func stop(_ app: NotesServer) {
-        app.server.accounts.passwordChecks.stop()
-        app.server.sessions.stopWriter()
-        app.server.sessions.backend.close()
-    }
+    static func stop(_ app: NotesServer) { app.server.stop() }
 
     /// `statedFirst`: the page asked for the state before the launch; else the launch is the new
     /// session's first request (whose app is otherwise not kept when nothing changed).

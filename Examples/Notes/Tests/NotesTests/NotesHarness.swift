@@ -31,15 +31,14 @@ final class NotesHarness: HTTPTestClient {
         edit(&configuration)
         app = try NotesServer(configuration: configuration)
         // Work with no request (a user's other pages rendered again) runs on the server's timers.
-        app.server.timers.start()
+        app.server.startTimers()
         server = try TestServer(mode, responder: try app.server.makeResponder())
         client = server.client()
     }
 
     deinit {
         server.stop()
-        app.server.timers.stop()
-        app.server.accounts.passwordChecks.stop()
+        app.server.stop()
     }
 
     /// Logs in as `demo` through the JSON API.

@@ -60,7 +60,7 @@ import Testing
         configuration.shell.store = .memory
         configuration.shell.publicDirectory = NotesHarness.publicDirectory
         let app = try NotesServer(configuration: configuration)
-        defer { app.server.accounts.passwordChecks.stop() }
+        defer { app.server.stop() }
         let server = try TestServer(mode, responder: try app.server.makeResponder())
         defer { server.stop() }
         let client = server.client()

@@ -4,7 +4,7 @@ import AppShellConcurrency
 /// (`accountKey`, `accountsKey`, `userStoreKey`, `userSessionsKey`), each change one script.
 extension RedisDefaultsBackend {
     /// The account named `name`, or `nil` when there is none.
-    public func account(named name: String) throws(StoreError) -> Account? {
+    package func account(named name: String) throws(StoreError) -> Account? {
         let reply = try read([bytes("HMGET"), accountKey(name), bytes("h"), bytes("c")])
         guard case .array(let fields) = reply, fields.count == 2 else { throw unexpected(reply, "HMGET") }
         guard let hash = fields[0].text, let created = fields[1].integer else { return nil }
@@ -12,7 +12,7 @@ extension RedisDefaultsBackend {
     }
 
     /// Adds `account`; false, with nothing changed, when its name is taken.
-    public func insertAccount(_ account: Account) throws(StoreError) -> Bool {
+    package func insertAccount(_ account: Account) throws(StoreError) -> Bool {
         try write([
             bytes("EVAL"), bytes(RedisScript.insertAccount), bytes("2"), accountKey(account.name), accountsKey,
             bytes(account.name), bytes(account.passwordHash), number(account.created),
@@ -20,7 +20,7 @@ extension RedisDefaultsBackend {
     }
 
     /// Sets the password hash of the account `name`; false when there is no such account.
-    public func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
+    package func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
         try write([
             bytes("EVAL"), bytes(RedisScript.setPasswordHash), bytes("1"), accountKey(name), bytes(passwordHash),
         ])
@@ -28,7 +28,7 @@ extension RedisDefaultsBackend {
     }
 
     /// Every account's name, sorted.
-    public func accountNames() throws(StoreError) -> [String] {
+    package func accountNames() throws(StoreError) -> [String] {
         let reply = try read([bytes("SMEMBERS"), accountsKey])
         guard case .array(let members) = reply else { throw unexpected(reply, "SMEMBERS") }
         return members.compactMap(\.text).sorted()
@@ -36,7 +36,7 @@ extension RedisDefaultsBackend {
 
     /// Removes the account `name`, its user's store and every session logged in as it, in one
     /// script.
-    public func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
+    package func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
         let reply = try write([
             bytes("EVAL"), bytes(RedisScript.removeAccount), bytes("4"), accountKey(name), accountsKey,
             userStoreKey(name), userSessionsKey(name), bytes(name), bytes(keyPrefix),
@@ -53,7 +53,7 @@ extension RedisDefaultsBackend {
     }
 
     /// Removes every session logged in as `user` but `kept`'s, in one script.
-    public func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
+    package func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
         let reply = try write([
             bytes("EVAL"), bytes(RedisScript.removeSessions), bytes("1"), userSessionsKey(user), bytes(user),
             kept.map(key) ?? [], bytes(keyPrefix),
@@ -64,7 +64,7 @@ extension RedisDefaultsBackend {
 
     /// The user's store of `user` (empty at version 0 when nothing is stored); throws when its data
     /// cannot be decoded.
-    public func userStore(of user: String) throws(StoreError) -> UserRecord {
+    package func userStore(of user: String) throws(StoreError) -> UserRecord {
         let reply = try read([bytes("HMGET"), userStoreKey(user), bytes("v"), bytes("n")])
         guard case .array(let fields) = reply, fields.count == 2 else { throw unexpected(reply, "HMGET") }
         guard let data = fields[0].bytes, let version = fields[1].integer else { return UserRecord() }
@@ -75,7 +75,7 @@ extension RedisDefaultsBackend {
     }
 
     /// Writes a user's store alone, over its expected version (one script).
-    public func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
+    package func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
         let reply = try self.write([
             bytes("EVAL"), bytes(RedisScript.writeUserStore), bytes("1"), userStoreKey(write.user),
             number(write.expectedVersion), DefaultsValue.encode(write.values),

@@ -1,13 +1,13 @@
 extension RedisDefaultsBackend {
     /// When a session expires: its idle and absolute timeouts.
-    public struct Expiry: Sendable, Equatable {
+    package struct Expiry: Sendable, Equatable {
         /// Seconds after the last access.
-        public var idleSeconds: Int64
+        package var idleSeconds: Int64
         /// Seconds after creation.
-        public var absoluteSeconds: Int64
+        package var absoluteSeconds: Int64
 
         /// Timeouts of `idleSeconds` after the last access and `absoluteSeconds` after creation.
-        public init(idleSeconds: Int64, absoluteSeconds: Int64) {
+        package init(idleSeconds: Int64, absoluteSeconds: Int64) {
             self.idleSeconds = idleSeconds
             self.absoluteSeconds = absoluteSeconds
         }

@@ -4,7 +4,7 @@ extension RedisDefaultsBackend {
     /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
     /// returns how many. Walks the store's keys with `SCAN` (a few hundred at a time), each
     /// checked and deleted by a script, so a record saved meanwhile is never deleted on old times.
-    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+    package func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
         var removed = 0
         try forEachKeyBatch { keys throws(StoreError) in
             let checks = keys.map { key in
@@ -24,7 +24,7 @@ extension RedisDefaultsBackend {
 
     /// The number of records (walks the keys with `SCAN`: for tests and the operator, not for
     /// requests).
-    public func count() throws(StoreError) -> Int {
+    package func count() throws(StoreError) -> Int {
         var seen = Set<[UInt8]>()
         // SCAN may return a key twice (while the server resizes its table): counted once.
         try forEachKeyBatch { keys in seen.formUnion(keys) }

@@ -13,7 +13,7 @@ extension RedisDefaultsBackend {
     /// (`evictionWarning`). Every sweep puts it back if it is gone (`keepSharedSecrets`), so an
     /// eviction is repaired with the key the instances use rather than replaced by a new one that
     /// would refuse every form already served — unless an instance starts in between.
-    public func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
+    package func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
         let key = bytes(keyPrefix + "secret:" + name)
         let replies = try writer.withLock { connection throws(StoreError) in
             try connection.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
@@ -53,7 +53,7 @@ extension RedisDefaultsBackend {
 
     /// A warning when the server's `maxmemory-policy` may evict a key without expiry (`allkeys-*`:
     /// the shared secrets); `nil` when it cannot, or the server does not say (`CONFIG` refused).
-    public func evictionWarning() -> String? {
+    package func evictionWarning() -> String? {
         let reply = try? reader.withLock { connection throws(StoreError) in
             try connection.command([bytes("CONFIG"), bytes("GET"), bytes("maxmemory-policy")])
         }

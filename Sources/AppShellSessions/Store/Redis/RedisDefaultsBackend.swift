@@ -32,13 +32,13 @@ import AppShellConcurrency
 /// slots, so a Redis Cluster cannot do it: one server, with replicas, is what this backend
 /// supports). Redis does not roll a transaction back when a command in it fails at run time; the
 /// commands here fail only on a key of another type, which nothing else writes under the prefix.
-public final class RedisDefaultsBackend: DefaultsBackend {
+package final class RedisDefaultsBackend: DefaultsBackend {
     /// The server.
-    public let url: RedisURL
+    package let url: RedisURL
     /// What every key of this store begins with.
-    public let keyPrefix: String
+    package let keyPrefix: String
     /// When records expire (`nil`: never by themselves).
-    public let expiry: Expiry?
+    package let expiry: Expiry?
     // Writes on one connection, loads on another: a load is not held up behind a batch's round trip.
     let writer: Locked<RedisConnection>
     let reader: Locked<RedisConnection>
@@ -49,7 +49,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     /// Connects to `url` (twice: one connection for writes, one for loads); throws when the server
     /// cannot be reached or refuses the login. `keyPrefix` begins every key (several apps, or
     /// tests, can share one database with different prefixes).
-    public init(
+    package init(
         url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000
     )
         throws(StoreError)
@@ -67,7 +67,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     func key(_ id: SessionID) -> [UInt8] { Array(id.storeKey.text(prefix: keyPrefix + "{", suffix: "}").utf8) }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
-    public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+    package func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let reply = try reader.withLock { connection throws(StoreError) in
             try connection.command([
                 bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"), bytes("u"),
@@ -86,7 +86,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
 
     /// The version of `id`'s record (its field `n`, which every write sets), or `nil` when there is
     /// none: one field, not the record.
-    public func storedVersion(of id: SessionID) throws(StoreError) -> Int64? {
+    package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? {
         let reply = try reader.withLock { connection throws(StoreError) in
             try connection.command([bytes("HGET"), key(id), bytes("n")])
         }
@@ -96,34 +96,34 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     }
 
     /// Other instances write the same records.
-    public var isShared: Bool { true }
+    package var isShared: Bool { true }
 
     /// Inserts or replaces the record of `id` (refused as a conflict when it is not at the
     /// record's `expectedVersion`, or its user's store, when it carries a write of it, is not at
     /// the write's: nothing is written then).
-    public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+    package func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         try runChecked(.save(id, record))
     }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
-    public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
+    package func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
         try run([command(for: .touch(id, accessed: accessed))])
     }
 
     /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
     /// `id` has no record.
-    public func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
         try run([command(for: .rename(id, to: newID))])
     }
 
     /// Moves the record of `id` to `newID` with `record` as its content, in one step (refused as
     /// a conflict when `id`'s record is not at the record's `expectedVersion`).
-    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
         try runChecked(.renameReplacing(id, to: newID, record))
     }
 
     /// Deletes the record of `id`.
-    public func remove(_ id: SessionID) throws(StoreError) {
+    package func remove(_ id: SessionID) throws(StoreError) {
         try run([command(for: .remove(id))])
     }
 
@@ -131,7 +131,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     /// `removeExpired` is left to Redis when the store has an `expiry` (every record it wrote
     /// carries its deadline, and a walk over every key here would hold up every request's write
     /// behind it); without one it walks the keys after the transaction.
-    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    package func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         if let conflict = try applyAllReportingConflicts(writes).min() {
             throw StoreError("store \(url): write \(conflict + 1) of the batch: \(Self.conflictText)", isConflict: true)
         }
@@ -139,7 +139,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
 
     /// `applyAll`, with the writes refused because their record changed meanwhile reported by
     /// position; the others hold.
-    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+    package func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
         var commands: [[[UInt8]]] = []
         // Each write but a sweep is one command: its result's position, and the write's.
         var positions: [Int] = []
@@ -172,7 +172,7 @@ public final class RedisDefaultsBackend: DefaultsBackend {
     private static let conflictText = "the session was changed meanwhile (by another instance); nothing was written"
 
     /// Closes both connections; later calls throw.
-    public func close() {
+    package func close() {
         writer.withLock { $0.close() }
         reader.withLock { $0.close() }
     }

@@ -11,15 +11,15 @@ import Glibc
 /// subscriber connects again every half second and subscribes again; what was sent meanwhile is
 /// lost (best effort, see `StoreMessageRelay`); a failure is written to standard error once
 /// until the relay works again.
-public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
+package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     // @unchecked: `outbox` is guarded by `publisher.condition`; `subscriberStopping`,
     // `subscriberRunning` and `subscriber` by `subscription`; `publishing` belongs to the
     // publisher's thread (and to `stop`, once that thread ended).
 
     /// The server.
-    public let url: RedisURL
+    package let url: RedisURL
     /// What the relay's Redis channels begin with.
-    public let channelPrefix: String
+    package let channelPrefix: String
     private let sender: [UInt8]
     private let publisher: ServiceThread
     private var outbox: [(channel: String, message: [UInt8])] = []
@@ -30,7 +30,7 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     private var subscriber: RedisConnection?
 
     /// A relay on `url` for the store whose keys begin with `keyPrefix`; it connects when started.
-    public init(url: RedisURL, keyPrefix: String = "appshell:") {
+    package init(url: RedisURL, keyPrefix: String = "appshell:") {
         self.url = url
         channelPrefix = keyPrefix + "events:"
         sender = Array(randomInstanceName().utf8)
@@ -38,7 +38,7 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     }
 
     /// Queues `message` for the other instances.
-    public func send(_ message: [UInt8], on channel: String) {
+    package func send(_ message: [UInt8], on channel: String) {
         let condition = publisher.condition
         condition.lock()
         defer { condition.unlock() }
@@ -48,7 +48,7 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     }
 
     /// Starts both threads.
-    public func start(_ receive: @escaping @Sendable (String, [UInt8]) -> Void) {
+    package func start(_ receive: @escaping @Sendable (String, [UInt8]) -> Void) {
         publisher.start { [self] in publish() }
         subscription.lock()
         subscriberRunning = true
@@ -59,7 +59,7 @@ public final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     }
 
     /// Stops both threads (the publisher sends what is queued first).
-    public func stop() {
+    package func stop() {
         publisher.stop()
         // The publisher's thread has ended: its connection is closed here, before this returns.
         publishing?.close()

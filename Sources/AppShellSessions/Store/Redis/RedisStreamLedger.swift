@@ -12,7 +12,7 @@ import AppShellConcurrency
 /// saying so), so the places of an instance that was killed lapse within `leaseMilliseconds`.
 /// When Redis cannot be reached a stream is let in (see `StreamLedger`); a failure is written to
 /// standard error once until the ledger works again.
-public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
+package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     // @unchecked: `queue` is guarded by `service.condition`; `held`, `connection`, `failing` and
     // `renewed` belong to the service's thread (and to `stop`, once that thread ended).
 
@@ -29,11 +29,11 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     }
 
     /// The server.
-    public let url: RedisURL
+    package let url: RedisURL
     /// What the ledger's keys begin with.
-    public let keyPrefix: String
+    package let keyPrefix: String
     /// How long a place lasts unless its instance renews it.
-    public let leaseMilliseconds: Int
+    package let leaseMilliseconds: Int
     private let instance: String
     private let service = ServiceThread(name: "appshell-streams")
     private var queue: [Work] = []
@@ -44,7 +44,7 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
 
     /// A ledger on `url` for the store whose keys begin with `keyPrefix`; it connects when
     /// started. A place lapses `leaseMilliseconds` after it was last renewed (60 s by default).
-    public init(url: RedisURL, keyPrefix: String = "appshell:", leaseMilliseconds: Int = 60_000) {
+    package init(url: RedisURL, keyPrefix: String = "appshell:", leaseMilliseconds: Int = 60_000) {
         self.url = url
         self.keyPrefix = keyPrefix
         self.leaseMilliseconds = max(leaseMilliseconds, 300)
@@ -55,7 +55,7 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     func key(_ channel: String) -> [UInt8] { Array((keyPrefix + "streams:{" + channel + "}").utf8) }
 
     /// Queues the admission of `stream` of `channel` (see `StreamLedger`).
-    public func admit(
+    package func admit(
         _ stream: String, of channel: String, limit: Int, isOpen: @escaping @Sendable () -> Bool,
         _ done: @escaping @Sendable (Bool) -> Void
     ) {
@@ -65,7 +65,7 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     }
 
     /// Queues giving back the place of `stream` of `channel`.
-    public func release(_ stream: String, of channel: String) {
+    package func release(_ stream: String, of channel: String) {
         _ = enqueue(.release(member: Array((instance + ":" + stream).utf8), key: key(channel)))
     }
 
@@ -81,12 +81,12 @@ public final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     }
 
     /// Starts the ledger's thread.
-    public func start() {
+    package func start() {
         service.start { [self] in serve() }
     }
 
     /// Gives back every place held here (admissions still queued are let in), and stops.
-    public func stop() {
+    package func stop() {
         service.stop()
         // The thread has ended (its last touch of `held` and `connection` happened before `stop`
         // returned): the places are given back here, so that they are back when this returns.

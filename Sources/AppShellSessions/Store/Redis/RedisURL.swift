@@ -11,9 +11,9 @@
 /// at start-up) that quotes nothing of the text but its scheme (`redacted`): a URL that does not
 /// parse may hold its password anywhere. `description` leaves the password out: it is what errors
 /// and logs show of a URL that parsed.
-public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
+package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// How to reach the server.
-    public enum Address: Sendable, Equatable {
+    package enum Address: Sendable, Equatable {
         /// A host name or address and a port.
         case tcp(host: String, port: Int)
         /// The path of a Unix socket.
@@ -21,19 +21,19 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// How to reach the server.
-    public var address: Address
+    package var address: Address
     /// The ACL user to log in as (`nil`: the default user).
-    public var username: String?
+    package var username: String?
     /// The password (`nil`: no `AUTH`).
-    public var password: String?
+    package var password: String?
     /// The database number (`SELECT`), 0 to 15 on a default server.
-    public var database: Int
+    package var database: Int
 
     /// The default port of Redis.
-    public static let defaultPort = 6379
+    package static let defaultPort = 6379
 
     /// A URL of its parts.
-    public init(address: Address, username: String? = nil, password: String? = nil, database: Int = 0) {
+    package init(address: Address, username: String? = nil, password: String? = nil, database: Int = 0) {
         self.address = address
         self.username = username
         self.password = password
@@ -42,7 +42,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `text`; throws a `StoreError` saying what is wrong with it, which shows of `text`
     /// only its scheme (`redacted`).
-    public init(_ text: String) throws(StoreError) {
+    package init(_ text: String) throws(StoreError) {
         do {
             try self.init(parsing: text)
         } catch {
@@ -51,7 +51,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What is wrong with `text` as a store URL, quoting none of it; `nil` when it is one.
-    public static func refusal(of text: String) -> String? {
+    package static func refusal(of text: String) -> String? {
         do {
             _ = try RedisURL(parsing: text)
             return nil
@@ -155,7 +155,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL without its password.
-    public var description: String {
+    package var description: String {
         var credentials = ""
         if username != nil || password != nil {
             credentials = (username ?? "") + (password != nil ? ":***" : "") + "@"
@@ -208,13 +208,13 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Replaced by `redacted(_:)`: it hid credentials only in the forms it knew.
     @available(*, unavailable, message: "a URL that did not parse may hold its password anywhere: use redacted(_:)")
-    public static func masked(_ text: String) -> String { redacted(text) }
+    package static func masked(_ text: String) -> String { redacted(text) }
 
     /// What an error may show of `text`, a store URL that did not parse: its scheme and `:…`
     /// (`redis:…`), or `…` when it does not begin with a scheme. Nothing after the scheme is
     /// shown: a text that does not parse may hold a password anywhere (`redis:/:pw@host`,
     /// `redis//user:pw@host`, `unix:///s?PASSWORD=pw`), so no rule about where one sits holds.
-    public static func redacted(_ text: String) -> String {
+    package static func redacted(_ text: String) -> String {
         let scheme = text.prefix(while: { $0 != ":" })
         // A scheme as RFC 3986 spells it (a letter, then letters, digits, + - .), and short: a
         // password with no colon before it must not pass for one.

@@ -4,7 +4,7 @@ import AppShellConcurrency
 /// `accounts`, `user_stores`, and the `sessions.user` column with its index.
 extension SQLiteDefaultsBackend {
     /// The account named `name`, or `nil` when there is none.
-    public func account(named name: String) throws(StoreError) -> Account? {
+    package func account(named name: String) throws(StoreError) -> Account? {
         try reader.withLock { connection throws(StoreError) in
             try connection.query(AccountSQL.account, .text(Array(name.utf8))) { row in
                 Account(name: name, passwordHash: row.string(at: 0), created: row.int64(at: 1))
@@ -13,7 +13,7 @@ extension SQLiteDefaultsBackend {
     }
 
     /// Adds `account`; false, with nothing changed, when its name is taken.
-    public func insertAccount(_ account: Account) throws(StoreError) -> Bool {
+    package func insertAccount(_ account: Account) throws(StoreError) -> Bool {
         try connection.withLock { connection throws(StoreError) in
             try connection.run(
                 AccountSQL.insert, .text(Array(account.name.utf8)), .text(Array(account.passwordHash.utf8)),
@@ -22,7 +22,7 @@ extension SQLiteDefaultsBackend {
     }
 
     /// Sets the password hash of the account `name`; false when there is no such account.
-    public func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
+    package func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
         try connection.withLock { connection throws(StoreError) in
             try connection.run(AccountSQL.setPasswordHash, .text(Array(name.utf8)), .text(Array(passwordHash.utf8)))
                 == 1
@@ -30,7 +30,7 @@ extension SQLiteDefaultsBackend {
     }
 
     /// Every account's name, sorted.
-    public func accountNames() throws(StoreError) -> [String] {
+    package func accountNames() throws(StoreError) -> [String] {
         // Sorted here, as the other stores sort: the same order whatever the column's collation.
         try reader.withLock { connection throws(StoreError) in
             try connection.query(AccountSQL.names) { $0.string(at: 0) }
@@ -39,7 +39,7 @@ extension SQLiteDefaultsBackend {
 
     /// Removes the account `name`, its user's store and every session logged in as it, in one
     /// transaction.
-    public func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
+    package func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
         let user = SQLiteValue.text(Array(name.utf8))
         let removed = try connection.withLock { connection throws(StoreError) in
             try connection.transaction { () throws(StoreError) -> (Account, [UInt8]?, Int64, [[UInt8]])? in
@@ -62,7 +62,7 @@ extension SQLiteDefaultsBackend {
     }
 
     /// Removes every session logged in as `user` but `kept`'s (one statement: one transaction).
-    public func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
+    package func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
         let removed = try connection.withLock { connection throws(StoreError) in
             try connection.query(
                 AccountSQL.removeSessions, .text(Array(user.utf8)), kept.map { .storeKey($0) } ?? .null
@@ -75,7 +75,7 @@ extension SQLiteDefaultsBackend {
 
     /// The user's store of `user` (empty at version 0 when nothing is stored); throws when its data
     /// cannot be decoded.
-    public func userStore(of user: String) throws(StoreError) -> UserRecord {
+    package func userStore(of user: String) throws(StoreError) -> UserRecord {
         let rows = try reader.withLock { connection throws(StoreError) in
             try connection.query(AccountSQL.userStore, .text(Array(user.utf8))) { ($0.text(at: 0), $0.int64(at: 1)) }
         }
@@ -87,7 +87,7 @@ extension SQLiteDefaultsBackend {
     }
 
     /// Writes a user's store alone, in one transaction, over its expected version.
-    public func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
+    package func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
         let data = DefaultsValue.encode(write.values)
         let path = path
         return try connection.withLock { connection throws(StoreError) in

@@ -25,9 +25,9 @@ import FoundationEssentials
 /// database, a damaged one (`PRAGMA quick_check`), one written by a newer schema, one that holds
 /// tables of another program, or one that cannot be read and written. It never replaces or
 /// recreates the file.
-public final class SQLiteDefaultsBackend: DefaultsBackend {
+package final class SQLiteDefaultsBackend: DefaultsBackend {
     /// The database file, as given to `init(path:)`.
-    public let path: String
+    package let path: String
     // One connection writes for the process: SQLite serialises writers to a file anyway, and one
     // connection used under one lock keeps to its rule of one thread per connection at a time.
     let connection: Locked<SQLiteConnection>
@@ -38,7 +38,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     let checkpointer: SQLiteCheckpointer
 
     /// Opens the store at `path`, creating the file and its parent directories when missing.
-    public init(path: String) throws(StoreError) {
+    package init(path: String) throws(StoreError) {
         try SQLiteDefaultsBackend.createParentDirectory(of: path)
         try SQLiteConnection.checkFile(at: path)
         try SQLiteConnection.createOwnerOnly(at: path)
@@ -54,7 +54,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     }
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
-    public func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
+    package func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
         let rows = try reader.withLock { connection throws(StoreError) in
             try connection.query(SQL.load, .storeKey(id)) { row in
                 (
@@ -77,7 +77,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// Inserts or replaces the record of `id` (with its user's store, in one transaction, when it
     /// carries a write of it: refused as a conflict, neither written, when that store is not at
     /// the expected version).
-    public func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
+    package func save(_ id: SessionID, _ record: SessionRecord) throws(StoreError) {
         if record.userWrite != nil { return try applyAll([.save(id, record)]) }
         let data = DefaultsValue.encode(record.values)
         let snapshot: SQLiteValue = record.snapshot.map { .blob($0) } ?? .null
@@ -108,7 +108,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     static func userValue(_ user: String?) -> SQLiteValue { user.map { .text(Array($0.utf8)) } ?? .null }
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
-    public func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
+    package func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
             _ = try connection.run(SQL.touch, .storeKey(id), .integer(accessed))
         }
@@ -116,7 +116,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 
     /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
     /// `id` has no record.
-    public func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
         // One statement is one transaction in SQLite: the row changes its key atomically, and no
         // reader sees both ids or neither.
         try connection.withLock { connection throws(StoreError) in
@@ -126,14 +126,14 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 
     /// Moves the record of `id` to `newID` with `record` as its content (and its user's store's
     /// write, if it carries one), in one transaction.
-    public func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
+    package func rename(_ id: SessionID, to newID: SessionID, replacingWith record: SessionRecord) throws(StoreError) {
         try applyAll([.renameReplacing(id, to: newID, record)])
     }
 
     /// Makes `writes` in order in one transaction (a group commit's batch: one commit, one WAL
     /// append, for the writes of many requests); when it throws, none of them holds — a write
     /// whose user's store changed meanwhile throws the conflict.
-    public func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
+    package func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         if let conflict = try commit(writes, reportingConflicts: false).min() {
             // Not reached: without reporting, the first conflict throws.
             throw StoreError("store \(path): write \(conflict + 1) of the batch was refused", isConflict: true)
@@ -143,7 +143,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// `applyAll`, with the writes whose user's store changed meanwhile (`SessionRecord.userWrite`)
     /// left out and reported by position: nothing of them is made, the others hold, in one
     /// transaction.
-    public func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
+    package func applyAllReportingConflicts(_ writes: [StoreWrite]) throws(StoreError) -> Set<Int> {
         try commit(writes, reportingConflicts: true)
     }
 
@@ -245,13 +245,13 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     /// while it ran), at a moment when no transaction is open: after it the log is fully copied,
     /// and the next commit starts it again from its beginning instead of growing it. Called by the
     /// store writer after a batch's requests were answered; a failure leaves the log as it is.
-    public func afterBatch() {
+    package func afterBatch() {
         guard checkpointer.takeCatchUp() else { return }
         connection.withLock { connection in _ = try? connection.checkpointPassively() }
     }
 
     /// Deletes the record of `id`.
-    public func remove(_ id: SessionID) throws(StoreError) {
+    package func remove(_ id: SessionID) throws(StoreError) {
         try connection.withLock { connection throws(StoreError) in
             _ = try connection.run(SQL.remove, .storeKey(id))
         }
@@ -259,14 +259,14 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
 
     /// Deletes every record last used before `accessedBefore` or created before `createdBefore`;
     /// returns how many.
-    public func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
+    package func removeExpired(accessedBefore: Int64, createdBefore: Int64) throws(StoreError) -> Int {
         try connection.withLock { connection throws(StoreError) in
             try connection.run(SQL.removeExpired, .integer(accessedBefore), .integer(createdBefore))
         }
     }
 
     /// Closes the file: checkpointed, its `-wal` and `-shm` files removed. Later calls throw.
-    public func close() {
+    package func close() {
         checkpointer.stop()
         // The reader too: the last connection to close checkpoints the log and removes it, and
         // one left open (its backend still referenced at exit) left the -wal and -shm files.
@@ -277,7 +277,7 @@ public final class SQLiteDefaultsBackend: DefaultsBackend {
     deinit { checkpointer.stop() }
 
     /// The number of records.
-    public func count() throws(StoreError) -> Int {
+    package func count() throws(StoreError) -> Int {
         let counts = try connection.withLock { connection throws(StoreError) in
             try connection.query(SQL.count) { $0.int64(at: 0) }
         }

@@ -11,12 +11,12 @@
 /// it alone. A running server keeps the sessions it holds in memory and would not see another
 /// process end them in the file (it could even write one back), so those commands refuse while it
 /// runs: the operator stops it first, or ends the sessions from the account screen.
-public final class SQLiteServingLock: Sendable {
+package final class SQLiteServingLock: Sendable {
     /// The lock file's descriptor, held open (and locked) until `deinit`.
     private let descriptor: Int32
 
     /// The lock file of the store at `storePath`.
-    public static func path(besides storePath: String) -> String { storePath + ".serving" }
+    package static func path(besides storePath: String) -> String { storePath + ".serving" }
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -24,13 +24,13 @@ public final class SQLiteServingLock: Sendable {
 
     /// A server's lock on the store at `storePath`, shared with any other holder; throws when the
     /// lock file cannot be opened.
-    public static func serving(_ storePath: String) throws(StoreError) -> SQLiteServingLock {
+    package static func serving(_ storePath: String) throws(StoreError) -> SQLiteServingLock {
         try lock(storePath, LOCK_SH)
     }
 
     /// The lock for a command that must run alone on the store at `storePath`; `nil` while a
     /// server holds it. Throws when the lock file cannot be opened.
-    public static func alone(_ storePath: String) throws(StoreError) -> SQLiteServingLock? {
+    package static func alone(_ storePath: String) throws(StoreError) -> SQLiteServingLock? {
         do {
             return try lock(storePath, LOCK_EX | LOCK_NB)
         } catch  where error.retryAfterSeconds != nil {
