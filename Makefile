@@ -222,16 +222,23 @@ test-scaleout: $(BROWSER_VENV_READY) build
 	BROWSER_SCALEOUT=1 $(BROWSER_PYTEST)
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)
-## against the built demo, then the built Notes (Examples/Notes), each on a free port with the
-## memory store, using the OpenAPI document each server makes from its app's declarations and
+## against the built demo and the built Notes (Examples/Notes) at once, each on a free port with
+## the memory store, using the OpenAPI document each server makes from its app's declarations and
 ## serves at /api/openapi.json. CONTRACT_SECONDS (90) bounds each run, CONTRACT_MAX_EXAMPLES (60)
-## the cases per operation, CONTRACT_SEED (15) picks them.
+## the cases per operation, CONTRACT_SEED (15) picks them. Schemathesis keeps one core busy and
+## the servers little, so the two runs share the two cores (90 s for both, not 180); each writes
+## its own log (CONTRACT_LOGS), printed once both are done.
+CONTRACT_LOGS := .build/contract-logs
 contract-test: $(CONTRACT_VENV_READY) build
 	$(SWIFT) build $(NOTES_SWIFT_FLAGS)
+	@mkdir -p $(CONTRACT_LOGS); status=0; \
 	python3 tests/contract/run.py $$($(SWIFT) build --show-bin-path)/appshell $(CONTRACT_VENV)/bin/schemathesis \
-	  --env APPSHELL_SPLASH_DELAY_MILLISECONDS=0
+	  --env APPSHELL_SPLASH_DELAY_MILLISECONDS=0 >$(CONTRACT_LOGS)/demo.log 2>&1 & demo=$$!; \
 	python3 tests/contract/run.py $$($(SWIFT) build $(NOTES_SWIFT_FLAGS) --show-bin-path)/notes \
-	  $(CONTRACT_VENV)/bin/schemathesis --app-dir $(EXAMPLES) --env APPSHELL_SPLASH_MILLISECONDS=0
+	  $(CONTRACT_VENV)/bin/schemathesis --app-dir $(EXAMPLES) --env APPSHELL_SPLASH_MILLISECONDS=0 \
+	  >$(CONTRACT_LOGS)/notes.log 2>&1 & notes=$$!; \
+	wait $$demo || status=1; wait $$notes || status=1; \
+	cat $(CONTRACT_LOGS)/demo.log $(CONTRACT_LOGS)/notes.log; exit $$status
 
 ## flood-test: tests/flood/run.py against the built (debug) appshell, on loopback: cookieless
 ## requests across every route while logged-in users act (FLOOD_TEST_REQUESTS, 100000, with a

@@ -83,8 +83,9 @@ def main() -> int:
             os.environ.get("CONTRACT_SEED", "15"),
             *extra,
         ]
-        # Schemathesis's and Hypothesis's files (.hypothesis, reports) go under .build, not the tree.
-        work = os.path.join(ROOT, ".build", "tools", "contract")
+        # Schemathesis's and Hypothesis's files (.hypothesis, reports) go under .build, not the tree,
+        # a folder per app: make contract-test runs the demo's and Notes' at once.
+        work = os.path.join(ROOT, ".build", "tools", "contract", os.path.basename(binary))
         os.makedirs(work, exist_ok=True)
         result = subprocess.run(command, cwd=work)
         if server.poll() is not None:
