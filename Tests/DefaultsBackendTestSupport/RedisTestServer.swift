@@ -34,8 +34,8 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// Starts a server: on a Unix socket, or on a free TCP port of 127.0.0.1 (`tcp`); with every
     /// write synced to its append-only file before it is acknowledged (`persistent`), or with no
-    /// persistence at all.
-    public init(tcp: Bool, persistent: Bool) throws {
+    /// persistence at all; `extra` goes last on its command line (a cluster node's settings).
+    public init(tcp: Bool, persistent: Bool, extra: [String] = []) throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory()
         folder = (base.hasSuffix("/") ? base : base + "/") + "appshell-redis-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -52,7 +52,7 @@ public final class RedisTestServer: @unchecked Sendable {
             arguments += ["--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"]
             url = RedisURL(address: .unix(path: socket))
         }
-        self.arguments = arguments
+        self.arguments = arguments + extra
         try start()
     }
 
@@ -121,7 +121,7 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     /// A TCP port of 127.0.0.1 free now.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw RedisTestServerError(message: "socket: \(errno)") }
         defer { close(socket) }
@@ -143,12 +143,17 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// Removes `folder` when the process exits normally, before `without-leftovers` looks at
     /// `TMPDIR` (the watchdog removes it too, a moment later).
-    private static func removeAtExit(_ folder: String) {
+    static func removeAtExit(_ folder: String) {
+        foldersLock.lock()
+        defer { foldersLock.unlock() }
         foldersToRemove.append(folder)
+        guard foldersToRemove.count == 1 else { return }
         atexit {
             for folder in RedisTestServer.foldersToRemove { try? FileManager.default.removeItem(atPath: folder) }
         }
     }
+
+    private static let foldersLock = NSLock()
 }
 
 /// `redis-server` could not be started.

@@ -147,6 +147,56 @@ final class RedisConnection {
         return replies
     }
 
+    /// Connects now when not connected (or when the server closed the connection): a command
+    /// sent next goes on a connection known to be open, so that a failure to reach the server is
+    /// told apart — nothing was sent — from one that leaves a command's fate unknown.
+    func connectIfNeeded() throws(StoreError) {
+        if let context, RedisConnection.isClosed(context) { drop() }
+        if context == nil { try connect() }
+    }
+
+    /// The socket (-1: not connected), for a `poll` over several connections (a subscriber's).
+    var descriptor: Int32 { socket.withLock { $0 } }
+
+    /// Sends `commands` without waiting for their replies (a subscriber's `SSUBSCRIBE`s, whose
+    /// replies come among its messages); connects first when not connected.
+    func send(_ commands: [[[UInt8]]]) throws(StoreError) {
+        if context == nil { try connect() }
+        guard let context else { throw failure("not connected") }
+        for arguments in commands { try append(arguments, to: context) }
+        var done: Int32 = 0
+        while done == 0 {
+            guard redisBufferWrite(context, &done) == REDIS_OK else {
+                let error = failure(RedisConnection.describe(context))
+                drop()
+                throw error
+            }
+        }
+    }
+
+    /// Reads what the socket holds — one read, which blocks when it holds nothing: call it once
+    /// `poll` found the socket readable — and returns the replies complete so far (maybe none).
+    func receiveAvailable() throws(StoreError) -> [RedisReply] {
+        guard let context else { throw failure("not connected") }
+        guard redisBufferRead(context) == REDIS_OK else {
+            let error = failure(RedisConnection.describe(context))
+            drop()
+            throw error
+        }
+        var replies: [RedisReply] = []
+        while true {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReplyFromReader(context, &raw) == REDIS_OK else {
+                let error = failure(RedisConnection.describe(context))
+                drop()
+                throw error
+            }
+            guard let raw else { return replies }
+            replies.append(RedisConnection.copy(raw.assumingMemoryBound(to: redisReply.self)))
+            freeReplyObject(raw)
+        }
+    }
+
     /// Runs `commands` in one `MULTI`/`EXEC` transaction (one round trip) and returns their
     /// results; throws when the server refused one of them while queueing (nothing was made) or
     /// when the transaction did not run.

@@ -4,7 +4,10 @@
 ///   not given); an IPv6 address in brackets (`redis://[::1]:6379`);
 /// - `redis://:password@host…` or `redis://user:password@host…` — `AUTH` after connecting (Redis 6
 ///   ACL users; without a user, the `default` one); `%` escapes in either (`%40` for `@`);
-/// - `unix:///path/to/redis.sock` or `unix:///path?db=2&password=secret` — a Unix socket.
+/// - `unix:///path/to/redis.sock` or `unix:///path?db=2&password=secret` — a Unix socket;
+/// - `redis-cluster://host:port,host:port` — a Redis Cluster, by some of its nodes (the seeds, of
+///   which one reachable is enough: the client learns the others from it), with credentials as
+///   `redis://` has them or as `?user=…&password=…`; a cluster has database 0 only.
 ///
 /// The schemes are case-insensitive (`REDIS://` too, as RFC 3986 has it); parameter names are not.
 /// Anything else is refused with a message saying what is wrong (the configuration check names it
@@ -28,6 +31,12 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     package var password: String?
     /// The database number (`SELECT`), 0 to 15 on a default server.
     package var database: Int
+    /// The seed nodes of a Redis Cluster (`redis-cluster://`), each a `.tcp` address; empty for
+    /// a single server. `address` is then the first of them.
+    package var clusterSeeds: [Address] = []
+
+    /// Whether the URL names a Redis Cluster (`RedisCluster` serves it) rather than one server.
+    package var isCluster: Bool { !clusterSeeds.isEmpty }
 
     /// The default port of Redis.
     package static let defaultPort = 6379
@@ -38,6 +47,19 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         self.username = username
         self.password = password
         self.database = database
+    }
+
+    /// The URL of a Redis Cluster known by `seeds` (at least one, each `.tcp`), logging in to
+    /// every node as `username` with `password`.
+    package init(clusterSeeds seeds: [Address], username: String? = nil, password: String? = nil) {
+        precondition(!seeds.isEmpty, "a cluster needs a seed node")
+        self.init(address: seeds[0], username: username, password: password)
+        clusterSeeds = seeds
+    }
+
+    /// The single-server URL of a node of this URL's cluster at `host`:`port`, with its credentials.
+    package func node(host: String, port: Int) -> RedisURL {
+        RedisURL(address: .tcp(host: host, port: port), username: username, password: password)
     }
 
     /// Parses `text`; throws a `StoreError` saying what is wrong with it, which shows of `text`
@@ -61,7 +83,7 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Why a text is not a URL; it never quotes the text (it may be the password).
-    private struct Refusal: Error {
+    struct Refusal: Error {
         let why: String
     }
 
@@ -100,8 +122,13 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             }
             return
         }
+        if scheme == "redis-cluster", afterScheme.hasPrefix("://") {
+            self = try RedisURL(cluster: afterScheme.dropFirst("://".count), refuse)
+            return
+        }
         guard scheme == "redis", afterScheme.hasPrefix("://") else {
-            throw refuse("not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
+            throw refuse(
+                "not a redis:// or unix:// URL, nor a redis-cluster:// one (rediss://, Redis over TLS, is not supported)")
         }
         var rest = afterScheme.dropFirst("://".count)
         username = nil
@@ -123,6 +150,11 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             rest = rest[..<slash]
         }
         database = path.isEmpty ? 0 : try RedisURL.database(path, refuse)
+        address = try RedisURL.hostAndPort(rest, refuse)
+    }
+
+    /// `host`, `host:port` or `[v6]:port`, as a `.tcp` address.
+    static func hostAndPort(_ rest: Substring, _ refuse: (String) -> Refusal) throws(Refusal) -> Address {
         let host: Substring
         var portText: Substring?
         if rest.hasPrefix("[") {
@@ -151,7 +183,7 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             }
             port = number
         }
-        address = .tcp(host: String(host), port: port)
+        return .tcp(host: String(host), port: port)
     }
 
     /// The URL without its password.
@@ -159,6 +191,13 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         var credentials = ""
         if username != nil || password != nil {
             credentials = (username ?? "") + (password != nil ? ":***" : "") + "@"
+        }
+        if isCluster {
+            let nodes = clusterSeeds.map { seed in
+                guard case .tcp(let host, let port) = seed else { return "?" }
+                return (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+            }
+            return "redis-cluster://\(credentials)" + nodes.joined(separator: ",")
         }
         switch address {
         case .tcp(let host, let port):
@@ -169,7 +208,7 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func database(
+    static func database(
         _ text: some StringProtocol, _ refuse: (String) -> Refusal
     ) throws(Refusal)
         -> Int
@@ -181,7 +220,7 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `text` with its `%XX` escapes decoded; `nil` when an escape is broken or the bytes are not UTF-8.
-    private static func percentDecoded(_ text: some StringProtocol) -> String? {
+    static func percentDecoded(_ text: some StringProtocol) -> String? {
         var bytes: [UInt8] = []
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {

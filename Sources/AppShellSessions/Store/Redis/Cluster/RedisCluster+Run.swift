@@ -1,0 +1,151 @@
+import AppShellConcurrency
+import Glibc
+
+extension RedisCluster {
+    /// A command on its way: where it goes next, and what goes before it there.
+    private struct Pending {
+        /// Its place among the commands given.
+        let index: Int
+        /// The node it goes to (`nil`: the map's primary of its slot).
+        var node: RedisClusterNode?
+        /// Whether `ASKING` goes before it (the node named by `ASK`).
+        var asking = false
+        /// A script to load before it (the node answered `NOSCRIPT`).
+        var load: [UInt8]?
+    }
+
+    /// Sends `commands` where their slots are served and follows the answers (see `RedisCluster`);
+    /// `script` is the source of an `EVALSHA` among them, loaded on `NOSCRIPT`.
+    func run(_ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?) throws(StoreError)
+        -> [RedisReply]
+    {
+        var replies = [RedisReply](repeating: .null, count: commands.count)
+        var slots: [Int] = []
+        slots.reserveCapacity(commands.count)
+        for command in commands { slots.append(RedisSlot.of(command.key)) }
+        var pending = (0..<commands.count).map { Pending(index: $0) }
+        var redirections = 0
+        var deadline: Int64?
+        while !pending.isEmpty {
+            let seen = map
+            var unreachable: StoreError?
+            var moved = false
+            var next: [Pending] = []
+            // Groups in the order of their first command; each keeps the commands' order.
+            var groups: [(node: RedisClusterNode, items: [Pending])] = []
+            for var item in pending {
+                guard let node = item.node ?? seen.primary(ofSlot: slots[item.index]) else {
+                    unreachable = StoreError("store \(url): no node serves slot \(slots[item.index])")
+                    next.append(item)
+                    continue
+                }
+                item.node = node
+                if let group = groups.firstIndex(where: { $0.node === node }) {
+                    groups[group].items.append(item)
+                } else {
+                    groups.append((node, [item]))
+                }
+            }
+            for (node, items) in groups {
+                var sent: [[[UInt8]]] = []
+                sent.reserveCapacity(items.count)
+                for item in items {
+                    if item.asking { sent.append([Array("ASKING".utf8)]) }
+                    if let load = item.load { sent.append([Array("SCRIPT".utf8), Array("LOAD".utf8), load]) }
+                    sent.append(commands[item.index].arguments)
+                }
+                let answers: [RedisReply]
+                do {
+                    answers = try node.pipeline(sent)
+                } catch {
+                    switch error {
+                    case .unreachable(let error):
+                        unreachable = error
+                        for var item in items {
+                            (item.node, item.asking) = (nil, false)
+                            next.append(item)
+                        }
+                        continue
+                    case .broken(let error):
+                        throw error
+                    }
+                }
+                var position = 0
+                for item in items {
+                    position += (item.asking ? 1 : 0) + (item.load != nil ? 1 : 0)
+                    let reply = answers[position]
+                    position += 1
+                    guard case .error(let message) = reply else {
+                        replies[item.index] = reply
+                        continue
+                    }
+                    switch try redirection(message, command: commands[item.index].arguments, script: script) {
+                    case .none:
+                        replies[item.index] = reply
+                    case .moved(let target):
+                        moved = true
+                        next.append(Pending(index: item.index, node: target))
+                    case .ask(let target):
+                        next.append(Pending(index: item.index, node: target, asking: true))
+                    case .load(let source):
+                        next.append(Pending(index: item.index, node: node, asking: item.asking, load: source))
+                    }
+                }
+            }
+            if moved { try? refresh(after: seen) }
+            pending = next
+            guard !pending.isEmpty else { break }
+            if let unreachable {
+                // Only the unreachable ones wait: give the cluster a moment, ask for the map again.
+                let now = TimerQueue.monotonicClock()
+                let end = deadline ?? now + Int64(retryMilliseconds)
+                deadline = end
+                guard now < end else { throw unreachable }
+                usleep(UInt32(min(100, end - now) * 1_000))
+                try? refresh(after: seen)
+            } else {
+                redirections += 1
+                guard redirections <= maximumRedirections else {
+                    throw StoreError("store \(url): more than \(maximumRedirections) redirections")
+                }
+            }
+        }
+        return replies
+    }
+
+    /// What an error reply asks of the client.
+    private enum Redirection {
+        /// Nothing: it is the command's reply.
+        case none
+        /// The slot moved for good to the node.
+        case moved(RedisClusterNode)
+        /// The key is on the node, during a migration.
+        case ask(RedisClusterNode)
+        /// The node does not know the script: load this source.
+        case load([UInt8])
+    }
+
+    /// What `message`, the answer to `command`, asks; throws for the cluster's own failures.
+    private func redirection(_ message: String, command: [[UInt8]], script: RedisClusterScript?) throws(StoreError)
+        -> Redirection
+    {
+        let word = message.prefix(while: { $0 != " " })
+        switch word {
+        case "MOVED", "ASK":
+            // MOVED <slot> <host>:<port>
+            let parts = message.split(separator: " ")
+            guard parts.count == 3, let node = node(named: String(parts[2])) else {
+                throw StoreError("store \(url): a redirection not understood: \(message)")
+            }
+            return word == "MOVED" ? .moved(node) : .ask(node)
+        case "NOSCRIPT":
+            guard command.count > 1 else { return .none }
+            if let script, command[1] == script.sha { return .load(script.source) }
+            return source(of: command[1]).map { .load($0) } ?? .none
+        case "CLUSTERDOWN", "TRYAGAIN":
+            throw StoreError("store \(url): \(message)")
+        default:
+            return .none
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import AppShellConcurrency
+import Glibc
+
+extension RedisShardedSubscriber {
+    /// The thread: subscribes what changed, waits for messages and changes, follows the cluster.
+    func run(_ receive: @Sendable ([UInt8], [UInt8]) -> Void) {
+        // Every channel is checked after a failure or a move; only those that changed otherwise.
+        var checkAll = false
+        var retrying = false
+        while true {
+            let (stopping, changed, wanted) = state.withLock { state in
+                defer { state.changed.removeAll(keepingCapacity: true) }
+                return (state.stopping, state.changed, state.wanted)
+            }
+            if stopping { break }
+            let seen = cluster.map
+            let outcome = place(checkAll ? Set(wanted.keys).union(changed) : changed, wanted: wanted, map: seen)
+            retrying = outcome.retry
+            checkAll = outcome.retry
+            var descriptors = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            let names = Array(links.keys)
+            for name in names { descriptors.append(pollfd(fd: links[name]!.connection.descriptor, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), retrying ? 200 : -1)
+            if descriptors[0].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while read(wake[0], &drained, drained.count) > 0 {}
+            }
+            var moved = outcome.retry
+            for (offset, name) in names.enumerated() where descriptors[offset + 1].revents != 0 {
+                guard let link = links[name] else { continue }
+                do {
+                    for reply in try link.connection.receiveAvailable() {
+                        moved = handle(reply, on: link, receive) || moved
+                    }
+                } catch {
+                    if !failing { Logger.appshell.error("sharded subscriber: \(error)") }
+                    failing = true
+                    drop(name)
+                    moved = true
+                }
+            }
+            if moved {
+                try? cluster.refresh(after: seen)
+                checkAll = true
+            }
+        }
+        for name in Array(links.keys) { drop(name) }
+    }
+
+    /// Subscribes each of `channels` that is `wanted` on its primary in `map`, and unsubscribes it
+    /// elsewhere; `retry` when one could not be placed (no node serves it, or it cannot be reached).
+    private func place(_ channels: Set<[UInt8]>, wanted: [[UInt8]: Int], map: RedisSlotMap) -> (retry: Bool, Void) {
+        var retry = false
+        var commands: [String: [[[UInt8]]]] = [:]
+        for channel in channels {
+            let owner = wanted[channel] == nil ? nil : map.primary(ofSlot: RedisSlot.of(channel))
+            for (name, link) in links where name != owner?.name && link.channels.contains(channel) {
+                link.channels.remove(channel)
+                commands[name, default: []].append([Array("SUNSUBSCRIBE".utf8), channel])
+            }
+            guard wanted[channel] != nil else { continue }
+            guard let owner else {
+                retry = true
+                continue
+            }
+            let link: Link
+            if let known = links[owner.name] {
+                link = known
+            } else {
+                do {
+                    link = Link(try RedisConnection(url: owner.url, timeoutMilliseconds: cluster.timeoutMilliseconds, waitsForever: true))
+                    links[owner.name] = link
+                } catch {
+                    if !failing { Logger.appshell.error("sharded subscriber: \(error)") }
+                    failing = true
+                    retry = true
+                    continue
+                }
+            }
+            if link.channels.insert(channel).inserted {
+                commands[owner.name, default: []].append([Array("SSUBSCRIBE".utf8), channel])
+            }
+        }
+        for (name, sent) in commands {
+            guard let link = links[name] else { continue }
+            if link.channels.isEmpty {
+                // Nothing left there: closing unsubscribes the rest.
+                drop(name)
+                continue
+            }
+            do {
+                try link.connection.send(sent)
+            } catch {
+                drop(name)
+                retry = true
+            }
+        }
+        return (retry, ())
+    }
+
+    /// Handles a reply of `link`'s node; true when it says a slot moved.
+    private func handle(_ reply: RedisReply, on link: Link, _ receive: @Sendable ([UInt8], [UInt8]) -> Void) -> Bool {
+        switch reply {
+        case .array(let parts) where parts.count == 3:
+            guard let kind = parts[0].bytes, let channel = parts[1].bytes else { return false }
+            switch kind {
+            case Array("smessage".utf8):
+                if let payload = parts[2].bytes { receive(channel, payload) }
+            case Array("ssubscribe".utf8):
+                state.withLock { _ = $0.confirmed.insert(channel) }
+                if failing { Logger.appshell.notice("sharded subscriber: receiving again") }
+                failing = false
+            case Array("sunsubscribe".utf8):
+                state.withLock { _ = $0.confirmed.remove(channel) }
+                // Not asked for: the node no longer serves the channel's slot.
+                if link.channels.remove(channel) != nil {
+                    state.withLock { _ = $0.changed.insert(channel) }
+                    return true
+                }
+            default: break
+            }
+        case .error(let message):
+            // MOVED <slot> <host>:<port>, to an SSUBSCRIBE sent where the map was out of date.
+            let parts = message.split(separator: " ")
+            guard parts.count == 3, parts[0] == "MOVED", let slot = Int(parts[1]) else {
+                Logger.appshell.error("sharded subscriber: \(message)")
+                return false
+            }
+            let lost = link.channels.filter { RedisSlot.of($0) == slot }
+            link.channels.subtract(lost)
+            state.withLock { $0.changed.formUnion(lost) }
+            return true
+        default: break
+        }
+        return false
+    }
+
+    /// Closes the link to `name`; its channels are no longer subscribed.
+    private func drop(_ name: String) {
+        guard let link = links.removeValue(forKey: name) else { return }
+        link.connection.close()
+        state.withLock { state in
+            state.confirmed.subtract(link.channels)
+            state.changed.formUnion(link.channels)
+        }
+    }
+}

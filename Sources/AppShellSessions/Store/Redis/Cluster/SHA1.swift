@@ -1,0 +1,54 @@
+/// SHA-1 (FIPS 180-4) of a few bytes: what names a Lua script to `EVALSHA`. Not for security —
+/// Redis chose the digest, and only a script's text is hashed, once per script.
+enum SHA1 {
+    /// The 20 bytes of the digest of `message`.
+    static func digest(_ message: [UInt8]) -> [UInt8] {
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0
+        )
+        var padded = message
+        padded.append(0x80)
+        while padded.count % 64 != 56 { padded.append(0) }
+        let bits = UInt64(message.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        var words = [UInt32](repeating: 0, count: 80)
+        for block in stride(from: 0, to: padded.count, by: 64) {
+            for index in 0..<16 {
+                let at = block + index * 4
+                words[index] =
+                    UInt32(padded[at]) << 24 | UInt32(padded[at + 1]) << 16 | UInt32(padded[at + 2]) << 8
+                    | UInt32(padded[at + 3])
+            }
+            for index in 16..<80 {
+                words[index] = rotated(words[index - 3] ^ words[index - 8] ^ words[index - 14] ^ words[index - 16], 1)
+            }
+            var (a, b, c, d, e) = state
+            for index in 0..<80 {
+                let (f, k): (UInt32, UInt32)
+                switch index {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+                }
+                let next = rotated(a, 5) &+ f &+ e &+ k &+ words[index]
+                (a, b, c, d, e) = (next, a, rotated(b, 30), c, d)
+            }
+            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e)
+        }
+        return [state.0, state.1, state.2, state.3, state.4].flatMap { word in
+            [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+             UInt8(truncatingIfNeeded: word)]
+        }
+    }
+
+    /// The digest of `message` in lowercase hexadecimal (40 characters), as `SCRIPT LOAD` answers it.
+    static func hex(_ message: [UInt8]) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        return digest(message).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }
+    }
+
+    private static func rotated(_ word: UInt32, _ count: UInt32) -> UInt32 {
+        word << count | word >> (32 - count)
+    }
+}
