@@ -28,7 +28,8 @@ public final class RedisTestCluster: @unchecked Sendable {
             let server = try RedisTestServer(
                 tcp: true, persistent: false,
                 extra: ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-config-file", "nodes.conf",
-                    "--repl-diskless-sync-delay", "0"])
+                    "--repl-diskless-sync-delay", "0", "--cluster-port", String(try RedisTestServer.freePort()),
+                ])
             RedisTestServer.removeAtExit(server.folder)
             guard case .tcp(_, let port) = server.url.address else { throw RedisTestServerError(message: "not TCP") }
             servers.append(server)

@@ -85,6 +85,7 @@ extension RedisShardedSubscriber {
             guard let link = links[name] else { continue }
             if link.channels.isEmpty {
                 // Nothing left there: closing unsubscribes the rest.
+                state.withLock { $0.confirmed.subtract(sent.map { $0[1] }) }
                 drop(name)
                 continue
             }
