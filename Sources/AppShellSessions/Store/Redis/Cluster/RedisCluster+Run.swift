@@ -19,15 +19,64 @@ extension RedisCluster {
     func run(_ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?) throws(StoreError)
         -> [RedisReply]
     {
-        var replies = [RedisReply](repeating: .null, count: commands.count)
+        // The common case — every key in one slot, or on one node, which answers — in one round
+        // trip with no more than the commands' list made.
+        let seen = map
+        guard let node = seen.primary(ofSlot: RedisSlot.of(commands[0].key)),
+            commands.dropFirst().allSatisfy({ seen.primary(ofSlot: RedisSlot.of($0.key)) === node })
+        else {
+            return try route(commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
+        }
+        let replies: [RedisReply]
+        do {
+            replies = try node.pipeline(commands.map(\.arguments))
+        } catch {
+            guard case .unreachable = error else { throw error.storeError }
+            return try route(commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
+        }
+        guard replies.contains(where: RedisCluster.isRedirection) else { return replies }
+        // Those redirected did not run; the others did, and keep their replies.
+        var pending: [Pending] = []
+        var moved = false
+        for index in replies.indices {
+            guard case .error(let message) = replies[index] else { continue }
+            switch try redirection(message, command: commands[index].arguments, script: script) {
+            case .none: break
+            case .moved(let target):
+                moved = true
+                pending.append(Pending(index: index, node: target))
+            case .ask(let target): pending.append(Pending(index: index, node: target, asking: true))
+            case .load(let source): pending.append(Pending(index: index, node: node, load: source))
+            case .retry: pending.append(Pending(index: index))
+            }
+        }
+        if moved { try? refresh(after: seen) }
+        return try route(commands, script: script, replies: replies, pending: pending)
+    }
+
+    /// Whether `reply` is one the client acts on rather than returns (the command did not run).
+    private static func isRedirection(_ reply: RedisReply) -> Bool {
+        guard case .error(let message) = reply else { return false }
+        return message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") || message.hasPrefix("NOSCRIPT")
+            || message.hasPrefix("CLUSTERDOWN") || message.hasPrefix("TRYAGAIN")
+    }
+
+    /// `run` in general, for the commands of `pending` (`replies` holds the others' when not
+    /// empty): grouped by node, redirections followed, unreachable nodes retried.
+    private func route(
+        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?, replies: [RedisReply],
+        pending: [Pending]
+    ) throws(StoreError) -> [RedisReply] {
+        var replies = replies.isEmpty ? [RedisReply](repeating: .null, count: commands.count) : replies
         var slots: [Int] = []
         slots.reserveCapacity(commands.count)
         for command in commands { slots.append(RedisSlot.of(command.key)) }
-        var pending = (0..<commands.count).map { Pending(index: $0) }
+        var pending = pending
         var redirections = 0
         var deadline: Int64?
         while !pending.isEmpty {
             let seen = map
+            // Why commands wait: their node cannot be reached, or the cluster cannot serve them now.
             var unreachable: StoreError?
             var moved = false
             var next: [Pending] = []
@@ -89,6 +138,9 @@ extension RedisCluster {
                         next.append(Pending(index: item.index, node: target, asking: true))
                     case .load(let source):
                         next.append(Pending(index: item.index, node: node, asking: item.asking, load: source))
+                    case .retry(let error):
+                        unreachable = error
+                        next.append(Pending(index: item.index))
                     }
                 }
             }
@@ -123,9 +175,12 @@ extension RedisCluster {
         case ask(RedisClusterNode)
         /// The node does not know the script: load this source.
         case load([UInt8])
+        /// The cluster cannot serve the command now (`CLUSTERDOWN`, `TRYAGAIN`): it did not run,
+        /// and is tried again until the retry deadline.
+        case retry(StoreError)
     }
 
-    /// What `message`, the answer to `command`, asks; throws for the cluster's own failures.
+    /// What `message`, the answer to `command`, asks; throws for a redirection not understood.
     private func redirection(_ message: String, command: [[UInt8]], script: RedisClusterScript?) throws(StoreError)
         -> Redirection
     {
@@ -143,7 +198,7 @@ extension RedisCluster {
             if let script, command[1] == script.sha { return .load(script.source) }
             return source(of: command[1]).map { .load($0) } ?? .none
         case "CLUSTERDOWN", "TRYAGAIN":
-            throw StoreError("store \(url): \(message)")
+            return .retry(StoreError("store \(url): \(message)"))
         default:
             return .none
         }

@@ -17,8 +17,9 @@ import Glibc
 /// command. A node that cannot be reached (nothing was sent) is left for the others: the map is
 /// fetched again and the command retried until `retryMilliseconds` have passed, then a
 /// `StoreError` is thrown (a 503: a failover takes longer than a request should wait; a later
-/// request finds the promoted replica). A connection that fails after the command was sent,
-/// `CLUSTERDOWN` and `TRYAGAIN` throw at once: the command's effect is unknown to the caller.
+/// request finds the promoted replica). `CLUSTERDOWN` and `TRYAGAIN` (the command did not run)
+/// are retried the same way. A connection that fails after the command was sent throws at once:
+/// the command's effect is unknown to the caller.
 final class RedisCluster: @unchecked Sendable {
     // @unchecked: the mutable state is in `Locked`s; nodes lock their own connections.
 
