@@ -85,3 +85,108 @@ http {{
         start_new_session=True)
     wait_for_port(port, process)
     return process, port
+
+
+class RedisCluster:
+    """A Redis Cluster on loopback ports: `primaries` primaries and `replicas` replicas of each,
+    each redis-server in a folder of its own under `folder` (nodes.conf, its append-only file
+    synced at every write, its log), made a cluster by `redis-cli --cluster create`. The short
+    `cluster-node-timeout` (1000 ms) makes a replica take over a killed primary in 2-3 seconds.
+    `url` is what APPSHELL_STORE_URL takes; `kill(port)` crashes a node, `start_node(port)` starts
+    it again (it rejoins as a replica of whoever took over), `stop()` ends them all."""
+
+    def __init__(self, folder, primaries=3, replicas=1, node_timeout_ms=1000, prefix=()):
+        self.folder = folder
+        self.count = primaries * (replicas + 1)
+        self.replicas = replicas
+        self.node_timeout_ms = node_timeout_ms
+        self.prefix = list(prefix)
+        self.ports = [free_port() for _ in range(self.count)]
+        self.bus_ports = [free_port() for _ in range(self.count)]
+        self.processes = {}
+
+    @property
+    def url(self):
+        """The cluster's URL, naming every node as a seed."""
+        return "redis-cluster://" + ",".join(f"127.0.0.1:{port}" for port in self.ports)
+
+    def start(self):
+        """Starts every node and makes the cluster; returns once it is healthy."""
+        for port in self.ports:
+            self.start_node(port)
+        nodes = [f"127.0.0.1:{port}" for port in self.ports]
+        created = self.cli("--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas), "--cluster-yes")
+        if "[OK] All 16384 slots covered" not in created:
+            raise RuntimeError(f"redis-cli --cluster create: {created}")
+        self.wait_until_healthy()
+        return self
+
+    def start_node(self, port):
+        """Starts (again) the node of `port`; returns once it listens."""
+        index = self.ports.index(port)
+        node_folder = os.path.join(self.folder, f"redis-{port}")
+        os.makedirs(node_folder, exist_ok=True)
+        self.processes[port] = subprocess.Popen(
+            self.prefix + [
+                "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", node_folder,
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-port", str(self.bus_ports[index]), "--cluster-node-timeout", str(self.node_timeout_ms),
+                "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--repl-diskless-sync-delay", "0",
+                "--logfile", os.path.join(node_folder, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for_port(port, self.processes[port])
+
+    def wait_until_healthy(self, seconds=20):
+        """Returns once every running node says cluster_state:ok and each primary has its replicas
+        in sync; raises when `seconds` pass first."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if all(self.healthy(port) for port, process in self.processes.items() if process.poll() is None):
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"the Redis Cluster is not healthy after {seconds} s")
+
+    def healthy(self, port):
+        """Whether the node of `port` says the cluster is ok and its replication is up."""
+        info = self.cli("-p", str(port), "cluster", "info")
+        if "cluster_state:ok" not in info:
+            return False
+        replication = self.cli("-p", str(port), "info", "replication")
+        if "role:slave" in replication:
+            return "master_link_status:up" in replication
+        return f"connected_slaves:{self.replicas}" in replication
+
+    def primary_port(self, slot):
+        """The port of the primary serving `slot`, as a running node says."""
+        asked = next(port for port, process in self.processes.items() if process.poll() is None)
+        for line in self.cli("-p", str(asked), "cluster", "nodes").splitlines():
+            fields = line.split()
+            if len(fields) < 9 or "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            for served in fields[8:]:
+                bounds = served.split("-")
+                if bounds[0].isdigit() and int(bounds[0]) <= slot <= int(bounds[-1]):
+                    return int(fields[1].split("@")[0].rsplit(":", 1)[1])
+        raise RuntimeError(f"no primary serves slot {slot}")
+
+    def slot(self, key):
+        """The slot of `key`, as the cluster computes it."""
+        return int(self.cli("-p", str(self.ports[0]), "cluster", "keyslot", key).strip())
+
+    def kill(self, port):
+        """Kills the node of `port` at once (SIGKILL: a crash)."""
+        self.processes[port].kill()
+        self.processes[port].wait()
+
+    def stop(self):
+        """Kills every node."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    @staticmethod
+    def cli(*arguments):
+        """What redis-cli prints for `arguments`."""
+        done = subprocess.run(["redis-cli", *arguments], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        return done.stdout + done.stderr
