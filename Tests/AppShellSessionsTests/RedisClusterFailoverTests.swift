@@ -50,7 +50,9 @@ import Testing
         #expect(failures > 0, "the slot's primary was gone a while")
         // No request waited much beyond the retry deadline (500 ms) while the node was gone.
         #expect(longest < 1.5, "a request took \(longest) s")
-        print("failover: served again \(Date().timeIntervalSince(killed)) s after the kill; \(failures) requests failed meanwhile")
+        print(
+            "failover: served again \(Date().timeIntervalSince(killed)) s after the kill; \(failures) requests failed meanwhile"
+        )
         #expect(cluster.primary(ofSlot: RedisSlot.of(keys[0]))?.name != "127.0.0.1:\(victim)")
         // The other nodes may say CLUSTERDOWN a moment longer, until they learn of the promotion.
         var read: [RedisReply] = []

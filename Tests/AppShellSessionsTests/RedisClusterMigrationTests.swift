@@ -23,7 +23,9 @@ extension RedisClusterTests {
     static func port(_ name: String) -> Int { Int(name.split(separator: ":").last!)! }
 
     /// `key`'s slot begins to move from its primary to another: returns (slot, source, target ports).
-    static func beginMigration(of key: [UInt8], in testCluster: RedisTestCluster, cluster: RedisCluster) throws
+    static func beginMigration(
+        of key: [UInt8], in testCluster: RedisTestCluster, cluster: RedisCluster
+    ) throws
         -> (slot: Int, source: Int, target: Int)
     {
         let slot = RedisSlot.of(key)
@@ -46,11 +48,15 @@ extension RedisClusterTests {
     }
 
     /// Ends the migration of `slot`: every primary says `target` serves it.
-    static func endMigration(_ slot: Int, to target: Int, in testCluster: RedisTestCluster, cluster: RedisCluster) throws {
+    static func endMigration(
+        _ slot: Int, to target: Int, in testCluster: RedisTestCluster, cluster: RedisCluster
+    ) throws {
         let targetID = try testCluster.nodeID(target)
         let ports = [target] + cluster.map.primaries.map { port($0.name) }.filter { $0 != target }
         for port in ports {
-            #expect(try direct(port).command(["CLUSTER", "SETSLOT", String(slot), "NODE", targetID].map(bytes)) == .status("OK"))
+            #expect(
+                try direct(port).command(["CLUSTER", "SETSLOT", String(slot), "NODE", targetID].map(bytes))
+                    == .status("OK"))
         }
     }
 
@@ -90,7 +96,9 @@ extension RedisClusterTests {
         defer { cluster.close() }
         let tag = "{ask-\(UUID().uuidString)}"
         let (stays, moves, new) = (Self.bytes(tag + "stays"), Self.bytes(tag + "moves"), Self.bytes(tag + "new"))
-        _ = try cluster.pipeline([(stays, ["SET", tag + "stays", "1"].map(Self.bytes)), (moves, ["SET", tag + "moves", "2"].map(Self.bytes))])
+        _ = try cluster.pipeline([
+            (stays, ["SET", tag + "stays", "1"].map(Self.bytes)), (moves, ["SET", tag + "moves", "2"].map(Self.bytes)),
+        ])
         let (slot, source, target) = try Self.beginMigration(of: stays, in: testCluster, cluster: cluster)
         try Self.migrate([moves], from: source, to: target)
         // One key on each side of the migration, and a new one, which goes to the target.
@@ -115,13 +123,18 @@ extension RedisClusterTests {
         let script = RedisClusterScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
         let flush = { () throws in
             for node in cluster.map.primaries {
-                #expect(try Self.direct(Self.port(node.name)).command(["SCRIPT", "FLUSH"].map(Self.bytes)) == .status("OK"))
+                #expect(
+                    try Self.direct(Self.port(node.name)).command(["SCRIPT", "FLUSH"].map(Self.bytes)) == .status("OK"))
             }
         }
         try flush()
-        for key in keys { #expect(try cluster.evaluate(script, keys: [key], arguments: [Self.bytes("1")]) == .integer(1)) }
+        for key in keys {
+            #expect(try cluster.evaluate(script, keys: [key], arguments: [Self.bytes("1")]) == .integer(1))
+        }
         try flush()
-        for key in keys { #expect(try cluster.evaluate(script, keys: [key], arguments: [Self.bytes("1")]) == .integer(2)) }
+        for key in keys {
+            #expect(try cluster.evaluate(script, keys: [key], arguments: [Self.bytes("1")]) == .integer(2))
+        }
         // In a pipeline: an unregistered script's NOSCRIPT is its reply; registered, it is loaded.
         try flush()
         let commands = keys.map { ($0, script.command(keys: [$0], arguments: [Self.bytes("10")])) }

@@ -22,7 +22,9 @@ import Testing
         var number = 0
         while byNode.count < cluster.map.primaries.count {
             let key = bytes("{\(prefix)-\(number)}")
-            if let node = cluster.primary(ofSlot: RedisSlot.of(key)), byNode[node.name] == nil { byNode[node.name] = key }
+            if let node = cluster.primary(ofSlot: RedisSlot.of(key)), byNode[node.name] == nil {
+                byNode[node.name] = key
+            }
             number += 1
         }
         return byNode.keys.sorted().map { byNode[$0]! }
@@ -48,7 +50,10 @@ import Testing
         let keys =
             ["", "{}", "{}x", "a{", "}{a}", "{{}}", "appshell:session:{abc}", "prefix:user-sessions:{ü}"]
             + (0..<200).map { _ in
-                String((0..<Int.random(in: 1...24, using: &generator)).map { _ in "ab{}xyz:-é".randomElement(using: &generator)! })
+                String(
+                    (0..<Int.random(in: 1...24, using: &generator)).map { _ in
+                        "ab{}xyz:-é".randomElement(using: &generator)!
+                    })
             }
         let replies = try node.pipeline(keys.map { [Self.bytes("CLUSTER"), Self.bytes("KEYSLOT"), Self.bytes($0)] })
         for (key, reply) in zip(keys, replies) {
@@ -77,12 +82,19 @@ import Testing
         #expect(
             try RedisURL("redis-cluster://10.0.0.1:7000,10.0.0.2,[::1]:7002")
                 == RedisURL(clusterSeeds: [
-                    .tcp(host: "10.0.0.1", port: 7000), .tcp(host: "10.0.0.2", port: 6379), .tcp(host: "::1", port: 7002),
+                    .tcp(host: "10.0.0.1", port: 7000), .tcp(host: "10.0.0.2", port: 6379),
+                    .tcp(host: "::1", port: 7002),
                 ]))
         let withCredentials = try RedisURL("REDIS-CLUSTER://app:s%40cret@h:1,h:2/0")
-        #expect(withCredentials == RedisURL(clusterSeeds: [.tcp(host: "h", port: 1), .tcp(host: "h", port: 2)], username: "app", password: "s@cret"))
+        #expect(
+            withCredentials
+                == RedisURL(
+                    clusterSeeds: [.tcp(host: "h", port: 1), .tcp(host: "h", port: 2)], username: "app",
+                    password: "s@cret"))
         #expect(withCredentials.isCluster && withCredentials.description == "redis-cluster://app:***@h:1,h:2")
-        #expect(try RedisURL("redis-cluster://h:1?user=u&password=p") == RedisURL(clusterSeeds: [.tcp(host: "h", port: 1)], username: "u", password: "p"))
+        #expect(
+            try RedisURL("redis-cluster://h:1?user=u&password=p")
+                == RedisURL(clusterSeeds: [.tcp(host: "h", port: 1)], username: "u", password: "p"))
         #expect(try !RedisURL("redis://h:1").isCluster)
         for (text, why) in [
             ("redis-cluster://h:1/2", "database 0 only"), ("redis-cluster://h:1?db=3", "database 0 only"),
@@ -90,7 +102,8 @@ import Testing
             ("redis-cluster://h:99999", "port"), ("redis-cluster://h:1?timeout=2", "unknown parameter"),
             ("redis-cluster://user@h:1", "credentials"),
         ] {
-            #expect(RedisURL.refusal(of: text)?.contains(why) == true, "\(text): \(RedisURL.refusal(of: text) ?? "nil")")
+            #expect(
+                RedisURL.refusal(of: text)?.contains(why) == true, "\(text): \(RedisURL.refusal(of: text) ?? "nil")")
         }
     }
 
@@ -123,7 +136,9 @@ import Testing
             #expect(replies[2 * round + 1] == .bytes(Self.bytes("v\(round % keys.count)")), "\(round)")
         }
         // An error of a command is its reply; the others run.
-        let mixed = try cluster.pipeline([(keys[0], [Self.bytes("LPUSH"), keys[0], Self.bytes("x")]), (keys[1], [Self.bytes("GET"), keys[1]])])
+        let mixed = try cluster.pipeline([
+            (keys[0], [Self.bytes("LPUSH"), keys[0], Self.bytes("x")]), (keys[1], [Self.bytes("GET"), keys[1]]),
+        ])
         #expect(mixed[0].isError && mixed[1] == .bytes(Self.bytes("v1")))
     }
 }

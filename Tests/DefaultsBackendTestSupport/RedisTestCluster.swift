@@ -27,7 +27,8 @@ public final class RedisTestCluster: @unchecked Sendable {
         for _ in 0..<6 {
             let server = try RedisTestServer(
                 tcp: true, persistent: false,
-                extra: ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-config-file", "nodes.conf",
+                extra: [
+                    "--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-config-file", "nodes.conf",
                     "--repl-diskless-sync-delay", "0", "--cluster-port", String(try RedisTestServer.freePort()),
                 ])
             RedisTestServer.removeAtExit(server.folder)

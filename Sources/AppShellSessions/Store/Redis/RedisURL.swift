@@ -128,7 +128,8 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
         guard scheme == "redis", afterScheme.hasPrefix("://") else {
             throw refuse(
-                "not a redis:// or unix:// URL, nor a redis-cluster:// one (rediss://, Redis over TLS, is not supported)")
+                "not a redis:// or unix:// URL, nor a redis-cluster:// one (rediss://, Redis over TLS, is not supported)"
+            )
         }
         var rest = afterScheme.dropFirst("://".count)
         username = nil

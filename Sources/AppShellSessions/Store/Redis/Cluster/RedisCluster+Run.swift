@@ -16,7 +16,9 @@ extension RedisCluster {
 
     /// Sends `commands` where their slots are served and follows the answers (see `RedisCluster`);
     /// `script` is the source of an `EVALSHA` among them, loaded on `NOSCRIPT`.
-    func run(_ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?) throws(StoreError)
+    func run(
+        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?
+    ) throws(StoreError)
         -> [RedisReply]
     {
         // The common case — every key in one slot, or on one node, which answers — in one round
@@ -25,14 +27,16 @@ extension RedisCluster {
         guard let node = seen.primary(ofSlot: RedisSlot.of(commands[0].key)),
             commands.dropFirst().allSatisfy({ seen.primary(ofSlot: RedisSlot.of($0.key)) === node })
         else {
-            return try route(commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
+            return try route(
+                commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
         }
         let replies: [RedisReply]
         do {
             replies = try node.pipeline(commands.map(\.arguments))
         } catch {
             guard case .unreachable = error else { throw error.storeError }
-            return try route(commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
+            return try route(
+                commands, script: script, replies: [], pending: commands.indices.map { Pending(index: $0) })
         }
         guard replies.contains(where: RedisCluster.isRedirection) else { return replies }
         // Those redirected did not run; the others did, and keep their replies.
@@ -181,7 +185,9 @@ extension RedisCluster {
     }
 
     /// What `message`, the answer to `command`, asks; throws for a redirection not understood.
-    private func redirection(_ message: String, command: [[UInt8]], script: RedisClusterScript?) throws(StoreError)
+    private func redirection(
+        _ message: String, command: [[UInt8]], script: RedisClusterScript?
+    ) throws(StoreError)
         -> Redirection
     {
         let word = message.prefix(while: { $0 != " " })

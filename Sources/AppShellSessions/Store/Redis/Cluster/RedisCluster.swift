@@ -72,7 +72,9 @@ final class RedisCluster: @unchecked Sendable {
 
     /// Runs `script` with `keys` (all in one slot: give them one hash tag) and `arguments`: by
     /// `EVALSHA`, loading the script on the node that does not know it.
-    func evaluate(_ script: RedisClusterScript, keys: [[UInt8]], arguments: [[UInt8]]) throws(StoreError)
+    func evaluate(
+        _ script: RedisClusterScript, keys: [[UInt8]], arguments: [[UInt8]]
+    ) throws(StoreError)
         -> RedisReply
     {
         precondition(!keys.isEmpty, "a script run on a cluster names its keys")

@@ -19,7 +19,9 @@ extension RedisShardedSubscriber {
             checkAll = outcome.retry
             var descriptors = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
             let names = Array(links.keys)
-            for name in names { descriptors.append(pollfd(fd: links[name]!.connection.descriptor, events: Int16(POLLIN), revents: 0)) }
+            for name in names {
+                descriptors.append(pollfd(fd: links[name]!.connection.descriptor, events: Int16(POLLIN), revents: 0))
+            }
             _ = poll(&descriptors, nfds_t(descriptors.count), retrying ? 200 : -1)
             if descriptors[0].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
@@ -68,7 +70,9 @@ extension RedisShardedSubscriber {
                 link = known
             } else {
                 do {
-                    link = Link(try RedisConnection(url: owner.url, timeoutMilliseconds: cluster.timeoutMilliseconds, waitsForever: true))
+                    link = Link(
+                        try RedisConnection(
+                            url: owner.url, timeoutMilliseconds: cluster.timeoutMilliseconds, waitsForever: true))
                     links[owner.name] = link
                 } catch {
                     if !failing { Logger.appshell.error("sharded subscriber: \(error)") }

@@ -13,7 +13,8 @@ final class RedisSlotMap: Sendable {
     private static let unowned = UInt16.max
 
     /// A map that knows no node (before the first is fetched).
-    static let empty = RedisSlotMap(primaries: [], addresses: [], owners: [UInt16](repeating: unowned, count: RedisSlot.count))
+    static let empty = RedisSlotMap(
+        primaries: [], addresses: [], owners: [UInt16](repeating: unowned, count: RedisSlot.count))
 
     private init(primaries: [RedisClusterNode], addresses: [(host: String, port: Int)], owners: [UInt16]) {
         self.primaries = primaries
