@@ -120,7 +120,7 @@ extension RedisClusterTests {
         let cluster = try RedisCluster(url: testCluster.url)
         defer { cluster.close() }
         let keys = Self.keysOnEveryPrimary(cluster)
-        let script = RedisClusterScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+        let script = RedisScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
         let flush = { () throws in
             for node in cluster.map.primaries {
                 #expect(
@@ -135,12 +135,16 @@ extension RedisClusterTests {
         for key in keys {
             #expect(try cluster.evaluate(script, keys: [key], arguments: [Self.bytes("1")]) == .integer(2))
         }
-        // In a pipeline: an unregistered script's NOSCRIPT is its reply; registered, it is loaded.
+        // In a pipeline: a script the cluster was not given is its NOSCRIPT; one it was given, the
+        // node's connection loads again.
         try flush()
-        let commands = keys.map { ($0, script.command(keys: [$0], arguments: [Self.bytes("10")])) }
-        #expect(try cluster.pipeline(commands).allSatisfy { $0.text == nil && $0.isError })
-        cluster.register([script])
-        #expect(try cluster.pipeline(commands) == [.integer(12), .integer(12), .integer(12)])
+        let commands = keys.map { ($0, script.call([$0], [Self.bytes("10")])) }
+        #expect(try cluster.pipeline(commands).allSatisfy(\.isMissingScript))
+        let withScripts = try RedisCluster(url: testCluster.url, scripts: [script])
+        defer { withScripts.close() }
+        #expect(try withScripts.pipeline(commands) == [.integer(12), .integer(12), .integer(12)])
+        try flush()
+        #expect(try withScripts.pipeline(commands) == [.integer(22), .integer(22), .integer(22)])
     }
 
     @Test func shardedMessagesReachTheirSubscribersOnEveryNodeInOrder() throws {

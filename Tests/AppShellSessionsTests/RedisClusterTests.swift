@@ -61,23 +61,6 @@ import Testing
         }
     }
 
-    @Test func sha1MatchesTheKnownVectorsAndScriptLoad() throws {
-        #expect(SHA1.hex([]) == Self.bytes("da39a3ee5e6b4b0d3255bfef95601890afd80709"))
-        #expect(SHA1.hex(Self.bytes("abc")) == Self.bytes("a9993e364706816aba3e25717850c26c9cd0d89d"))
-        #expect(
-            SHA1.hex(Self.bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))
-                == Self.bytes("84983e441c3bd26ebaae4aa1f95129e5e54670f1"))
-        #expect(
-            SHA1.hex(Array(repeating: UInt8(ascii: "a"), count: 1_000_000))
-                == Self.bytes("34aa973cd4c4daa4f61eeb2bdbad27316534016f"))
-        let node = try Self.direct(try Self.shared.get().ports[0])
-        for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000] {
-            let source = "return '" + String(repeating: "x", count: length) + "'"
-            let reply = try node.command([Self.bytes("SCRIPT"), Self.bytes("LOAD"), Self.bytes(source)])
-            #expect(reply.bytes == RedisClusterScript(source).sha, "\(length)")
-        }
-    }
-
     @Test func clusterURLsParseAndBadOnesAreRefused() throws {
         #expect(
             try RedisURL("redis-cluster://10.0.0.1:7000,10.0.0.2,[::1]:7002")

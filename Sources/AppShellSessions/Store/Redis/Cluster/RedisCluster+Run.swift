@@ -17,7 +17,7 @@ extension RedisCluster {
     /// Sends `commands` where their slots are served and follows the answers (see `RedisCluster`);
     /// `script` is the source of an `EVALSHA` among them, loaded on `NOSCRIPT`.
     func run(
-        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?
+        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisScript?
     ) throws(StoreError)
         -> [RedisReply]
     {
@@ -68,7 +68,7 @@ extension RedisCluster {
     /// `run` in general, for the commands of `pending` (`replies` holds the others' when not
     /// empty): grouped by node, redirections followed, unreachable nodes retried.
     private func route(
-        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisClusterScript?, replies: [RedisReply],
+        _ commands: [(key: [UInt8], arguments: [[UInt8]])], script: RedisScript?, replies: [RedisReply],
         pending: [Pending]
     ) throws(StoreError) -> [RedisReply] {
         var replies = replies.isEmpty ? [RedisReply](repeating: .null, count: commands.count) : replies
@@ -186,7 +186,7 @@ extension RedisCluster {
 
     /// What `message`, the answer to `command`, asks; throws for a redirection not understood.
     private func redirection(
-        _ message: String, command: [[UInt8]], script: RedisClusterScript?
+        _ message: String, command: [[UInt8]], script: RedisScript?
     ) throws(StoreError)
         -> Redirection
     {
@@ -201,8 +201,9 @@ extension RedisCluster {
             return word == "MOVED" ? .moved(node) : .ask(node)
         case "NOSCRIPT":
             guard command.count > 1 else { return .none }
-            if let script, command[1] == script.sha { return .load(script.source) }
-            return source(of: command[1]).map { .load($0) } ?? .none
+            // The connection loads the cluster's scripts itself: this is `evaluate`'s other one.
+            if let script, command[1] == script.sha { return .load(script.text) }
+            return .none
         case "CLUSTERDOWN", "TRYAGAIN":
             return .retry(StoreError("store \(url): \(message)"))
         default:

@@ -12,9 +12,10 @@ import Glibc
 ///
 /// What a node answers is followed: `MOVED` (the slot has a new primary — the map is fetched again
 /// and the command sent to the named node), `ASK` (the slot is being migrated and the key is
-/// already on the named node: `ASKING` and the command go there, the map is kept), `NOSCRIPT`
-/// (the script is loaded on that node and run again) — at most `maximumRedirections` times per
-/// command. A node that cannot be reached (nothing was sent) is left for the others: the map is
+/// already on the named node: `ASKING` and the command go there, the map is kept) — at most
+/// `maximumRedirections` times per command. The `scripts` given are loaded on each node's
+/// connection when it connects, and again on `NOSCRIPT` (`RedisConnection`); `evaluate` loads
+/// another script where a node answers `NOSCRIPT` to it. A node that cannot be reached (nothing was sent) is left for the others: the map is
 /// fetched again and the command retried until `retryMilliseconds` have passed, then a
 /// `StoreError` is thrown (a 503: a failover takes longer than a request should wait; a later
 /// request finds the promoted replica). `CLUSTERDOWN` and `TRYAGAIN` (the command did not run)
@@ -35,13 +36,19 @@ final class RedisCluster: @unchecked Sendable {
     private let current = Locked(RedisSlotMap.empty)
     /// Held while a map is fetched, so that threads that met the same change fetch it once.
     private let refreshing = Locked(())
-    private let scripts = Locked<[[UInt8]: [UInt8]]>([:])
+    /// The scripts every node's connection loads (`RedisConnection.scripts`).
+    let scripts: [RedisScript]
 
-    /// A client of the cluster at `url` (`isCluster`); fetches the slot map, and throws when no
-    /// seed answers.
-    init(url: RedisURL, timeoutMilliseconds: Int = 2_000, retryMilliseconds: Int = 1_000) throws(StoreError) {
+    /// A client of the cluster at `url` (`isCluster`), whose commands call `scripts` by their
+    /// SHA-1; fetches the slot map, and throws when no seed answers.
+    init(
+        url: RedisURL, timeoutMilliseconds: Int = 2_000, retryMilliseconds: Int = 1_000, scripts: [RedisScript] = []
+    )
+        throws(StoreError)
+    {
         precondition(url.isCluster, "RedisCluster needs a redis-cluster:// URL")
         self.url = url
+        self.scripts = scripts
         self.timeoutMilliseconds = max(1, timeoutMilliseconds)
         self.retryMilliseconds = max(0, retryMilliseconds)
         try refresh(after: RedisSlotMap.empty)
@@ -64,29 +71,17 @@ final class RedisCluster: @unchecked Sendable {
     }
 
     /// Sends `commands`, each to the primary of its key's slot — one round trip per node, in the
-    /// order given on each — and returns their replies in the order given. An `EVALSHA` of a
-    /// `register`ed script is loaded where the node does not know it.
+    /// order given on each — and returns their replies in the order given. An `EVALSHA` of one of
+    /// `scripts` (`RedisScript.call`) is loaded again where the node lost it.
     func pipeline(_ commands: [(key: [UInt8], arguments: [[UInt8]])]) throws(StoreError) -> [RedisReply] {
         try run(commands, script: nil)
     }
 
     /// Runs `script` with `keys` (all in one slot: give them one hash tag) and `arguments`: by
     /// `EVALSHA`, loading the script on the node that does not know it.
-    func evaluate(
-        _ script: RedisClusterScript, keys: [[UInt8]], arguments: [[UInt8]]
-    ) throws(StoreError)
-        -> RedisReply
-    {
+    func evaluate(_ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
         precondition(!keys.isEmpty, "a script run on a cluster names its keys")
-        return try run([(keys[0], script.command(keys: keys, arguments: arguments))], script: script)[0]
-    }
-
-    /// Makes `scripts` known, so that a pipeline's `EVALSHA` of one of them (`command(keys:arguments:)`)
-    /// is loaded where a node answers `NOSCRIPT`.
-    func register(_ scripts: [RedisClusterScript]) {
-        self.scripts.withLock { known in
-            for script in scripts { known[script.sha] = script.source }
-        }
+        return try run([(keys[0], script.call(keys, arguments))], script: script)[0]
     }
 
     /// Publishes each message on its sharded channel (`SPUBLISH`, to the primary of the channel's
@@ -118,7 +113,8 @@ final class RedisCluster: @unchecked Sendable {
         let name = RedisClusterNode.name(host: host, port: port)
         return pool.withLock { pool in
             if let node = pool[name] { return node }
-            let node = RedisClusterNode(url: url.node(host: host, port: port), timeoutMilliseconds: timeoutMilliseconds)
+            let node = RedisClusterNode(
+                url: url.node(host: host, port: port), timeoutMilliseconds: timeoutMilliseconds, scripts: scripts)
             pool[name] = node
             return node
         }
@@ -148,31 +144,5 @@ final class RedisCluster: @unchecked Sendable {
             }
             throw StoreError("store \(url): no node gave the slot map (\(lastFailure))")
         }
-    }
-
-    /// A source by its SHA-1, when registered.
-    func source(of sha: [UInt8]) -> [UInt8]? { scripts.withLock { $0[sha] } }
-}
-
-/// A Lua script by its text and SHA-1, as `EVALSHA` names it.
-struct RedisClusterScript: Sendable {
-    /// The script's text.
-    let source: [UInt8]
-    /// Its SHA-1 in lowercase hexadecimal.
-    let sha: [UInt8]
-
-    /// The script `source`.
-    init(_ source: String) {
-        self.source = Array(source.utf8)
-        sha = SHA1.hex(self.source)
-    }
-
-    /// `EVALSHA` of the script with `keys` and `arguments`, for a pipeline (`RedisCluster.register` it).
-    func command(keys: [[UInt8]], arguments: [[UInt8]]) -> [[UInt8]] {
-        var command: [[UInt8]] = [Array("EVALSHA".utf8), sha, Array(String(keys.count).utf8)]
-        command.reserveCapacity(3 + keys.count + arguments.count)
-        command.append(contentsOf: keys)
-        command.append(contentsOf: arguments)
-        return command
     }
 }

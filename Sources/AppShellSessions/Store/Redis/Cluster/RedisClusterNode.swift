@@ -28,13 +28,16 @@ final class RedisClusterNode: @unchecked Sendable {
     /// The node's URL (the cluster's credentials, database 0).
     let url: RedisURL
     private let timeoutMilliseconds: Int
+    private let scripts: [RedisScript]
     private let connection = Locked<RedisConnection?>(nil)
     private let closed = Locked(false)
 
-    /// The node at `url` (a `.tcp` one), whose commands wait `timeoutMilliseconds` at most.
-    init(url: RedisURL, timeoutMilliseconds: Int) {
+    /// The node at `url` (a `.tcp` one), whose commands wait `timeoutMilliseconds` at most and
+    /// call `scripts` (loaded when the connection is made).
+    init(url: RedisURL, timeoutMilliseconds: Int, scripts: [RedisScript] = []) {
         self.url = url
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.scripts = scripts
         if case .tcp(let host, let port) = url.address {
             name = RedisClusterNode.name(host: host, port: port)
         } else {
@@ -57,7 +60,7 @@ final class RedisClusterNode: @unchecked Sendable {
                     open = connection
                 } else {
                     guard !closed.withLock({ $0 }) else { throw StoreError("store \(url): closed") }
-                    open = try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds)
+                    open = try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: scripts)
                     connection = open
                 }
             } catch {

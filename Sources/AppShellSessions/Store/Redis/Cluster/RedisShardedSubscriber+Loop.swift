@@ -94,7 +94,7 @@ extension RedisShardedSubscriber {
                 continue
             }
             do {
-                try link.connection.send(sent)
+                try link.connection.sendWithoutWaiting(sent)
             } catch {
                 drop(name)
                 retry = true
