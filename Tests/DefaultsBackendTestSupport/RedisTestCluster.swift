@@ -25,6 +25,7 @@ public final class RedisTestCluster: @unchecked Sendable {
         var servers: [RedisTestServer] = []
         var ports: [Int] = []
         for _ in 0..<6 {
+            // The cluster bus on a port of its own: port + 10000, the default, may be taken or > 65535.
             let server = try RedisTestServer(
                 tcp: true, persistent: false,
                 extra: [
@@ -39,12 +40,19 @@ public final class RedisTestCluster: @unchecked Sendable {
         self.servers = servers
         self.ports = ports
         url = RedisURL(clusterSeeds: ports.map { .tcp(host: "127.0.0.1", port: $0) })
+        try create()
+        try waitUntilHealthy(of: ports)
+    }
+
+    /// Makes the servers a cluster: `redis-cli --cluster create … --cluster-replicas 1`. (Done by
+    /// hand — slots, epochs, meetings, replicas — it is no faster: a primary does not say
+    /// `cluster_state:ok` before 2 s after it started.)
+    private func create() throws {
         let created = try Self.cli(
             ["--cluster", "create"] + ports.map { "127.0.0.1:\($0)" } + ["--cluster-replicas", "1", "--cluster-yes"])
         guard created.contains("[OK] All 16384 slots covered") else {
             throw RedisTestServerError(message: "redis-cli --cluster create: \(created)")
         }
-        try waitUntilHealthy(of: ports)
     }
 
     /// Waits (10 s at most) until each node of `ports` says `cluster_state:ok`, knows the others
@@ -52,9 +60,9 @@ public final class RedisTestCluster: @unchecked Sendable {
     public func waitUntilHealthy(of ports: [Int]? = nil, seconds: Double = 10) throws {
         try wait(seconds: seconds, "the cluster to be healthy") {
             for port in ports ?? self.ports {
-                let info = try Self.cli(["-p", String(port), "cluster", "info"])
+                let info = try Self.cli(port: port, ["cluster info", "info replication"])
                 guard info.contains("cluster_state:ok"), info.contains("cluster_known_nodes:6") else { return false }
-                let replication = try Self.cli(["-p", String(port), "info", "replication"])
+                let replication = info
                 if replication.contains("role:slave"), !replication.contains("master_link_status:up") { return false }
                 if replication.contains("role:master"), !replication.contains("connected_slaves:1") { return false }
             }
@@ -94,17 +102,28 @@ public final class RedisTestCluster: @unchecked Sendable {
         for server in servers { server.remove() }
     }
 
-    /// What `redis-cli` prints for `arguments` (standard output and error).
+    /// What `redis-cli` prints for `commands` (one a line) sent to the node at `port`.
     @discardableResult
-    public static func cli(_ arguments: [String]) throws -> String {
+    public static func cli(port: Int, _ commands: [String]) throws -> String {
+        try cli(["-p", String(port)], input: commands.joined(separator: "\n") + "\n")
+    }
+
+    /// What `redis-cli` prints for `arguments` (standard output and error), given `input`.
+    @discardableResult
+    public static func cli(_ arguments: [String], input: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        process.standardInput = FileHandle.nullDevice
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
