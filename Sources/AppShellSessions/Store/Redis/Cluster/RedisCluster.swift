@@ -32,7 +32,10 @@ final class RedisCluster: @unchecked Sendable {
     let retryMilliseconds: Int
     /// How many redirections (`MOVED`, `ASK`, `NOSCRIPT`) a command follows at most.
     let maximumRedirections = 5
+    /// Every node met, by `host:port`: the map's nodes are taken from here, so that a new map
+    /// keeps the connections of the old.
     private let pool = Locked<[String: RedisClusterNode]>([:])
+    /// The map now.
     private let current = Locked(RedisSlotMap.empty)
     /// Held while a map is fetched, so that threads that met the same change fetch it once.
     private let refreshing = Locked(())

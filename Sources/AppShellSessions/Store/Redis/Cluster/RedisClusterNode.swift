@@ -27,9 +27,13 @@ final class RedisClusterNode: @unchecked Sendable {
     let name: String
     /// The node's URL (the cluster's credentials, database 0).
     let url: RedisURL
+    /// How long a connect or a round trip may take.
     private let timeoutMilliseconds: Int
+    /// The scripts the connection loads.
     private let scripts: [RedisScript]
+    /// The connection, once made; used under this lock for a whole round trip.
     private let connection = Locked<RedisConnection?>(nil)
+    /// Whether `close` was called.
     private let closed = Locked(false)
 
     /// The node at `url` (a `.tcp` one), whose commands wait `timeoutMilliseconds` at most and
@@ -59,7 +63,7 @@ final class RedisClusterNode: @unchecked Sendable {
                     try connection.connectIfNeeded()
                     open = connection
                 } else {
-                    guard !closed.withLock({ $0 }) else { throw StoreError("store \(url): closed") }
+                    guard !closed.withLock({ $0 }) else { throw .broken(StoreError("store \(url): closed")) }
                     open = try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: scripts)
                     connection = open
                 }

@@ -35,12 +35,15 @@ final class RedisShardedSubscriber: @unchecked Sendable {
 
     /// The cluster the channels are on.
     let cluster: RedisCluster
+    /// What the callers asked, and what the nodes confirmed.
     let state = Locked(State())
+    /// Signalled when the thread ends (`stop` waits on it).
     let ended = Condition()
     /// The pipe that wakes the thread from `poll`: [read end, write end].
     let wake: [Int32]
     /// The thread's connections, by node name.
     var links: [String: Link] = [:]
+    /// Whether a failure was logged and nothing has worked since (the thread's).
     var failing = false
 
     /// A connection of the thread to a primary, and the channels it subscribed there.
