@@ -58,12 +58,13 @@ final class RedisClusterNode: @unchecked Sendable {
     func pipeline(_ commands: [[[UInt8]]]) throws(Failure) -> [RedisReply] {
         try connection.withLock { connection throws(Failure) -> [RedisReply] in
             let open: RedisConnection
+            // Closed for good: no retry elsewhere either.
+            if connection == nil, closed.withLock({ $0 }) { throw .broken(StoreError("store \(url): closed")) }
             do throws(StoreError) {
                 if let connection {
                     try connection.connectIfNeeded()
                     open = connection
                 } else {
-                    guard !closed.withLock({ $0 }) else { throw .broken(StoreError("store \(url): closed")) }
                     open = try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: scripts)
                     connection = open
                 }
