@@ -121,6 +121,19 @@ import Testing
             #expect(replies[2 * round] == .integer(Int64(round / keys.count + 1)), "\(round)")
             #expect(replies[2 * round + 1] == .bytes(Self.bytes("v\(round % keys.count)")), "\(round)")
         }
+        // What concerns every key runs on each primary: SCAN finds the keys on their nodes.
+        var found: [[UInt8]] = []
+        for name in cluster.primaryNames {
+            let reply = try cluster.command(
+                [
+                    "SCAN", "0", "MATCH", "*\(String(decoding: keys[0].dropFirst().prefix(36), as: UTF8.self))*",
+                    "COUNT", "10000",
+                ]
+                .map(Self.bytes), node: name)
+            guard case .array(let parts) = reply, case .array(let names) = parts[1] else { continue }
+            found += names.compactMap(\.bytes)
+        }
+        #expect(Set(found) == Set(keys + keys.map { $0 + Self.bytes("n") }))
         // An error of a command is its reply; the others run.
         let mixed = try cluster.pipeline([
             (keys[0], [Self.bytes("LPUSH"), keys[0], Self.bytes("x")]), (keys[1], [Self.bytes("GET"), keys[1]]),

@@ -95,6 +95,20 @@ final class RedisCluster: @unchecked Sendable {
         return replies.map { Int($0.integer ?? 0) }
     }
 
+    /// The primaries now, by name (`host:port`): where to run what concerns every key (`SCAN`).
+    var primaryNames: [String] { map.primaries.map(\.name) }
+
+    /// Sends `arguments` to the node `name` (`primaryNames`) and returns its reply: no key, no
+    /// redirection followed, no retry (`SCAN` with that node's cursor, `INFO`).
+    func command(_ arguments: [[UInt8]], node name: String) throws(StoreError) -> RedisReply {
+        guard let node = node(named: name) else { throw StoreError("store \(url): no node \(name)") }
+        do throws(RedisClusterNode.Failure) {
+            return try node.pipeline([arguments])[0]
+        } catch {
+            throw error.storeError
+        }
+    }
+
     /// The map now (its reference, taken under the lock).
     var map: RedisSlotMap { current.withLock { $0 } }
 
