@@ -140,6 +140,31 @@ import Testing
         ])
         #expect(mixed[0].isError && mixed[1] == .bytes(Self.bytes("v1")))
     }
+
+    @Test func threadsShareTheClusterAndItsConnections() throws {
+        let cluster = try RedisCluster(url: try Self.shared.get().url)
+        defer { cluster.close() }
+        let keys = Self.keysOnEveryPrimary(cluster)
+        let failures = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for round in 0..<200 {
+                do {
+                    let key = keys[round % keys.count]
+                    if round % 2 == 0 {
+                        _ = try cluster.command([Self.bytes("INCR"), key], key: key)
+                    } else {
+                        _ = try cluster.pipeline(keys.map { ($0, [Self.bytes("INCR"), $0]) })
+                    }
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        // Each thread: 100 INCRs spread over the keys, and 100 pipelines of one INCR per key.
+        let total = try cluster.pipeline(keys.map { ($0, [Self.bytes("GET"), $0]) }).compactMap(\.integer).reduce(0, +)
+        #expect(total == 4 * (100 + 100 * Int64(keys.count)))
+    }
 }
 
 extension RedisReply {

@@ -158,7 +158,7 @@ extension RedisCluster {
                 deadline = end
                 guard now < end else { throw unreachable }
                 usleep(UInt32(min(100, end - now) * 1_000))
-                try? refresh(after: seen)
+                try? refresh(after: seen, minimumAge: 100)
             } else {
                 redirections += 1
                 guard redirections <= maximumRedirections else {

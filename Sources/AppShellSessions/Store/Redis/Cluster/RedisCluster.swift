@@ -137,11 +137,12 @@ final class RedisCluster: @unchecked Sendable {
         }
     }
 
-    /// Fetches the map again, unless it changed since `seen` (another thread fetched it): from the
-    /// nodes `seen` names, then the seeds. Throws when none answers.
-    func refresh(after seen: RedisSlotMap) throws(StoreError) {
+    /// Fetches the map again, unless it changed since `seen` (another thread fetched it) or is
+    /// younger than `minimumAge` milliseconds (while a node is down, the requests that fail do not
+    /// each ask for a map): from the nodes `seen` names, then the seeds. Throws when none answers.
+    func refresh(after seen: RedisSlotMap, minimumAge: Int64 = 0) throws(StoreError) {
         try refreshing.withLock { _ throws(StoreError) in
-            guard map === seen else { return }
+            guard map === seen, TimerQueue.monotonicClock() - seen.fetched >= minimumAge else { return }
             var candidates = seen.addresses
             for case .tcp(let host, let port) in url.clusterSeeds { candidates.append((host, port)) }
             var tried = Set<String>()

@@ -1,3 +1,5 @@
+import AppShellConcurrency
+
 /// Which primary serves each slot of a Redis Cluster, as one node told it (`CLUSTER SLOTS`):
 /// immutable, replaced whole when `RedisCluster` learns of a change, so that a request reads it
 /// without a lock (but the one that hands over its reference).
@@ -16,10 +18,14 @@ final class RedisSlotMap: Sendable {
     static let empty = RedisSlotMap(
         primaries: [], addresses: [], owners: [UInt16](repeating: unowned, count: RedisSlot.count))
 
+    /// When the map was fetched (`TimerQueue.monotonicClock`, milliseconds).
+    let fetched: Int64
+
     private init(primaries: [RedisClusterNode], addresses: [(host: String, port: Int)], owners: [UInt16]) {
         self.primaries = primaries
         self.addresses = addresses
         self.owners = owners
+        fetched = TimerQueue.monotonicClock()
     }
 
     /// The primary serving `slot`, or `nil` when none does (the cluster is down for it).
