@@ -21,6 +21,7 @@ extension RedisCluster {
     ) throws(StoreError)
         -> [RedisReply]
     {
+        guard !commands.isEmpty else { return [] }
         // The common case — every key in one slot, or on one node, which answers — in one round
         // trip with no more than the commands' list made.
         let seen = map

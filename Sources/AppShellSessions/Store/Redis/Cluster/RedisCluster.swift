@@ -74,7 +74,8 @@ final class RedisCluster: @unchecked Sendable {
     }
 
     /// Sends `commands`, each to the primary of its key's slot — one round trip per node, in the
-    /// order given on each — and returns their replies in the order given. An `EVALSHA` of one of
+    /// order given on each (the nodes one after the other) — and returns their replies in the
+    /// order given. Not for `MULTI`/`EXEC`: a script is what runs several commands at once. An `EVALSHA` of one of
     /// `scripts` (`RedisScript.call`) is loaded again where the node lost it.
     func pipeline(_ commands: [(key: [UInt8], arguments: [[UInt8]])]) throws(StoreError) -> [RedisReply] {
         try run(commands, script: nil)

@@ -8,15 +8,20 @@ extension RedisShardedSubscriber {
         var checkAll = false
         var retrying = false
         while true {
-            let (stopping, changed, wanted) = state.withLock { state in
+            // What to place, and whether it is wanted: read under the lock, which `subscribe`
+            // takes too (no copy of the whole set but after a failure or a move).
+            let (stopping, channels) = state.withLock { state in
                 defer { state.changed.removeAll(keepingCapacity: true) }
-                return (state.stopping, state.changed, state.wanted)
+                var channels = state.changed.map { ($0, state.wanted[$0] != nil) }
+                if checkAll {
+                    channels += state.wanted.keys.filter { !state.changed.contains($0) }.map { ($0, true) }
+                }
+                return (state.stopping, channels)
             }
             if stopping { break }
             let seen = cluster.map
-            let outcome = place(checkAll ? Set(wanted.keys).union(changed) : changed, wanted: wanted, map: seen)
-            retrying = outcome.retry
-            checkAll = outcome.retry
+            retrying = place(channels, map: seen)
+            checkAll = retrying
             var descriptors = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
             let names = Array(links.keys)
             for name in names {
@@ -27,7 +32,7 @@ extension RedisShardedSubscriber {
                 var drained = [UInt8](repeating: 0, count: 64)
                 while read(wake[0], &drained, drained.count) > 0 {}
             }
-            var moved = outcome.retry
+            var moved = retrying
             for (offset, name) in names.enumerated() where descriptors[offset + 1].revents != 0 {
                 guard let link = links[name] else { continue }
                 do {
@@ -49,18 +54,19 @@ extension RedisShardedSubscriber {
         for name in Array(links.keys) { drop(name) }
     }
 
-    /// Subscribes each of `channels` that is `wanted` on its primary in `map`, and unsubscribes it
-    /// elsewhere; `retry` when one could not be placed (no node serves it, or it cannot be reached).
-    private func place(_ channels: Set<[UInt8]>, wanted: [[UInt8]: Int], map: RedisSlotMap) -> (retry: Bool, Void) {
+    /// Subscribes each of `channels` that is wanted on its primary in `map`, and unsubscribes it
+    /// elsewhere; true when one could not be placed (no node serves it, or it cannot be reached):
+    /// to be tried again.
+    private func place(_ channels: [(channel: [UInt8], wanted: Bool)], map: RedisSlotMap) -> Bool {
         var retry = false
         var commands: [String: [[[UInt8]]]] = [:]
-        for channel in channels {
-            let owner = wanted[channel] == nil ? nil : map.primary(ofSlot: RedisSlot.of(channel))
+        for (channel, wanted) in channels {
+            let owner = wanted ? map.primary(ofSlot: RedisSlot.of(channel)) : nil
             for (name, link) in links where name != owner?.name && link.channels.contains(channel) {
                 link.channels.remove(channel)
                 commands[name, default: []].append([Array("SUNSUBSCRIBE".utf8), channel])
             }
-            guard wanted[channel] != nil else { continue }
+            guard wanted else { continue }
             guard let owner else {
                 retry = true
                 continue
@@ -100,7 +106,7 @@ extension RedisShardedSubscriber {
                 retry = true
             }
         }
-        return (retry, ())
+        return retry
     }
 
     /// Handles a reply of `link`'s node; true when it says a slot moved.
