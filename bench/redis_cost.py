@@ -23,7 +23,9 @@ calls, and those are also counted under their own names), the commands processed
 received and sent (`total_net_input_bytes` / `total_net_output_bytes`), and the round trips:
 `total_reads_processed`, the read events on client sockets (a request sent and answered before the
 next is one read; a pipeline arriving in one segment is one too). Medians of the rounds with their
-spread (min-max), and issue 36's ratios with their targets.
+spread (min-max), and issue 36's ratios with their targets. Also each process's user and system
+CPU time and context switches (every thread's, /proc/<pid>/task/*/status) per request: where a
+round trip's cost lands (Redis's is mostly system time: a wake-up, a read, a write per round trip).
 
 `python3 bench/redis_cost.py` runs it alone (BENCH_APPSHELL_BINARY: a release build to measure,
 else it builds one; BENCH_ROUNDS, default 3 with BENCH_QUICK=1 else 5; BENCH_DURATION, default 2 s with
@@ -199,6 +201,56 @@ def redis_delta(before, after, requests, own_infos=2):
     return commands, {field: round(value / requests, 3) for field, value in stats.items()}
 
 
+# --- a process's CPU time, split, and its context switches ---------------------------------------
+
+
+def cpu_split(pid):
+    """(user, system) CPU seconds of a process (None once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def context_switches(pid):
+    """The voluntary and involuntary context switches of every thread of a process, added up."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                for line in status:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        pass  # a thread that ended meanwhile: its switches are gone with it
+    return total
+
+
+class ProcessMeter:
+    """User and system CPU time and context switches of some processes, before and after."""
+
+    def __init__(self, pids):
+        self.pids = pids
+        self.before = [(cpu_split(pid), context_switches(pid)) for pid in pids]
+
+    def per_request(self, requests):
+        """Per process: user µs, system µs and context switches per request."""
+        figures = []
+        for pid, (cpu_before, switches_before) in zip(self.pids, self.before):
+            cpu_after = cpu_split(pid)
+            if cpu_before is None or cpu_after is None or not requests:
+                figures.append(None)
+                continue
+            figures.append({
+                "user_us": round((cpu_after[0] - cpu_before[0]) * 1e6 / requests, 1),
+                "system_us": round((cpu_after[1] - cpu_before[1]) * 1e6 / requests, 1),
+                "switches": round((context_switches(pid) - switches_before) / requests, 2)})
+        return figures
+
+
 # --- the event streams of load (4) ---------------------------------------------------------------
 
 
@@ -313,9 +365,11 @@ def measure_load(bench, topology, load, cookies, round_number):
         events_before = reader.events if reader else 0
         cpu_before = [run.proc_cpu_seconds(pid) for pid in pids]
         redis_before = run.proc_cpu_seconds(redis.pid) if redis else None
+        meter = ProcessMeter(pids + ([redis.pid] if redis else []))
         result = bench.wrk(port, path, duration(bench), headers, script, connections=SESSIONS)
         cpu_after = [run.proc_cpu_seconds(pid) for pid in pids]
         redis_after = run.proc_cpu_seconds(redis.pid) if redis else None
+        split = meter.per_request(result["requests"])
         info_after = redis.info() if redis else None
         if reader:
             time.sleep(0.2)  # the last events in flight
@@ -327,6 +381,8 @@ def measure_load(bench, topology, load, cookies, round_number):
     requests = result["requests"]
     result["appshell_us"] = [run.cpu_per_request(b, a, requests) for b, a in zip(cpu_before, cpu_after)]
     result["appshell_us_total"] = round(sum(u for u in result["appshell_us"] if u is not None), 1)
+    # user and system µs, context switches per request: AppShell's instances, then Redis
+    result["appshell_split"], result["redis_split"] = split[: len(pids)], (split[-1] if redis else None)
     if redis:
         result["redis_us"] = run.cpu_per_request(redis_before, redis_after, requests)
         result["redis_commands"], result["redis_stats"] = redis_delta(info_before, info_after, requests)
@@ -381,6 +437,15 @@ def summarise(runs, store, load):
     mine = [r for r in runs if r["store"] == store and r["load"] == load]
     figures = {"rps": spread([r["rps"] for r in mine]), "appshell_us": spread([r["appshell_us_total"] for r in mine]),
                "errors": sum(r["status_errors"] + r["socket_errors"] for r in mine)}
+    def added(r, key):
+        parts = [p for p in r["appshell_split"] if p]
+        return round(sum(p[key] for p in parts), 2) if parts else None
+
+    figures["appshell_split"] = {key: run.median(added(r, key) for r in mine)
+                                 for key in ("user_us", "system_us", "switches")}
+    if mine and mine[0].get("redis_split"):
+        figures["redis_split"] = {key: run.median(r["redis_split"][key] for r in mine if r["redis_split"])
+                                  for key in ("user_us", "system_us", "switches")}
     if mine and "events_per_request" in mine[0]:
         figures["events_per_request"] = run.median(r["events_per_request"] for r in mine)
     if mine and "redis_us" in mine[0]:
@@ -446,6 +511,14 @@ def render(l):
             if f["errors"]:
                 line += f"  errors {f['errors']}"
             lines.append(line)
+    lines.append("  user + system CPU us and context switches per request (AppShell's instances added up; Redis):")
+    for store, loads in l["table"].items():
+        for load, f in loads.items():
+            a, r = f["appshell_split"], f.get("redis_split")
+            lines.append(f"    {store:6} {load:11} AppShell {a['user_us']:.1f} + {a['system_us']:.1f} us,"
+                         f" {a['switches']:.2f} switches" + (
+                             f"; Redis {r['user_us']:.1f} + {r['system_us']:.1f} us, {r['switches']:.2f} switches"
+                             if r else ""))
     lines.append("  Redis's commands per request (calls, us; a script's us include the commands it calls):")
     for store, loads in l["table"].items():
         for load, f in loads.items():
@@ -469,7 +542,7 @@ def render(l):
 def write(l):
     path = os.path.join(run.OUT, "redis_cost.json")
     with open(path, "w") as f:
-        json.dump(dict(l, commit=run.git_commit()), f, indent=2)
+        json.dump(dict(l, commit=run.git_commit(), binary=os.environ.get("BENCH_APPSHELL_BINARY")), f, indent=2)
         f.write("\n")
     return path
 
