@@ -153,7 +153,7 @@ import Testing
         #expect(try backend.load(expired) == nil)
     }
 
-    @Test func aBatchIsOneTransactionOfAllItsWrites() throws {
+    @Test func aBatchIsOneRoundTripOfAllItsWrites() throws {
         let backend = try RedisTestServer.shared().backend()
         defer { backend.close() }
         let first = SessionID.random()
@@ -185,6 +185,43 @@ import Testing
         // Called directly, it walks the keys and deletes.
         #expect(try backend.removeExpired(accessedBefore: now + 1, createdBefore: 0) == 1)
         #expect(try backend.load(id) == nil)
+    }
+
+    /// Scripts are called by their SHA-1: a server that lost them (restarted without them, failed
+    /// over, flushed by an operator) gets them again, and the write that met `NOSCRIPT` is made.
+    @Test func scriptsTheServerLostAreLoadedAgain() throws {
+        let server = try RedisTestServer(tcp: false, persistent: false)
+        defer { server.remove() }
+        let backend = try server.backend()
+        defer { backend.close() }
+        let (first, second) = (SessionID.random(), SessionID.random())
+        try backend.save(first, SessionRecord(values: ["n": .integer(1)], created: 1, accessed: 1))
+        let admin = try RedisConnection(url: server.url)
+        defer { admin.close() }
+        #expect(try admin.command([Array("SCRIPT".utf8), Array("FLUSH".utf8)]) == .status("OK"))
+        try backend.applyAll([
+            .save(second, SessionRecord(values: ["n": .integer(2)], created: 2, accessed: 2)),
+            .save(first, SessionRecord(values: ["n": .integer(3)], created: 1, accessed: 3)),
+        ])
+        #expect(try backend.load(first)?.values == ["n": .integer(3)])
+        #expect(try backend.load(second)?.values == ["n": .integer(2)])
+        let loaded = try admin.command([
+            Array("SCRIPT".utf8), Array("EXISTS".utf8), RedisScript.write.sha, RedisScript.touch.sha,
+        ])
+        #expect(loaded == .array([.integer(1), .integer(1)]))
+    }
+
+    /// The names scripts are called by: SHA-1 as Redis computes it (FIPS 180 test vectors, and a
+    /// script's name as the server gave it back when loaded, checked at every connect).
+    @Test func sha1MatchesItsTestVectors() {
+        #expect(sha1Hex([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(sha1Hex(Array("abc".utf8)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(
+            sha1Hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(
+            sha1Hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
     }
 
     /// What a session in memory is checked against before each request: the version alone, one

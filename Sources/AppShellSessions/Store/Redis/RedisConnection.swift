@@ -45,6 +45,12 @@ enum RedisReply: Equatable, Sendable {
         default: nil
         }
     }
+
+    /// Whether the server refused to run a script it does not have (`NOSCRIPT`).
+    var isMissingScript: Bool {
+        if case .error(let message) = self { return message.hasPrefix("NOSCRIPT") }
+        return false
+    }
 }
 
 /// A random name for this process among the instances sharing a Redis server (12 hex digits):
@@ -71,6 +77,9 @@ final class RedisConnection {
     /// Whether a read waits for a reply as long as it takes (a subscriber's connection, which
     /// waits for the next message).
     let waitsForever: Bool
+    /// The scripts this connection's commands call (`EVALSHA`): loaded when it connects, and
+    /// again when the server has lost them.
+    let scripts: [RedisScript]
     private var context: UnsafeMutablePointer<redisContext>?
     private var closed = false
     /// The socket, for `interrupt` from another thread (-1: none). Closed holding this lock, so
@@ -79,11 +88,14 @@ final class RedisConnection {
 
     /// Connects to `url` (logging in and selecting its database); throws when that fails. A
     /// connection that `waitsForever` has no time limit on reads (`timeoutMilliseconds` still
-    /// bounds the connect).
-    init(url: RedisURL, timeoutMilliseconds: Int = 2_000, waitsForever: Bool = false) throws(StoreError) {
+    /// bounds the connect). `scripts` are those its commands call by their SHA-1.
+    init(
+        url: RedisURL, timeoutMilliseconds: Int = 2_000, waitsForever: Bool = false, scripts: [RedisScript] = []
+    ) throws(StoreError) {
         self.url = url
         self.timeoutMilliseconds = max(1, timeoutMilliseconds)
         self.waitsForever = waitsForever
+        self.scripts = scripts
         try connect()
     }
 
@@ -124,7 +136,22 @@ final class RedisConnection {
     }
 
     /// Sends `commands` at once and returns their replies in order: one round trip for all.
+    ///
+    /// A script the server no longer has (`NOSCRIPT`: it restarted or failed over without them,
+    /// or they were flushed) ran nothing: the scripts are loaded again and the commands it
+    /// refused sent again, in their order, once.
     func pipeline(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        var replies = try send(commands)
+        let refused = replies.indices.filter { replies[$0].isMissingScript }
+        guard !refused.isEmpty, !scripts.isEmpty else { return replies }
+        try loadScripts()
+        let again = try send(refused.map { commands[$0] })
+        for (index, reply) in zip(refused, again) { replies[index] = reply }
+        return replies
+    }
+
+    /// `commands` in one round trip, their replies as the server sent them.
+    private func send(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
         // A connection the server closed (it restarted, or closed an idle client) is made again
         // before anything is sent on it: sent, a write's fate would be unknown.
         if let context, RedisConnection.isClosed(context) { drop() }
@@ -145,29 +172,6 @@ final class RedisConnection {
             freeReplyObject(raw)
         }
         return replies
-    }
-
-    /// Runs `commands` in one `MULTI`/`EXEC` transaction (one round trip) and returns their
-    /// results; throws when the server refused one of them while queueing (nothing was made) or
-    /// when the transaction did not run.
-    func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
-        var all: [[[UInt8]]] = [[Array("MULTI".utf8)]]
-        all.append(contentsOf: commands)
-        all.append([Array("EXEC".utf8)])
-        let replies = try pipeline(all)
-        for reply in replies.dropLast() {
-            if case .error(let message) = reply {
-                // A command refused while queueing makes EXEC refuse the whole transaction.
-                throw failure("transaction refused: \(message)")
-            }
-        }
-        guard case .array(let results) = replies[replies.count - 1] else {
-            if case .error(let message) = replies[replies.count - 1] {
-                throw failure("transaction refused: \(message)")
-            }
-            throw failure("transaction aborted")
-        }
-        return results
     }
 
     private func append(_ arguments: [[UInt8]], to context: UnsafeMutablePointer<redisContext>) throws(StoreError) {
@@ -227,13 +231,25 @@ final class RedisConnection {
                 [Array("AUTH".utf8)] + (url.username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)])
         }
         if url.database != 0 { login.append([Array("SELECT".utf8), Array(String(url.database).utf8)]) }
-        guard !login.isEmpty else { return }
-        let replies = try pipeline(login)
-        for reply in replies {
-            if case .error(let message) = reply {
-                drop()
-                throw failure(message.hasPrefix("WRONGPASS") ? "login refused: \(message)" : message)
+        if !login.isEmpty {
+            for reply in try send(login) {
+                if case .error(let message) = reply {
+                    drop()
+                    throw failure(message.hasPrefix("WRONGPASS") ? "login refused: \(message)" : message)
+                }
             }
+        }
+        try loadScripts()
+    }
+
+    /// Loads `scripts` on the server (`SCRIPT LOAD`, one round trip for all; the server keeps
+    /// them until it restarts or flushes them).
+    private func loadScripts() throws(StoreError) {
+        guard !scripts.isEmpty else { return }
+        let replies = try send(scripts.map { [Array("SCRIPT".utf8), Array("LOAD".utf8), $0.text] })
+        for (reply, script) in zip(replies, scripts) where reply.bytes != script.sha {
+            drop()
+            throw failure("SCRIPT LOAD: \(reply)")
         }
     }
 

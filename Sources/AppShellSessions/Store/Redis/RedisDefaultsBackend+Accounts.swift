@@ -13,18 +13,15 @@ extension RedisDefaultsBackend {
 
     /// Adds `account`; false, with nothing changed, when its name is taken.
     package func insertAccount(_ account: Account) throws(StoreError) -> Bool {
-        try write([
-            bytes("EVAL"), bytes(RedisScript.insertAccount), bytes("2"), accountKey(account.name), accountsKey,
-            bytes(account.name), bytes(account.passwordHash), number(account.created),
-        ]) == .integer(1)
+        try write(
+            RedisScript.insertAccount.call(
+                [accountKey(account.name), accountsKey],
+                [bytes(account.name), bytes(account.passwordHash), number(account.created)])) == .integer(1)
     }
 
     /// Sets the password hash of the account `name`; false when there is no such account.
     package func setPasswordHash(_ passwordHash: String, ofAccount name: String) throws(StoreError) -> Bool {
-        try write([
-            bytes("EVAL"), bytes(RedisScript.setPasswordHash), bytes("1"), accountKey(name), bytes(passwordHash),
-        ])
-            == .integer(1)
+        try write(RedisScript.setPasswordHash.call([accountKey(name)], [bytes(passwordHash)])) == .integer(1)
     }
 
     /// Every account's name, sorted.
@@ -37,10 +34,10 @@ extension RedisDefaultsBackend {
     /// Removes the account `name`, its user's store and every session logged in as it, in one
     /// script.
     package func removeAccount(named name: String) throws(StoreError) -> RemovedAccount? {
-        let reply = try write([
-            bytes("EVAL"), bytes(RedisScript.removeAccount), bytes("4"), accountKey(name), accountsKey,
-            userStoreKey(name), userSessionsKey(name), bytes(name), bytes(keyPrefix),
-        ])
+        let reply = try write(
+            RedisScript.removeAccount.call(
+                [accountKey(name), accountsKey, userStoreKey(name), userSessionsKey(name)],
+                [bytes(name), bytes(keyPrefix)]))
         if reply == .null { return nil }
         guard case .array(let parts) = reply, parts.count == 5, let hash = parts[0].text,
             let created = parts[1].integer, let data = parts[2].bytes, let version = parts[3].integer,
@@ -54,10 +51,9 @@ extension RedisDefaultsBackend {
 
     /// Removes every session logged in as `user` but `kept`'s, in one script.
     package func removeSessions(of user: String, except kept: SessionID?) throws(StoreError) -> Set<SessionStoreKey> {
-        let reply = try write([
-            bytes("EVAL"), bytes(RedisScript.removeSessions), bytes("1"), userSessionsKey(user), bytes(user),
-            kept.map(key) ?? [], bytes(keyPrefix),
-        ])
+        let reply = try write(
+            RedisScript.removeSessions.call(
+                [userSessionsKey(user)], [bytes(user), kept.map(key) ?? [], bytes(keyPrefix)]))
         guard case .array(let removed) = reply else { throw unexpected(reply, "removing a user's sessions") }
         return storeKeys(removed)
     }
@@ -76,10 +72,9 @@ extension RedisDefaultsBackend {
 
     /// Writes a user's store alone, over its expected version (one script).
     package func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
-        let reply = try self.write([
-            bytes("EVAL"), bytes(RedisScript.writeUserStore), bytes("1"), userStoreKey(write.user),
-            number(write.expectedVersion), DefaultsValue.encode(write.values),
-        ])
+        let reply = try self.write(
+            RedisScript.writeUserStore.call(
+                [userStoreKey(write.user)], [number(write.expectedVersion), DefaultsValue.encode(write.values)]))
         guard let version = reply.integer else { throw unexpected(reply, "writing a user's store") }
         guard version >= 0 else { throw UserWrite.conflict(write.user, store: "\(url)") }
         return version

@@ -8,10 +8,8 @@ extension RedisDefaultsBackend {
         var removed = 0
         try forEachKeyBatch { keys throws(StoreError) in
             let checks = keys.map { key in
-                [
-                    bytes("EVAL"), bytes(RedisScript.removeIfExpired), bytes("1"), key, number(accessedBefore),
-                    number(createdBefore), bytes(keyPrefix),
-                ]
+                RedisScript.removeIfExpired.call(
+                    [key], [number(accessedBefore), number(createdBefore), bytes(keyPrefix)])
             }
             let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(checks) }
             for reply in replies {

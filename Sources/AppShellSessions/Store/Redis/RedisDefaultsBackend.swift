@@ -26,12 +26,14 @@ import AppShellConcurrency
 /// acknowledged write; `everysec`: all but about the last second; none: nothing). See the Deploying
 /// article, "Scale out on Redis".
 ///
-/// Writes that belong together are one `MULTI`/`EXEC` transaction: a rotation with new content,
-/// and `applyAll`'s batch (a group commit: all its writes in one round trip). A rotation moves the
+/// Each write is one script (`RedisScript`, called by its SHA-1), atomic on the server: a rotation
+/// with new content too. `applyAll`'s batch (a group commit) is one round trip, a pipeline of its
+/// writes; they are of different sessions or in order, and no reader needs them all at once, so
+/// no `MULTI`/`EXEC` is wrapped around them. A rotation moves the
 /// record with `RENAME` in a script (atomic on one server; the two ids' keys are in different
 /// slots, so a Redis Cluster cannot do it: one server, with replicas, is what this backend
-/// supports). Redis does not roll a transaction back when a command in it fails at run time; the
-/// commands here fail only on a key of another type, which nothing else writes under the prefix.
+/// supports). A script fails at run time only on a key of another type, which nothing else writes
+/// under the prefix.
 package final class RedisDefaultsBackend: DefaultsBackend {
     /// The server.
     package let url: RedisURL
@@ -57,7 +59,8 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         self.url = url
         self.keyPrefix = keyPrefix
         self.expiry = expiry
-        writer = Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds))
+        writer = Locked(
+            try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: RedisScript.all))
         reader = Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds))
         let reply = try writer.withLock { connection throws(StoreError) in try connection.command([bytes("PING")]) }
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
@@ -127,10 +130,10 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         try run([command(for: .remove(id))])
     }
 
-    /// Makes `writes` in order in one `MULTI`/`EXEC` transaction (one round trip). The sweeper's
+    /// Makes `writes` in order in one round trip (a pipeline of scripts). The sweeper's
     /// `removeExpired` is left to Redis when the store has an `expiry` (every record it wrote
     /// carries its deadline, and a walk over every key here would hold up every request's write
-    /// behind it); without one it walks the keys after the transaction.
+    /// behind it); without one it walks the keys after the batch.
     package func applyAll(_ writes: [StoreWrite]) throws(StoreError) {
         if let conflict = try applyAllReportingConflicts(writes).min() {
             throw StoreError("store \(url): write \(conflict + 1) of the batch: \(Self.conflictText)", isConflict: true)
@@ -154,7 +157,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         }
         var conflicts = Set<Int>()
         if !commands.isEmpty {
-            let results = try transaction(commands)
+            let results = try pipelined(commands)
             for (index, result) in results.enumerated() where result == .integer(-1) {
                 conflicts.insert(positions[index])
             }
@@ -183,16 +186,18 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         case .save(let id, let record):
             return recordWrite(record, checking: key(id), replacing: [], at: key(id))
         case .touch(let id, let accessed):
-            return [
-                bytes("EVAL"), bytes(RedisScript.touch), bytes("1"), key(id), number(accessed),
-                number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1), bytes(keyPrefix),
-            ]
+            return RedisScript.touch.call(
+                [key(id)],
+                [
+                    number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
+                    bytes(keyPrefix),
+                ])
         case .rename(let id, let newID):
-            return [bytes("EVAL"), bytes(RedisScript.rename), bytes("2"), key(id), key(newID), bytes(keyPrefix)]
+            return RedisScript.rename.call([key(id), key(newID)], [bytes(keyPrefix)])
         case .renameReplacing(let id, let newID, let record):
             return recordWrite(record, checking: key(id), replacing: [key(newID)], at: key(newID))
         case .remove(let id):
-            return [bytes("EVAL"), bytes(RedisScript.remove), bytes("1"), key(id), bytes(keyPrefix)]
+            return RedisScript.remove.call([key(id)], [bytes(keyPrefix)])
         case .removeExpired:
             return [bytes("PING")]
         }
@@ -214,13 +219,15 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             number(deadline),
         ]
         guard record.user != nil || record.userWrite != nil else {
-            return [bytes("EVAL"), bytes(RedisScript.write), number(Int64(keys.count))] + keys + arguments
+            return RedisScript.write.call(keys, arguments)
         }
         let userWrite = record.userWrite
-        return [bytes("EVAL"), bytes(RedisScript.writeWithUser), number(Int64(keys.count))] + keys + arguments + [
-            bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
-            userWrite.map { DefaultsValue.encode($0.values) } ?? [], bytes(keyPrefix),
-        ]
+        return RedisScript.writeWithUser.call(
+            keys,
+            arguments + [
+                bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
+                userWrite.map { DefaultsValue.encode($0.values) } ?? [], bytes(keyPrefix),
+            ])
     }
 
     /// Makes one write that may conflict, alone: throws the conflict.
@@ -230,8 +237,9 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         if reply == .integer(-1) { throw StoreError("store \(url): \(Self.conflictText)", isConflict: true) }
     }
 
-    private func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
-        let results = try writer.withLock { connection throws(StoreError) in try connection.transaction(commands) }
+    /// `commands` in one round trip; throws when the server refused one.
+    private func pipelined(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        let results = try writer.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
         for result in results {
             if case .error = result { throw unexpected(result, "a write") }
         }

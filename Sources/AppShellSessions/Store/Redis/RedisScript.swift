@@ -1,10 +1,38 @@
-/// The Lua scripts the store runs (each atomic on the server).
-enum RedisScript {
+/// A Lua script the store runs (atomic on the server), called by its SHA-1 (`EVALSHA`): its text
+/// crosses the network, and Redis hashes it, once per connection (`RedisConnection` loads its
+/// scripts when it connects, and again when the server answers `NOSCRIPT`: it restarted, failed
+/// over to a replica, or an operator flushed the scripts), not at every call.
+struct RedisScript: Sendable {
+    /// The script's text.
+    let text: [UInt8]
+    /// Its SHA-1 in hexadecimal, which names it on the server.
+    let sha: [UInt8]
+
+    init(_ source: String) {
+        text = Array(source.utf8)
+        sha = Array(sha1Hex(text).utf8)
+    }
+
+    /// The command calling the script with `keys` and `arguments`.
+    func call(_ keys: [[UInt8]], _ arguments: [[UInt8]]) -> [[UInt8]] {
+        [Array("EVALSHA".utf8), sha, Array(String(keys.count).utf8)] + keys + arguments
+    }
+}
+
+/// The scripts of the store's records, accounts and users' stores.
+extension RedisScript {
+    /// Every script below: what a connection of the backend loads.
+    static let all = [
+        write, writeWithUser, touch, rename, remove, removeIfExpired, removeSessions, removeAccount, insertAccount,
+        setPasswordHash, writeUserStore,
+    ]
+
     /// KEYS[1] is checked, every key deleted, and the last one written: ARGV is the expected
     /// version of KEYS[1] (empty: any; a negative one — not known — never matches), the values,
     /// created, accessed, whether there is a snapshot, the snapshot, and the expiry deadline (-1:
     /// none). Returns the new version, or -1 when KEYS[1] is not at the expected one.
-    static let write = """
+    static let write = RedisScript(
+        """
         local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
         if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then return -1 end
         for _, key in ipairs(KEYS) do redis.call('DEL', key) end
@@ -13,13 +41,13 @@ enum RedisScript {
         if ARGV[5] == '1' then redis.call('HSET', target, 's', ARGV[6]) end
         if ARGV[7] ~= '-1' then redis.call('EXPIREAT', target, ARGV[7]) end
         return version + 1
-        """
+        """)
     /// `write` for a record logged in as a user (field `u`, and a member of the user's set of
     /// sessions) or carrying a write of its user's store; the user-less records keep the shorter
     /// `write`. ARGV 1 to 7 as `write`'s, then the user ('' none), the written store's user (''
     /// none), its expected version, its values, and the key prefix. Returns -1, with nothing
     /// written, when KEYS[1] or the user's store is not at its expected version.
-    static let writeWithUser =
+    static let writeWithUser = RedisScript(
         userKeys + """
             local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
             if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then return -1 end
@@ -41,10 +69,10 @@ enum RedisScript {
             end
             if store then redis.call('HSET', store, 'v', ARGV[11], 'n', tonumber(ARGV[10]) + 1) end
             return version + 1
-            """
+            """)
     /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry), the key
     /// prefix. A logged-in session's user's set of sessions lives at least as long as it.
-    static let touch =
+    static let touch = RedisScript(
         userKeys + """
             local fields = redis.call('HMGET', KEYS[1], 'c', 'u')
             local created = fields[1]
@@ -57,10 +85,10 @@ enum RedisScript {
               if fields[2] then outlive(sessionsOf(fields[2]), deadline) end
             end
             return 1
-            """
+            """)
     /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists; ARGV[1] is the key prefix.
     /// The users' sets of sessions follow.
-    static let rename =
+    static let rename = RedisScript(
         userKeys + """
             if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
             local user = redis.call('HGET', KEYS[1], 'u')
@@ -71,16 +99,16 @@ enum RedisScript {
               enter(sessionsOf(user), KEYS[2], user)
             end
             return 1
-            """
+            """)
     /// KEYS[1] deleted (and taken out of its user's set); ARGV[1] is the key prefix.
-    static let remove =
+    static let remove = RedisScript(
         userKeys + """
             forget(KEYS[1])
             return 1
-            """
+            """)
     /// KEYS[1] deleted when its access is before ARGV[1] or its creation before ARGV[2]; ARGV[3] is
     /// the key prefix.
-    static let removeIfExpired =
+    static let removeIfExpired = RedisScript(
         userKeys + """
             local times = redis.call('HMGET', KEYS[1], 'c', 'a')
             if not times[1] then return 0 end
@@ -89,16 +117,17 @@ enum RedisScript {
               return 1
             end
             return 0
-            """
+            """)
     /// KEYS[1]: a user's set of sessions; ARGV: the user, a session's key to keep ('' none), the
     /// key prefix. Deletes every record of the set logged in as the user but the kept one (a member
     /// whose record is gone or logged in as another is only taken out); returns their keys.
-    static let removeSessions = userKeys + removeSessionsBody + "return removeSessions(KEYS[1], ARGV[1], ARGV[2])\n"
+    static let removeSessions = RedisScript(
+        userKeys + removeSessionsBody + "return removeSessions(KEYS[1], ARGV[1], ARGV[2])\n")
     /// KEYS: the account, the set of accounts' names, the user's store and set of sessions; ARGV:
     /// the name, the key prefix. Deletes them all and the user's sessions; returns nil when there is
     /// no such account, else the password hash, the created time, the store's values and version
     /// ('' and 0 when none) and the removed sessions' keys.
-    static let removeAccount =
+    static let removeAccount = RedisScript(
         userKeys + removeSessionsBody + """
             local account = redis.call('HMGET', KEYS[1], 'h', 'c')
             if not account[1] then return false end
@@ -107,29 +136,32 @@ enum RedisScript {
             redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
             redis.call('SREM', KEYS[2], ARGV[1])
             return {account[1], account[2], store[1] or '', store[2] or '0', removed}
-            """
+            """)
     /// KEYS: the account, the set of accounts' names; ARGV: the name, the hash, the created time.
     /// Returns 0, with nothing changed, when the account exists.
-    static let insertAccount = """
+    static let insertAccount = RedisScript(
+        """
         if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
         redis.call('HSET', KEYS[1], 'h', ARGV[2], 'c', ARGV[3])
         redis.call('SADD', KEYS[2], ARGV[1])
         return 1
-        """
+        """)
     /// KEYS[1]: the account; ARGV[1]: the hash. Returns 0 when there is no such account.
-    static let setPasswordHash = """
+    static let setPasswordHash = RedisScript(
+        """
         if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
         redis.call('HSET', KEYS[1], 'h', ARGV[1])
         return 1
-        """
+        """)
     /// KEYS[1]: a user's store; ARGV: the expected version, the values. Returns the new version,
     /// or -1, with nothing written, when the store is not at the expected one.
-    static let writeUserStore = """
+    static let writeUserStore = RedisScript(
+        """
         local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
         if version ~= tonumber(ARGV[1]) then return -1 end
         redis.call('HSET', KEYS[1], 'v', ARGV[2], 'n', version + 1)
         return version + 1
-        """
+        """)
 
     private static let removeSessionsBody = """
         local function removeSessions(set, user, kept)

@@ -116,7 +116,7 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
         let commands = batch.map { work -> [[UInt8]] in
             switch work {
             case .admit(let member, let key, let limit, _, _):
-                [bytes("EVAL"), bytes(Self.admitScript), bytes("1"), key, member, bytes(String(limit)), lease]
+                Self.admitScript.call([key], [member, bytes(String(limit)), lease])
             case .release(let member, let key):
                 [bytes("ZREM"), key, member]
             }
@@ -149,8 +149,7 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
             } else {
                 held[key] = open
                 commands.append(
-                    [bytes("EVAL"), bytes(Self.renewScript), bytes("1"), key, Array(String(leaseMilliseconds).utf8)]
-                        + open.map(\.member))
+                    Self.renewScript.call([key], [Array(String(leaseMilliseconds).utf8)] + open.map(\.member)))
             }
         }
         if !commands.isEmpty { _ = send(commands, "renewing \(held.count) channel(s)") }
@@ -169,7 +168,9 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     /// (written to standard error once until it works again).
     private func send(_ commands: [[[UInt8]]], _ what: String) -> [RedisReply]? {
         do {
-            if connection == nil { connection = try RedisConnection(url: url) }
+            if connection == nil {
+                connection = try RedisConnection(url: url, scripts: [Self.admitScript, Self.renewScript])
+            }
             guard let connection else { return nil }
             let replies = try connection.pipeline(commands)
             if let refused = replies.first(where: { if case .error = $0 { true } else { false } }) {
@@ -195,7 +196,8 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
 
     /// KEYS[1]: the channel's set; ARGV: the member, the limit, the lease. Drops the lapsed
     /// places, then adds the member if there is room: 1 when it has a place, 0 when not.
-    static let admitScript = """
+    static let admitScript = RedisScript(
+        """
         local time = redis.call('TIME')
         local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -205,15 +207,16 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
         redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
         return 1
-        """
+        """)
 
     /// KEYS[1]: the channel's set; ARGV: the lease, then the members to renew (added again when
     /// they lapsed meanwhile: their streams are open).
-    static let renewScript = """
+    static let renewScript = RedisScript(
+        """
         local time = redis.call('TIME')
         local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[1])
         for index = 2, #ARGV do redis.call('ZADD', KEYS[1], deadline, ARGV[index]) end
         redis.call('PEXPIRE', KEYS[1], ARGV[1])
         return 1
-        """
+        """)
 }
