@@ -19,7 +19,8 @@ Figures per load and store: requests/s; AppShell's and redis-server's CPU time (
 /proc/<pid>/stat, before and after the measured run) per completed request; from Redis (INFO,
 before and after, this script's own INFO calls taken out): per request, the calls and
 microseconds of each command (`INFO commandstats`: a script's own time includes the commands it
-calls, and those are also counted under their own names), the commands processed, the bytes
+calls, and those are also counted under their own names), the commands processed
+(`total_commands_processed`, those scripts call included), the bytes
 received and sent (`total_net_input_bytes` / `total_net_output_bytes`), and the round trips:
 `total_reads_processed`, the read events on client sockets (a request sent and answered before the
 next is one read; a pipeline arriving in one segment is one too). Medians of the rounds with their
@@ -464,7 +465,7 @@ def ratio(numerator, denominator):
     return round(numerator["median"] / denominator["median"], 2)
 
 
-def measure(bench, log=run.log):
+def measure(bench):
     """The rounds, interleaved by store; the medians, ratios and targets."""
     if shutil.which("redis-server") is None:
         raise run.BenchError("(l) needs redis-server (make bench installs it)")
