@@ -205,14 +205,26 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// The script writing `record` at `target` once `checked` is at the record's expected
     /// version, after deleting `checked` and `others`: its reply is the new version, or -1 (a
-    /// conflict: nothing written).
+    /// conflict: nothing written). An action's write — only the snapshot changed, over a known
+    /// version — sends the snapshot and access alone (`RedisScript.writeSnapshot`).
     private func recordWrite(
         _ record: SessionRecord, checking checked: [UInt8], replacing others: [[UInt8]], at target: [UInt8]
     )
         -> [[UInt8]]
     {
-        let keys = [checked] + others + (target == checked ? [] : [target])
         let deadline = expiry?.deadline(created: record.created, accessed: record.accessed) ?? -1
+        // An action's write: its values, creation and user are as stored at the version it expects.
+        if record.valuesAsStored, let expected = record.expectedVersion, record.userWrite == nil, others.isEmpty,
+            target == checked
+        {
+            return RedisScript.writeSnapshot.call(
+                [target],
+                [
+                    number(expected), number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"),
+                    record.snapshot ?? [], number(deadline), bytes(record.user ?? ""), bytes(keyPrefix),
+                ])
+        }
+        let keys = [checked] + others + (target == checked ? [] : [target])
         let arguments = [
             record.expectedVersion.map(number) ?? [], DefaultsValue.encode(record.values), number(record.created),
             number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"), record.snapshot ?? [],
