@@ -106,6 +106,37 @@ import Testing
         #expect(seen.0 == 2 && seen.1 == "ann")
     }
 
+    /// The loader checks the sessions queued meanwhile together, their stored versions read in one
+    /// round trip: each still sees what the other instance changed or removed, and an id the store
+    /// does not know names nothing.
+    @Test func theLoadersBatchSeesEachChangeOfTheOtherInstance() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let ids = try (0..<3).map { _ in
+            try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id
+        }
+        for id in ids {
+            #expect(try second.withSession(presentedID: id.text) { $0.defaults.integer(forKey: "count") }.result == 1)
+        }
+        #expect(try second.backend.storedVersions(of: ids + [SessionID.random()]) == [1, 1, 1, nil])
+        _ = try first.withSession(presentedID: ids[0].text) { $0.defaults.set(2, forKey: "count") }
+        try first.backend.remove(ids[1])
+        let unknown = SessionID.random()
+        let outcomes = second.acquireAll([ids[0], ids[1], ids[2], unknown], now: second.clock())
+        func count(_ outcome: Result<SessionRegistry.Acquired, any Error>) -> DefaultsValue? {
+            guard case .success(.found(let session)) = outcome else { return nil }
+            defer { session.users.subtract(1, ordering: .relaxed) }
+            return session.state.withLock { $0.values["count"] }
+        }
+        #expect(count(outcomes[0]) == .integer(2))
+        #expect({ if case .success(.retired) = outcomes[1] { true } else { false } }(), "\(outcomes[1])")
+        #expect(count(outcomes[2]) == .integer(1))
+        #expect({ if case .success(.none) = outcomes[3] { true } else { false } }(), "\(outcomes[3])")
+    }
+
     @Test func concurrentChangesThroughBothInstancesLoseNothing() throws {
         let (first, second) = try Self.instances()
         defer {

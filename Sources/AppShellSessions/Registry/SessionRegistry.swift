@@ -62,9 +62,9 @@ package final class SessionRegistry: Sendable {
         shards = (0..<shardCount).map { _ in Shard() }
         shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
         loader = writer == nil ? nil : SessionLoader()
-        loader?.start { [weak self] id in
-            guard let self else { return .success(.none) }
-            return Result { try self.acquire(id, now: self.clock()) }
+        loader?.start { [weak self] ids in
+            guard let self else { return ids.map { _ in .success(.none) } }
+            return self.acquireAll(ids, now: self.clock())
         }
     }
 

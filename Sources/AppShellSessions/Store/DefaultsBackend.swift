@@ -150,6 +150,9 @@ package protocol DefaultsBackend: Sendable {
     /// there is none — what a session in memory is checked against before each request, cheaper
     /// than loading the record.
     func storedVersion(of id: SessionID) throws(StoreError) -> Int64?
+    /// `storedVersion` of each of `ids`, in their order: in a shared store, one round trip for all
+    /// (the sessions the loader checks at once).
+    func storedVersions(of ids: [SessionID]) throws(StoreError) -> [Int64?]
 
     /// The account named `name`, or `nil` when there is none.
     func account(named name: String) throws(StoreError) -> Account?
@@ -190,6 +193,13 @@ extension DefaultsBackend {
 
     /// The version `load` finds.
     package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
+
+    /// `storedVersion` of each, one after the other.
+    package func storedVersions(of ids: [SessionID]) throws(StoreError) -> [Int64?] {
+        var versions: [Int64?] = []
+        for id in ids { versions.append(try storedVersion(of: id)) }
+        return versions
+    }
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).

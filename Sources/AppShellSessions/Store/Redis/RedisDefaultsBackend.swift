@@ -98,6 +98,18 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         return version
     }
 
+    /// The versions of `ids`' records, in one round trip.
+    package func storedVersions(of ids: [SessionID]) throws(StoreError) -> [Int64?] {
+        let replies = try reader.withLock { connection throws(StoreError) in
+            try connection.pipeline(ids.map { [bytes("HGET"), key($0), bytes("n")] })
+        }
+        return try replies.map { reply throws(StoreError) in
+            if reply == .null { return nil }
+            guard let version = reply.integer else { throw unexpected(reply, "HGET") }
+            return version
+        }
+    }
+
     /// Other instances write the same records.
     package var isShared: Bool { true }
 
