@@ -23,7 +23,9 @@ extension SessionRegistry {
     /// `storedVersion`, when given, is what the store said of the record's version moments ago
     /// (`acquireAll`'s one round trip): a session in memory is checked against it, and an id with
     /// no record (`.some(nil)`) names nothing without a load.
-    func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true, storedVersion: Int64?? = nil) throws
+    func acquire(
+        _ id: SessionID, now: Int64, countsAsUse: Bool = true, storedVersion: Int64?? = nil
+    ) throws
         -> Acquired
     {
         let shard = shard(for: id)
