@@ -110,13 +110,32 @@ extension SessionRegistry {
     }
 
     /// `acquire` of each of `ids` (the loader's batch), in their order. In a shared store the
-    /// stored versions of them all are read first, in one round trip; when that fails, each is
-    /// acquired as alone.
+    /// stored versions of them all, and of the stores of the users those in memory are logged in
+    /// as, are read first, in one round trip (`Session.State.userStoreCheck`); when that fails,
+    /// each is acquired as alone.
     func acquireAll(_ ids: [SessionID], now: Int64) -> [Result<Acquired, any Error>] {
+        guard isSharedStore else { return ids.map { id in Result { try acquire(id, now: now) } } }
+        let users = Set(
+            ids.compactMap { id in
+                shard(for: id).heldSession(id)?.state.withLock { $0.persisted ? $0.user : nil }
+            }
+        ).sorted()
         var versions: [Int64?]?
-        if isSharedStore, ids.count > 1 { versions = try? backend.storedVersions(of: ids) }
+        var stores: [String: Int64] = [:]
+        if let read = try? backend.storedVersions(of: ids, userStoresOf: users) {
+            versions = read.sessions
+            stores = Dictionary(uniqueKeysWithValues: zip(users, read.userStores))
+        }
         return ids.indices.map { index in
-            Result { try acquire(ids[index], now: now, storedVersion: versions.map { $0[index] }) }
+            Result {
+                let acquired = try acquire(ids[index], now: now, storedVersion: versions.map { $0[index] })
+                if case .found(let session) = acquired, !stores.isEmpty {
+                    session.state.withLock { state in
+                        state.userStoreCheck = state.user.flatMap { user in stores[user].map { (user, $0) } }
+                    }
+                }
+                return acquired
+            }
         }
     }
 

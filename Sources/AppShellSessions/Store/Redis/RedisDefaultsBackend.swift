@@ -98,16 +98,28 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         return version
     }
 
-    /// The versions of `ids`' records, in one round trip.
-    package func storedVersions(of ids: [SessionID]) throws(StoreError) -> [Int64?] {
-        let replies = try reader.withLock { connection throws(StoreError) in
-            try connection.pipeline(ids.map { [bytes("HGET"), key($0), bytes("n")] })
+    /// The versions of `ids`' records and of `users`' stores, in one round trip.
+    package func storedVersions(
+        of ids: [SessionID], userStoresOf users: [String]
+    ) throws(StoreError) -> (
+        sessions: [Int64?], userStores: [Int64]
+    ) {
+        let commands =
+            ids.map { [bytes("HGET"), key($0), bytes("n")] }
+            + users.map {
+                [bytes("HGET"), userStoreKey($0), bytes("n")]
+            }
+        let replies = try reader.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
+        var versions: [Int64?] = []
+        for reply in replies {
+            if reply == .null {
+                versions.append(nil)
+            } else {
+                guard let version = reply.integer else { throw unexpected(reply, "HGET") }
+                versions.append(version)
+            }
         }
-        return try replies.map { reply throws(StoreError) in
-            if reply == .null { return nil }
-            guard let version = reply.integer else { throw unexpected(reply, "HGET") }
-            return version
-        }
+        return (Array(versions[..<ids.count]), versions[ids.count...].map { $0 ?? 0 })
     }
 
     /// Other instances write the same records.
