@@ -23,7 +23,8 @@ struct RedisScript: Sendable {
 extension RedisScript {
     /// Every script below: what a connection of the backend loads.
     static let all = [
-        write, writeWithUser, touch, rename, remove, removeIfExpired, removeSessions, removeAccount, insertAccount,
+        write, writeWithUser, writeSnapshot, touch, rename, remove, removeIfExpired, removeSessions, removeAccount,
+        insertAccount,
         setPasswordHash, writeUserStore,
     ]
 
@@ -68,6 +69,26 @@ extension RedisScript {
               outlive(sessionsOf(ARGV[8]), ARGV[7])
             end
             if store then redis.call('HSET', store, 'v', ARGV[11], 'n', tonumber(ARGV[10]) + 1) end
+            return version + 1
+            """)
+    /// The common write of an action: KEYS[1]'s snapshot and access alone, its values, creation
+    /// and user as stored (`SessionRecord.valuesAsStored`), once it is at the expected version.
+    /// ARGV: the expected version, accessed, whether there is a snapshot, the snapshot, the expiry
+    /// deadline (-1: none), the user ('' none: then its set of sessions is not touched), the key
+    /// prefix. Returns the new version, or -1 (nothing written). The hash is changed in place, not
+    /// deleted and made again as `write` does.
+    static let writeSnapshot = RedisScript(
+        userKeys + """
+            local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+            if version ~= tonumber(ARGV[1]) then return -1 end
+            if ARGV[3] == '1' then
+              redis.call('HSET', KEYS[1], 's', ARGV[4], 'a', ARGV[2], 'n', version + 1)
+            else
+              redis.call('HDEL', KEYS[1], 's')
+              redis.call('HSET', KEYS[1], 'a', ARGV[2], 'n', version + 1)
+            end
+            if ARGV[5] ~= '-1' then redis.call('EXPIREAT', KEYS[1], ARGV[5]) end
+            if ARGV[6] ~= '' then outlive(sessionsOf(ARGV[6]), ARGV[5]) end
             return version + 1
             """)
     /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry), the key
