@@ -212,10 +212,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         case .touch(let id, let accessed):
             return RedisScript.touch.call(
                 [key(id)],
-                [
-                    number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
-                    bytes(keyPrefix),
-                ])
+                [number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1)])
         case .rename(let id, let newID):
             return RedisScript.rename.call([key(id), key(newID)], [bytes(keyPrefix)])
         case .renameReplacing(let id, let newID, let record):
@@ -245,7 +242,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
                 [target],
                 [
                     number(expected), number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"),
-                    record.snapshot ?? [], number(deadline), bytes(record.user ?? ""), bytes(keyPrefix),
+                    record.snapshot ?? [], number(deadline),
                 ])
         }
         let keys = [checked] + others + (target == checked ? [] : [target])
@@ -262,7 +259,8 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             keys,
             arguments + [
                 bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
-                userWrite.map { DefaultsValue.encode($0.values) } ?? [], bytes(keyPrefix),
+                userWrite.map { DefaultsValue.encode($0.values) } ?? [],
+                number(expiry?.deadline(created: record.created, accessed: Int64.max) ?? -1), bytes(keyPrefix),
             ])
     }
 
