@@ -338,7 +338,8 @@ clean:
 ## different cores; prints a table and writes bench/out/latest.json; (a) and (e) again over HTTPS
 ## beside the C reference over HTTPS, handshakes, memory per idle TLS connection (BENCH_ONLY=tls:
 ## only that part). BENCH_DURATION, BENCH_ROUNDS, BENCH_QUICK=1, BENCH_APPSHELL_BINARY,
-## BENCH_ONLY=e|f|h|i|tls, CC: see bench/run.py
+## BENCH_ONLY=e|f|h|i|j|k|l|tls, CC: see bench/run.py ((l), the shared store's CPU per request,
+## SQLite against Redis, also alone: BENCH_APPSHELL_BINARY=… python3 bench/redis_cost.py)
 BENCH_PACKAGES := wrk util-linux procps redis-server nginx openssl
 
 .PHONY: bench bench-check
@@ -377,7 +378,8 @@ callgrind-notes: deps
 ## HTTPS with a certificate openssl makes) (for make test)
 bench-check: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="openssl"
-	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py bench/callgrind_page.py bench/userpages.py bench/callgrind_notes.py
+	PYTHONPYCACHEPREFIX=$(TOOLS)/pycache python3 -m py_compile bench/run.py bench/streams.py bench/callgrind_read.py bench/callgrind_store.py bench/callgrind_actions.py bench/callgrind_page.py bench/userpages.py bench/callgrind_notes.py bench/redis_cost.py
 	python3 bench/run.py --self-test
 	python3 bench/streams.py --self-test
 	python3 bench/userpages.py --self-test
+	python3 bench/redis_cost.py --self-test

@@ -21,6 +21,10 @@ server and wrk pinned to different cores:
       the user's other pages has it in a `state` event (bench/userpages.py)
   (k) a logged-in read and action of Notes (its notes in the user's store) against the demo's
       (a) and (e), same build, interleaved: CPU per request (bench/userpages.py)
+  (l) the shared store's cost (issue 36): reads of one and of 16 sessions, actions, actions with
+      event streams open, on the SQLite store and on Redis, interleaved: AppShell's and
+      redis-server's CPU per request, Redis's commands, round trips and bytes per request
+      (bench/redis_cost.py)
   TLS (a) and (e) over HTTPS, keep-alive, beside the C reference serving HTTPS with the same
       libmicrohttpd, GnuTLS priorities and pinning; (a) with a new connection per request (wrk
       with `Connection: close`, NEW_CONNECTION_CLIENTS connections) over HTTPS and over HTTP: the
@@ -45,6 +49,7 @@ BENCH_VISITOR_SESSIONS, default 5000, the sessions measured per round), BENCH_ON
 the TLS part, with (a) over plain HTTP beside it; writes latest.json with only that part),
 BENCH_ONLY=j or k (only scenario (j) or (k); BENCH_NOTES_BINARY: use this Notes binary, skip
 its build; BENCH_USER_CHANGES, default 200, the saves per round of (j)),
+BENCH_ONLY=l (only scenario (l); BENCH_REDIS_RELAY=1 adds two instances on one Redis),
 BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; bench/machinery.py measures it
 unpinned, with the actions too, for variants of the server side by side), CC (the C
 compiler, default cc), SWIFT (the swift command).
@@ -78,6 +83,7 @@ if __name__ == "__main__":
 import streams  # noqa: E402  (scenario (g), bench/streams.py)
 import scaleout  # noqa: E402  (scenario (h), bench/scaleout.py)
 import userpages  # noqa: E402  (scenarios (j) and (k), bench/userpages.py)
+import redis_cost  # noqa: E402  (scenario (l), bench/redis_cost.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -1982,6 +1988,11 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "k":
             print(userpages.render_compare(userpages.compare_measure(bench)))
             return
+        if os.environ.get("BENCH_ONLY", "") == "l":
+            costs = redis_cost.measure(bench)
+            print(redis_cost.render(costs))
+            print(f"written: {redis_cost.write(costs)}")
+            return
         bench.throughput()
         log("the TLS part: (a) and (e) over HTTPS, new connections, idle connections")
         tls = bench.tls_summary(bench.tls_part(baseline=False))
@@ -1997,6 +2008,8 @@ def main():
         notes = userpages.notes_binary(bench)
         user_pages = userpages.live_measure(bench, notes)
         compared = userpages.compare_measure(bench, notes)
+        log("(l) the shared store's cost per request, SQLite against Redis (bench/redis_cost.py)")
+        store_costs = redis_cost.measure(bench)
         log("cold start")
         cold = bench.cold_start()
         report = bench.report(memory, cold)
@@ -2006,9 +2019,10 @@ def main():
         report["tls"] = tls
         report["user_pages"] = user_pages
         report["user_store_costs"] = compared
+        report["redis_costs"] = store_costs
         text = (bench.render(report) + "\n\n" + streams.render(live) + "\n\n" + scaleout.render(scale)
                 + "\n\n" + render_session_memory(visitors) + "\n\n" + userpages.render_live(user_pages) + "\n\n"
-                + userpages.render_compare(compared) + "\n\n" + render_tls(tls, bench.tls_settings()["text"]))
+                + userpages.render_compare(compared) + "\n\n" + redis_cost.render(store_costs) + "\n\n" + render_tls(tls, bench.tls_settings()["text"]))
         write_report(report, text)
         return 0
     except KeyboardInterrupt:

@@ -34,6 +34,10 @@ final class Session: Sendable {
         /// In a shared store: the version of the stored record this state is (0: none stored,
         /// -1: not known, read it again).
         var storedVersion: Int64 = 0
+        /// In a shared store: the version of the logged-in user's store the loader read moments
+        /// ago, with the session's (`SessionRegistry.acquireAll`): the next request reads the
+        /// store from memory when that is the version kept there. Taken by that request.
+        var userStoreCheck: (user: String, version: Int64)?
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.
         var retired = false

@@ -187,6 +187,41 @@ import Testing
         #expect(try backend.load(id) == nil)
     }
 
+    /// An action's write (its values as stored, over the version it read) sends the snapshot and
+    /// access alone: the values, creation and user stay; over another version nothing is written.
+    @Test func anActionsWriteChangesTheSnapshotAlone() throws {
+        let backend = try RedisTestServer.shared().backend(expiry: .init(idleSeconds: 600, absoluteSeconds: 3_600))
+        defer { backend.close() }
+        let now = Int64(Date().timeIntervalSince1970)
+        let id = SessionID.random()
+        var first = SessionRecord(values: ["n": .integer(1)], created: now, accessed: now, snapshot: [1, 2])
+        first.user = "ann"
+        first.expectedVersion = 0
+        try backend.save(id, first)
+        var action = SessionRecord(values: [:], created: now, accessed: now + 5, snapshot: [3])
+        action.valuesAsStored = true
+        action.user = "ann"
+        action.expectedVersion = 1
+        try backend.save(id, action)
+        let stored = try #require(try backend.load(id))
+        #expect(stored.values == ["n": .integer(1)])
+        #expect(stored.snapshot == [3])
+        #expect(stored.user == "ann")
+        #expect(stored.created == now && stored.accessed == now + 5)
+        #expect(stored.version == 2)
+        // Without a snapshot, the stored one goes.
+        action.snapshot = nil
+        action.expectedVersion = 2
+        try backend.save(id, action)
+        #expect(try backend.load(id)?.snapshot == nil)
+        // Over a version it did not read: a conflict, nothing written.
+        action.snapshot = [9]
+        action.expectedVersion = 1
+        #expect(throws: StoreError.self) { try backend.save(id, action) }
+        #expect(try backend.load(id)?.version == 3)
+        #expect(try backend.load(id)?.snapshot == nil)
+    }
+
     /// Scripts are called by their SHA-1: a server that lost them (restarted without them, failed
     /// over, flushed by an operator) gets them again, and the write that met `NOSCRIPT` is made.
     @Test func scriptsTheServerLostAreLoadedAgain() throws {

@@ -9,13 +9,16 @@ import Testing
 /// the other committed, however much it holds in memory, and their writes to one session never
 /// overwrite each other (a version check, and the request run again on what is stored).
 @Suite struct SharedStoreTests {
+    /// The key the instances of a test share (the form-token key, in the app shell).
+    static let sharedKey = SessionSeal.randomKey()
+
     /// Two "instances": registries with a store writer each, on their own connections to one
     /// Redis store (one key prefix).
     static func instances() throws -> (SessionRegistry, SessionRegistry) {
         let server = try RedisTestServer.shared()
         let prefix = RedisTestServer.uniquePrefix()
         // The key the instances share (the form-token key, in the app shell).
-        let key = SessionSeal.randomKey()
+        let key = sharedKey
         func instance() throws -> SessionRegistry {
             SessionRegistry(
                 configuration: SessionConfiguration(),
@@ -106,6 +109,78 @@ import Testing
         #expect(seen.0 == 2 && seen.1 == "ann")
     }
 
+    /// The loader checks the sessions queued meanwhile together, their stored versions read in one
+    /// round trip: each still sees what the other instance changed or removed, and an id the store
+    /// does not know names nothing.
+    @Test func theLoadersBatchSeesEachChangeOfTheOtherInstance() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let ids = try (0..<3).map { _ in
+            try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id
+        }
+        for id in ids {
+            #expect(try second.withSession(presentedID: id.text) { $0.defaults.integer(forKey: "count") }.result == 1)
+        }
+        let read = try second.backend.storedVersions(of: ids + [SessionID.random()], userStoresOf: ["nobody"])
+        #expect(read.sessions == [1, 1, 1, nil])
+        #expect(read.userStores == [0])
+        _ = try first.withSession(presentedID: ids[0].text) { $0.defaults.set(2, forKey: "count") }
+        try first.backend.remove(ids[1])
+        let unknown = SessionID.random()
+        let outcomes = second.acquireAll([ids[0], ids[1], ids[2], unknown], now: second.clock())
+        func count(_ outcome: Result<SessionRegistry.Acquired, any Error>) -> DefaultsValue? {
+            guard case .success(.found(let session)) = outcome else { return nil }
+            defer { session.users.subtract(1, ordering: .relaxed) }
+            return session.state.withLock { $0.values["count"] }
+        }
+        #expect(count(outcomes[0]) == .integer(2))
+        #expect({ if case .success(.retired) = outcomes[1] { true } else { false } }(), "\(outcomes[1])")
+        #expect(count(outcomes[2]) == .integer(1))
+        #expect({ if case .success(.none) = outcomes[3] { true } else { false } }(), "\(outcomes[3])")
+    }
+
+    /// A logged-in session's read: its version and its user's store's are checked in one round
+    /// trip, and the store kept in memory at that version is read without another; once the other
+    /// instance changed it, it is read again.
+    @Test func aUsersStoreIsReadAgainOnlyWhenItChanged() throws {
+        let server = try RedisTestServer(tcp: false, persistent: false)
+        defer { server.remove() }
+        func instance() throws -> SessionRegistry {
+            SessionRegistry(
+                configuration: SessionConfiguration(), backend: try RedisDefaultsBackend(url: server.url),
+                groupCommitQueue: 64, sealKey: Self.sharedKey)
+        }
+        let (first, second) = (try instance(), try instance())
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let id = try first.withSession(presentedID: nil) { context in
+            context.user = "ann"
+            context.userDefaults?.set(1, forKey: "n")
+        }.context.id.text
+        let admin = try RedisConnection(url: server.url)
+        defer { admin.close() }
+        func calls(_ command: String) throws -> Int {
+            let text = try admin.command([Array("INFO".utf8), Array("commandstats".utf8)]).text ?? ""
+            let line = text.split(separator: "\r\n").first { $0.hasPrefix("cmdstat_\(command):") } ?? ""
+            return Int(line.split(separator: "=")[safe: 1]?.split(separator: ",").first ?? "0") ?? 0
+        }
+        func read() throws -> Int? {
+            try first.withSession(presentedID: id) { $0.userDefaults?.integer(forKey: "n") }.result
+        }
+        #expect(try read() == 1)
+        _ = try admin.command([Array("CONFIG".utf8), Array("RESETSTAT".utf8)])
+        for _ in 0..<5 { #expect(try read() == 1) }
+        #expect(try calls("hmget") == 0, "the session or the user's store was loaded again")
+        #expect(try calls("hget") == 10)
+        _ = try second.withSession(presentedID: id) { $0.userDefaults?.set(2, forKey: "n") }
+        #expect(try read() == 2)
+    }
+
     @Test func concurrentChangesThroughBothInstancesLoseNothing() throws {
         let (first, second) = try Self.instances()
         defer {
@@ -194,4 +269,9 @@ import Testing
         }.result
         #expect(stored.0 == 1 && stored.1 == "ann", "both changes kept: \(stored)")
     }
+}
+
+extension Collection {
+    /// The element at `index`, or `nil` past the end.
+    fileprivate subscript(safe index: Index) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -96,12 +96,36 @@ extension Shell {
     /// so a page can tell a newer state of its session from the state of another one.
     func eventID(_ app: LiveApp) -> String { app.channel + "." + String(app.root.version) }
 
-    /// Sends the session's new state to its open pages.
+    /// Sends the session's new state to its open pages: rendered for those open here, announced
+    /// to the other instances sharing the store (their pages get it from `relayedState`).
     func publishState(_ app: LiveApp, _ session: SessionContext) {
-        // With other instances, pages open there may listen.
-        guard events.relays || events.hasListeners(app.channel) else { return }
-        events.publish(
-            app.channel, event: "state", id: eventID(app), version: app.root.version,
-            data: payload(app, session).serializedString)
+        if events.hasListeners(app.channel) {
+            events.publishHere(
+                app.channel, event: "state", id: eventID(app), version: app.root.version,
+                data: payload(app, session).serializedString)
+        }
+        if events.relays { events.announceState(app.channel, id: eventID(app)) }
+    }
+
+    /// Another instance committed the state `version` of `channel`, which a page open here (of the
+    /// session `id`) does not have: the session is read again from the store and its state sent
+    /// to its pages here, under the session's lock, as work with no request (on the scheduler's
+    /// thread, not the relay's). Nothing when the session is no longer live here, or moved on to
+    /// another channel.
+    func relayedState(of channel: String, session id: SessionID, version: Int) {
+        scheduler.schedule(at: clock()) { [self] in
+            do {
+                _ = try registry.withLiveSession(id) { session in
+                    guard session.attachment is LiveApp || session.keptSnapshot != nil else { return }
+                    let app = live(session)
+                    guard app.channel == channel, app.root.version >= version else { return }
+                    events.publishHere(
+                        channel, event: "state", id: eventID(app), version: app.root.version,
+                        data: payload(app, session).serializedString)
+                }
+            } catch {
+                Logger.appshell.error("a state another instance committed could not be sent to a page here: \(error)")
+            }
+        }
     }
 }

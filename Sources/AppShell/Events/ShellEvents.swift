@@ -115,14 +115,17 @@ package final class ShellEvents: Sendable {
 
     /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
     /// each notification another instance scheduled, with its channel and the store key of the
-    /// session it belongs to.
+    /// session it belongs to; `changed` of a state another instance committed for a channel with
+    /// a page open here that does not have it yet, with the id of that page's session and the
+    /// state's version (`announceState`).
     func startRelaying(
         scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void,
+        changed: @escaping @Sendable (String, SessionID, Int) -> Void = { _, _, _ in },
         userChanged: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         ledger?.start()
         relay?.start { [weak self] channel, message in
-            self?.received(message, on: channel, scheduled: scheduled, userChanged: userChanged)
+            self?.received(message, on: channel, scheduled: scheduled, changed: changed, userChanged: userChanged)
         }
     }
 
@@ -304,10 +307,18 @@ package final class ShellEvents: Sendable {
         relay?.send(Self.message(event, id ?? "", data), on: channel)
     }
 
+    /// Tells the other instances that `channel`'s state `id` (`<channel>.<version>`) is committed
+    /// (no-op without a relay). The state itself does not cross the relay: it holds the page's
+    /// HTML, and most states have no page open at another instance. One that has renders it from
+    /// the store (`startRelaying`'s `changed`).
+    func announceState(_ channel: String, id: String) {
+        relay?.send(Self.message("changed", id, ""), on: channel)
+    }
+
     /// Sends one event to every stream of `channel` here; a state event no newer than one a
     /// stream has (events come from other instances too, and one may come late: after a newer
     /// one, or after the stream opened with its state) is not sent to that stream.
-    private func publishHere(_ channel: String, event: String, id: String?, version: Int?, data: String) {
+    func publishHere(_ channel: String, event: String, id: String?, version: Int?, data: String) {
         let streams = channels.withLock { channels -> [EventStream] in
             guard var entry = channels[channel] else { return [] }
             guard let version else { return entry.subscribers.compactMap(\.stream) }
@@ -332,7 +343,7 @@ package final class ShellEvents: Sendable {
     /// a notification it scheduled goes to `scheduled`).
     private func received(
         _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, String, SessionStoreKey) -> Void,
-        userChanged: (String) -> Void
+        changed: (String, SessionID, Int) -> Void, userChanged: (String) -> Void
     ) {
         let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
@@ -347,6 +358,13 @@ package final class ShellEvents: Sendable {
             endStreams(ofUser: id, exceptStoreKey: kept, relaying: false)
         case "rotated":
             if let current = SessionStoreKey(text: id) { endStreamsHere(of: channel) { $0.storeKey != current } }
+        case "changed":
+            // A state event's id ends with its version (`Shell.eventID`).
+            guard let version = id.split(separator: ".").last.flatMap({ Int($0) }) else { return }
+            let behind = channels.withLock { channels in
+                channels[channel]?.subscribers.first { $0.isLive && ($0.lastVersion ?? -1) < version }?.sessionID
+            }
+            if let behind { changed(channel, behind, version) }
         case "scheduled":
             if let owner = SessionStoreKey(text: id), let json = try? JSON(parsing: Array(parts[2])),
                 let notification = ScheduledNotification(json: json)

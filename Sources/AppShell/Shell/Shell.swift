@@ -137,6 +137,8 @@ public final class Shell: Sendable {
                 guard let id = events.sessionID(of: channel, storeKey: key) else { return }
                 deliverNotification(notification, to: id)
             }
+        } changed: { [weak self] channel, id, version in
+            self?.relayedState(of: channel, session: id, version: version)
         } userChanged: { [weak self] user in
             self?.renderUserPages(of: user)
         }

@@ -23,8 +23,13 @@ final class SessionLoader: Sendable {
     /// A loader whose thread, named `name`, starts with `start`.
     init(name: String = "appshell-loader") { service = ServiceThread(name: name) }
 
-    /// Starts the thread, which loads each id with `acquire` (the registry's loading lookup).
-    func start(_ acquire: @escaping @Sendable (SessionID) -> Outcome) {
+    /// The most ids loaded at once (`start`'s `acquire` gets them together).
+    static let batchLimit = 64
+
+    /// Starts the thread, which loads the ids queued meanwhile together with `acquire` (the
+    /// registry's loading lookup, which returns an outcome for each id, in their order): a shared
+    /// store checks them all in one round trip.
+    func start(_ acquire: @escaping @Sendable ([SessionID]) -> [Outcome]) {
         service.start { [self] in run(acquire) }
     }
 
@@ -53,28 +58,35 @@ final class SessionLoader: Sendable {
     /// ends once it returns to its loop.
     func stop() { service.stop() }
 
-    private func run(_ acquire: @Sendable (SessionID) -> Outcome) {
+    private func run(_ acquire: @Sendable ([SessionID]) -> [Outcome]) {
         let condition = service.condition
         while true {
             condition.lock()
-            guard service.waitForWork({ !state.queue.isEmpty }), let id = state.queue.popFirst() else {
+            guard service.waitForWork({ !state.queue.isEmpty }) else {
                 condition.unlock()
                 return
             }
+            var ids: [SessionID] = []
+            while ids.count < Self.batchLimit, let id = state.queue.popFirst() { ids.append(id) }
             condition.unlock()
-            let outcome = acquire(id)
-            condition.lock()
-            let waiters = state.waiting.removeValue(forKey: id) ?? []
-            condition.unlock()
-            // Each waiter holds the session in use until its request ran (one use came with it).
-            if case .success(.found(let session)) = outcome, waiters.count > 1 {
-                session.users.add(waiters.count - 1, ordering: .relaxed)
-            }
-            if waiters.isEmpty, case .success(.found(let session)) = outcome {
-                session.users.subtract(1, ordering: .relaxed)
-            }
-            for waiter in waiters { waiter(LoadedSession(outcome)) }
+            for (id, outcome) in zip(ids, acquire(ids)) { hand(outcome, of: id) }
         }
+    }
+
+    /// Gives `outcome` to those waiting for `id`.
+    private func hand(_ outcome: Outcome, of id: SessionID) {
+        let condition = service.condition
+        condition.lock()
+        let waiters = state.waiting.removeValue(forKey: id) ?? []
+        condition.unlock()
+        // Each waiter holds the session in use until its request ran (one use came with it).
+        if case .success(.found(let session)) = outcome, waiters.count > 1 {
+            session.users.add(waiters.count - 1, ordering: .relaxed)
+        }
+        if waiters.isEmpty, case .success(.found(let session)) = outcome {
+            session.users.subtract(1, ordering: .relaxed)
+        }
+        for waiter in waiters { waiter(LoadedSession(outcome)) }
     }
 }
 

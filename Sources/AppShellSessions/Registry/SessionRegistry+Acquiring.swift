@@ -19,18 +19,29 @@ extension SessionRegistry {
     /// A load that read the record before a rotation renamed it would bring the retired id back:
     /// the shard refuses a loaded session whose id was retired since the load began, and the
     /// record is read again (the rename is in the backend before the id leaves memory).
-    func acquire(_ id: SessionID, now: Int64, countsAsUse: Bool = true) throws -> Acquired {
+    ///
+    /// `storedVersion`, when given, is what the store said of the record's version moments ago
+    /// (`acquireAll`'s one round trip): a session in memory is checked against it, and an id with
+    /// no record (`.some(nil)`) names nothing without a load.
+    func acquire(
+        _ id: SessionID, now: Int64, countsAsUse: Bool = true, storedVersion: Int64?? = nil
+    ) throws
+        -> Acquired
+    {
         let shard = shard(for: id)
         for _ in 0..<4 {
             let since: UInt64
             switch shard.acquire(id, now: now, configuration) {
-            case .found(let session): return isSharedStore ? try refreshed(session, id, now: now) : .found(session)
+            case .found(let session):
+                guard isSharedStore else { return .found(session) }
+                return try refreshed(session, id, now: now, storedVersion: storedVersion)
             case .retired: return .retired
             case .expired(let stored):
                 if stored { try forget(id) }
                 return .none
             case .missing(let retirements): since = retirements
             }
+            if case .some(nil) = storedVersion { return .none }
             guard let record = try backend.load(id) else { return .none }
             if now - record.accessed > configuration.idleTimeoutSeconds
                 || now - record.created > configuration.absoluteTimeoutSeconds
@@ -60,13 +71,14 @@ extension SessionRegistry {
     /// as after a rotation here, which is what another instance's login or logout did). A session
     /// whose own write is on its way is left as it is (its requests wait for that write).
     ///
-    /// Only the stored version is read first: the record itself only when it changed.
-    func refreshed(_ session: Session, _ id: SessionID, now: Int64) throws -> Acquired {
+    /// Only the stored version is read first (or taken from `storedVersion`, read moments ago):
+    /// the record itself only when it changed.
+    func refreshed(_ session: Session, _ id: SessionID, now: Int64, storedVersion: Int64?? = nil) throws -> Acquired {
         let known = session.state.withLock { $0.persisted && !$0.committing ? $0.storedVersion : nil }
         guard let known else { return .found(session) }
         let record: SessionRecord?
         do {
-            let version = try backend.storedVersion(of: id)
+            let version = try storedVersion ?? backend.storedVersion(of: id)
             if version == known { return .found(session) }
             record = version == nil ? nil : try backend.load(id)
         } catch {
@@ -95,6 +107,36 @@ extension SessionRegistry {
         shard(for: id).retire(id, now: now)
         session.users.subtract(1, ordering: .relaxed)
         return .retired
+    }
+
+    /// `acquire` of each of `ids` (the loader's batch), in their order. In a shared store the
+    /// stored versions of them all, and of the stores of the users those in memory are logged in
+    /// as, are read first, in one round trip (`Session.State.userStoreCheck`); when that fails,
+    /// each is acquired as alone.
+    func acquireAll(_ ids: [SessionID], now: Int64) -> [Result<Acquired, any Error>] {
+        guard isSharedStore else { return ids.map { id in Result { try acquire(id, now: now) } } }
+        let users = Set(
+            ids.compactMap { id in
+                shard(for: id).heldSession(id)?.state.withLock { $0.persisted ? $0.user : nil }
+            }
+        ).sorted()
+        var versions: [Int64?]?
+        var stores: [String: Int64] = [:]
+        if let read = try? backend.storedVersions(of: ids, userStoresOf: users) {
+            versions = read.sessions
+            stores = Dictionary(uniqueKeysWithValues: zip(users, read.userStores))
+        }
+        return ids.indices.map { index in
+            Result {
+                let acquired = try acquire(ids[index], now: now, storedVersion: versions.map { $0[index] })
+                if case .found(let session) = acquired, !stores.isEmpty {
+                    session.state.withLock { state in
+                        state.userStoreCheck = state.user.flatMap { user in stores[user].map { (user, $0) } }
+                    }
+                }
+                return acquired
+            }
+        }
     }
 
     /// What memory knows of `id`: its session marked in use, a retired or expired id (an expired

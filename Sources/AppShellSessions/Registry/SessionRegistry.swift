@@ -62,9 +62,9 @@ package final class SessionRegistry: Sendable {
         shards = (0..<shardCount).map { _ in Shard() }
         shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
         loader = writer == nil ? nil : SessionLoader()
-        loader?.start { [weak self] id in
-            guard let self else { return .success(.none) }
-            return Result { try self.acquire(id, now: self.clock()) }
+        loader?.start { [weak self] ids in
+            guard let self else { return ids.map { _ in .success(.none) } }
+            return self.acquireAll(ids, now: self.clock())
         }
     }
 
@@ -241,10 +241,14 @@ package final class SessionRegistry: Sendable {
     ) throws -> Entry {
         let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
         if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
+        let check = state.userStoreCheck
+        state.userStoreCheck = nil
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
-            snapshot: state.snapshot, attachment: state.attachment, memo: state.memo, user: state.user,
-            readUserStore: userStores.read)
+            snapshot: state.snapshot, attachment: state.attachment, memo: state.memo, user: state.user
+        ) { [userStores] user throws(StoreError) in
+            try userStores.read(user, checkedVersion: check?.user == user ? check?.version : nil)
+        }
         do {
             try body(context)
             // The user's store could not be read: what the request did rests on nothing.

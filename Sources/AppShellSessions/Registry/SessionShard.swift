@@ -111,6 +111,15 @@ final class Shard: Sendable {
         }
     }
 
+    /// The session `id` names in memory, if it is held as one; nothing is marked in use (read its
+    /// state only after this returned: a session's lock is never taken under the shard's here).
+    func heldSession(_ id: SessionID) -> Session? {
+        map.withLock { map in
+            if case .held(let session) = map.entries[id] { return session }
+            return nil
+        }
+    }
+
     /// Whether `id` names a session in memory that has not expired; `nil` when it is not in memory.
     /// It changes nothing: no access time, no removal, nothing marked in use.
     func names(_ id: SessionID, now: Int64, _ configuration: SessionConfiguration) -> Bool? {

@@ -1,9 +1,9 @@
 import AppShellConcurrency
 
-/// The users' stores the sessions in memory read, kept between requests when only this process
-/// writes the store (SQLite, memory): a logged-in request then reads its user's store from memory,
-/// and a commit puts the version it wrote here. With a store other instances write too (Redis),
-/// nothing is kept: each request reads the store.
+/// The users' stores the sessions in memory read, kept between requests: a logged-in request
+/// reads its user's store from memory, and a commit puts the version it wrote here. With a store
+/// other instances write too (Redis), a kept store is read only at the version the loader found
+/// stored moments before the request ran (`read(_:checkedVersion:)`); else it is read again.
 ///
 /// A request reads a user's store through it at most once (its `SessionContext` keeps what it
 /// read); writes go with the session's commit (`SessionRecord.userWrite`), which reports a
@@ -14,7 +14,7 @@ final class UserStoreCache: Sendable {
     static let capacity = 100_000
 
     private let backend: any DefaultsBackend
-    /// Whether entries are kept (only this process writes the store).
+    /// Whether entries are read without a check (only this process writes the store).
     private let keeps: Bool
     private let entries = Locked<[String: UserRecord]>([:])
 
@@ -25,15 +25,20 @@ final class UserStoreCache: Sendable {
 
     /// `user`'s store: the kept one, else read from the store (and kept).
     func read(_ user: String) throws(StoreError) -> UserRecord {
-        if keeps, let kept = entries.withLock({ $0[user] }) { return kept }
+        try read(user, checkedVersion: nil)
+    }
+
+    /// `user`'s store: the kept one when only this process writes the store, or when it is at
+    /// `checkedVersion` (what the store held moments ago); else read from the store (and kept).
+    func read(_ user: String, checkedVersion: Int64?) throws(StoreError) -> UserRecord {
+        if let kept = entries.withLock({ $0[user] }), keeps || kept.version == checkedVersion { return kept }
         let record = try backend.userStore(of: user)
-        if keeps { remember(record, of: user) }
+        remember(record, of: user)
         return record
     }
 
     /// `record` is what the store holds for `user` now (a commit wrote it).
     func remember(_ record: UserRecord, of user: String) {
-        guard keeps else { return }
         entries.withLock { entries in
             if entries.count >= Self.capacity, entries[user] == nil { entries.removeAll(keepingCapacity: true) }
             // Never back to an older version (two sessions' commits adopted out of order).

@@ -150,6 +150,14 @@ package protocol DefaultsBackend: Sendable {
     /// there is none — what a session in memory is checked against before each request, cheaper
     /// than loading the record.
     func storedVersion(of id: SessionID) throws(StoreError) -> Int64?
+    /// `storedVersion` of each of `ids`, and the version of the store of each of `users` (0: none
+    /// stored), in their order: in a shared store, one round trip for all (the sessions the loader
+    /// checks at once, and the stores of those logged in).
+    func storedVersions(
+        of ids: [SessionID], userStoresOf users: [String]
+    ) throws(StoreError) -> (
+        sessions: [Int64?], userStores: [Int64]
+    )
 
     /// The account named `name`, or `nil` when there is none.
     func account(named name: String) throws(StoreError) -> Account?
@@ -190,6 +198,19 @@ extension DefaultsBackend {
 
     /// The version `load` finds.
     package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
+
+    /// `storedVersion` of each, then each user's store's version, one after the other.
+    package func storedVersions(
+        of ids: [SessionID], userStoresOf users: [String]
+    ) throws(StoreError) -> (
+        sessions: [Int64?], userStores: [Int64]
+    ) {
+        var versions: [Int64?] = []
+        for id in ids { versions.append(try storedVersion(of: id)) }
+        var stores: [Int64] = []
+        for user in users { stores.append(try userStore(of: user).version) }
+        return (versions, stores)
+    }
 
     /// Makes the writes one after the other: for backends with no transaction (a failure part-way
     /// leaves the earlier ones made).

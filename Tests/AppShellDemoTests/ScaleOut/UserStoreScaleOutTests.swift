@@ -196,6 +196,48 @@ import Testing
         #expect(event["view"]?.serializedString.contains("1 items: seen elsewhere") == true)
     }
 
+    /// One session served by both instances: an action at the first reaches the page the second
+    /// holds open, though what crosses Redis is the state's id alone (the state holds the page's
+    /// HTML; the second renders it from the store).
+    @Test func aSessionsStateReachesItsPageAtTheOtherInstanceAsItsIDAlone() throws {
+        let (redis, first, second) = try Self.twoInstances()
+        defer { Self.stop(redis, first, second) }
+        let here = try second.browser(loggedInAs: "ann")
+        let there = first.live.client()
+        there.cookies = here.cookies
+        let observer = try RedisConnection(url: redis.url)
+        defer { observer.close() }
+        #expect(try observer.command([Array("PSUBSCRIBE".utf8), Array("appshell:events:*".utf8)]) != nil)
+        let stream = try RawConnection(port: second.live.port, timeoutSeconds: 15)
+        try stream.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(SessionIsolationTests.cookieHeader(here))\r\n\r\n"
+        )
+        #expect(try stream.read(through: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+        let before = try Self.readState(stream) { _ in true }
+
+        // An action that changes the session alone (the user's store would have the second render
+        // the page again of its own accord).
+        let presented = try there.act("account", [:])
+        #expect(presented.status == 200, "\(presented.text)")
+        let version = try #require(presented.json["version"]?.integerValue)
+        let event = try Self.readState(stream) { $0["version"]?.integerValue ?? 0 >= version }
+        #expect(event["version"]?.integerValue == version)
+        #expect(event["screen"] == presented.json["screen"])
+        #expect(event["html"]?.stringValue?.contains("screen-account") == true)
+        #expect(version > (before["version"]?.integerValue ?? .max))
+        // What the first instance relayed for it: `changed` and the state's id, no state.
+        var relayed: [String] = []
+        while !relayed.contains(where: { $0.hasSuffix(".\(version)\n") }) {
+            guard case .array(let parts) = try observer.receive(), parts.count == 4, let payload = parts[3].text else {
+                continue
+            }
+            relayed.append(String(payload.drop { $0 != "\n" }.dropFirst()))
+        }
+        let announcement = try #require(relayed.last)
+        #expect(announcement.hasPrefix("changed\n"), "\(relayed)")
+        #expect(!relayed.contains { $0.contains("<") }, "HTML crossed Redis: \(relayed)")
+    }
+
     @Test func logOutEverywhereAtOneInstanceEndsTheSessionAndStreamAtTheOther() throws {
         let (redis, first, second) = try Self.twoInstances()
         defer { Self.stop(redis, first, second) }

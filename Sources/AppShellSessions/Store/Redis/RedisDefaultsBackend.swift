@@ -98,6 +98,30 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         return version
     }
 
+    /// The versions of `ids`' records and of `users`' stores, in one round trip.
+    package func storedVersions(
+        of ids: [SessionID], userStoresOf users: [String]
+    ) throws(StoreError) -> (
+        sessions: [Int64?], userStores: [Int64]
+    ) {
+        let commands =
+            ids.map { [bytes("HGET"), key($0), bytes("n")] }
+            + users.map {
+                [bytes("HGET"), userStoreKey($0), bytes("n")]
+            }
+        let replies = try reader.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
+        var versions: [Int64?] = []
+        for reply in replies {
+            if reply == .null {
+                versions.append(nil)
+            } else {
+                guard let version = reply.integer else { throw unexpected(reply, "HGET") }
+                versions.append(version)
+            }
+        }
+        return (Array(versions[..<ids.count]), versions[ids.count...].map { $0 ?? 0 })
+    }
+
     /// Other instances write the same records.
     package var isShared: Bool { true }
 
@@ -188,10 +212,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         case .touch(let id, let accessed):
             return RedisScript.touch.call(
                 [key(id)],
-                [
-                    number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1),
-                    bytes(keyPrefix),
-                ])
+                [number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1)])
         case .rename(let id, let newID):
             return RedisScript.rename.call([key(id), key(newID)], [bytes(keyPrefix)])
         case .renameReplacing(let id, let newID, let record):
@@ -205,14 +226,26 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// The script writing `record` at `target` once `checked` is at the record's expected
     /// version, after deleting `checked` and `others`: its reply is the new version, or -1 (a
-    /// conflict: nothing written).
+    /// conflict: nothing written). An action's write — only the snapshot changed, over a known
+    /// version — sends the snapshot and access alone (`RedisScript.writeSnapshot`).
     private func recordWrite(
         _ record: SessionRecord, checking checked: [UInt8], replacing others: [[UInt8]], at target: [UInt8]
     )
         -> [[UInt8]]
     {
-        let keys = [checked] + others + (target == checked ? [] : [target])
         let deadline = expiry?.deadline(created: record.created, accessed: record.accessed) ?? -1
+        // An action's write: its values, creation and user are as stored at the version it expects.
+        if record.valuesAsStored, let expected = record.expectedVersion, record.userWrite == nil, others.isEmpty,
+            target == checked
+        {
+            return RedisScript.writeSnapshot.call(
+                [target],
+                [
+                    number(expected), number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"),
+                    record.snapshot ?? [], number(deadline),
+                ])
+        }
+        let keys = [checked] + others + (target == checked ? [] : [target])
         let arguments = [
             record.expectedVersion.map(number) ?? [], DefaultsValue.encode(record.values), number(record.created),
             number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"), record.snapshot ?? [],
@@ -226,7 +259,8 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             keys,
             arguments + [
                 bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
-                userWrite.map { DefaultsValue.encode($0.values) } ?? [], bytes(keyPrefix),
+                userWrite.map { DefaultsValue.encode($0.values) } ?? [],
+                number(expiry?.deadline(created: record.created, accessed: Int64.max) ?? -1), bytes(keyPrefix),
             ])
     }
 

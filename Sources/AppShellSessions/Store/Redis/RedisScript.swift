@@ -23,7 +23,8 @@ struct RedisScript: Sendable {
 extension RedisScript {
     /// Every script below: what a connection of the backend loads.
     static let all = [
-        write, writeWithUser, touch, rename, remove, removeIfExpired, removeSessions, removeAccount, insertAccount,
+        write, writeWithUser, writeSnapshot, touch, rename, remove, removeIfExpired, removeSessions, removeAccount,
+        insertAccount,
         setPasswordHash, writeUserStore,
     ]
 
@@ -45,8 +46,10 @@ extension RedisScript {
     /// `write` for a record logged in as a user (field `u`, and a member of the user's set of
     /// sessions) or carrying a write of its user's store; the user-less records keep the shorter
     /// `write`. ARGV 1 to 7 as `write`'s, then the user ('' none), the written store's user (''
-    /// none), its expected version, its values, and the key prefix. Returns -1, with nothing
-    /// written, when KEYS[1] or the user's store is not at its expected version.
+    /// none), its expected version, its values, the record's absolute deadline (-1: none: the
+    /// user's set of sessions lives at least until then, so the writes that follow need not
+    /// touch it), and the key prefix. Returns -1, with nothing written, when KEYS[1] or the user's
+    /// store is not at its expected version.
     static let writeWithUser = RedisScript(
         userKeys + """
             local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
@@ -65,27 +68,44 @@ extension RedisScript {
             if ARGV[8] ~= '' then
               redis.call('HSET', target, 'u', ARGV[8])
               enter(sessionsOf(ARGV[8]), target, ARGV[8])
-              outlive(sessionsOf(ARGV[8]), ARGV[7])
+              outlive(sessionsOf(ARGV[8]), ARGV[12])
             end
             if store then redis.call('HSET', store, 'v', ARGV[11], 'n', tonumber(ARGV[10]) + 1) end
             return version + 1
             """)
-    /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry), the key
-    /// prefix. A logged-in session's user's set of sessions lives at least as long as it.
+    /// The common write of an action: KEYS[1]'s snapshot and access alone, its values, creation
+    /// and user as stored (`SessionRecord.valuesAsStored`), once it is at the expected version.
+    /// ARGV: the expected version, accessed, whether there is a snapshot, the snapshot, the expiry
+    /// deadline (-1: none). Returns the new version, or -1 (nothing written). The hash is changed
+    /// in place, not deleted and made again as `write` does; a user's set of sessions already
+    /// lives as long as the session can (`writeWithUser`).
+    static let writeSnapshot = RedisScript(
+        """
+        local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+        if version ~= tonumber(ARGV[1]) then return -1 end
+        if ARGV[3] == '1' then
+          redis.call('HSET', KEYS[1], 's', ARGV[4], 'a', ARGV[2], 'n', version + 1)
+        else
+          redis.call('HDEL', KEYS[1], 's')
+          redis.call('HSET', KEYS[1], 'a', ARGV[2], 'n', version + 1)
+        end
+        if ARGV[5] ~= '-1' then redis.call('EXPIREAT', KEYS[1], ARGV[5]) end
+        return version + 1
+        """)
+    /// KEYS[1]: the record; ARGV: accessed, idle seconds, absolute seconds (-1: no expiry). A
+    /// logged-in session's user's set of sessions lives as long as the session can already.
     static let touch = RedisScript(
-        userKeys + """
-            local fields = redis.call('HMGET', KEYS[1], 'c', 'u')
-            local created = fields[1]
-            if not created then return 0 end
-            redis.call('HSET', KEYS[1], 'a', ARGV[1])
-            local idle = tonumber(ARGV[2])
-            if idle >= 0 then
-              local deadline = math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3]))
-              redis.call('EXPIREAT', KEYS[1], deadline)
-              if fields[2] then outlive(sessionsOf(fields[2]), deadline) end
-            end
-            return 1
-            """)
+        """
+        local created = redis.call('HGET', KEYS[1], 'c')
+        if not created then return 0 end
+        redis.call('HSET', KEYS[1], 'a', ARGV[1])
+        local idle = tonumber(ARGV[2])
+        if idle >= 0 then
+          local deadline = math.min(tonumber(ARGV[1]) + idle, tonumber(created) + tonumber(ARGV[3]))
+          redis.call('EXPIREAT', KEYS[1], deadline)
+        end
+        return 1
+        """)
     /// KEYS[1] moved to KEYS[2] (replacing it), when KEYS[1] exists; ARGV[1] is the key prefix.
     /// The users' sets of sessions follow.
     static let rename = RedisScript(
