@@ -145,6 +145,8 @@ extension RedisClusterTests {
         #expect(try withScripts.pipeline(commands) == [.integer(12), .integer(12), .integer(12)])
         try flush()
         #expect(try withScripts.pipeline(commands) == [.integer(22), .integer(22), .integer(22)])
+        try flush()
+        #expect(try withScripts.pipeline([commands[0], commands[0]]) == [.integer(32), .integer(42)])
     }
 
     @Test func shardedMessagesReachTheirSubscribersOnEveryNodeInOrder() throws {

@@ -100,6 +100,8 @@ extension RedisCluster {
                     groups.append((node, [item]))
                 }
             }
+            var work: [(node: RedisClusterNode, commands: [[[UInt8]]])] = []
+            work.reserveCapacity(groups.count)
             for (node, items) in groups {
                 var sent: [[[UInt8]]] = []
                 sent.reserveCapacity(items.count)
@@ -108,9 +110,17 @@ extension RedisCluster {
                     if let load = item.load { sent.append([Array("SCRIPT".utf8), Array("LOAD".utf8), load]) }
                     sent.append(commands[item.index].arguments)
                 }
+                work.append((node, sent))
+            }
+            // Several nodes at once: all sent before any reply is read.
+            let results =
+                work.count == 1
+                ? [Result { () throws(RedisClusterNode.Failure) in try work[0].node.pipeline(work[0].commands) }]
+                : RedisClusterNode.pipelines(work)
+            for ((node, items), result) in zip(groups, results) {
                 let answers: [RedisReply]
                 do {
-                    answers = try node.pipeline(sent)
+                    answers = try result.get()
                 } catch {
                     switch error {
                     case .unreachable(let error):
@@ -202,9 +212,8 @@ extension RedisCluster {
             return word == "MOVED" ? .moved(node) : .ask(node)
         case "NOSCRIPT":
             guard command.count > 1 else { return .none }
-            // The connection loads the cluster's scripts itself: this is `evaluate`'s other one.
             if let script, command[1] == script.sha { return .load(script.text) }
-            return .none
+            return scriptTexts[command[1]].map { .load($0) } ?? .none
         case "CLUSTERDOWN", "TRYAGAIN":
             return .retry(StoreError("store \(url): \(message)"))
         default:

@@ -41,6 +41,9 @@ final class RedisCluster: @unchecked Sendable {
     private let refreshing = Locked(())
     /// The scripts every node's connection loads (`RedisConnection.scripts`).
     let scripts: [RedisScript]
+    /// Their texts by SHA-1: what a pipeline to several nodes loads where one answers `NOSCRIPT`
+    /// (the connection does it for a pipeline to one node).
+    let scriptTexts: [[UInt8]: [UInt8]]
 
     /// A client of the cluster at `url` (`isCluster`), whose commands call `scripts` by their
     /// SHA-1; fetches the slot map, and throws when no seed answers.
@@ -52,6 +55,7 @@ final class RedisCluster: @unchecked Sendable {
         precondition(url.isCluster, "RedisCluster needs a redis-cluster:// URL")
         self.url = url
         self.scripts = scripts
+        scriptTexts = Dictionary(scripts.map { ($0.sha, $0.text) }, uniquingKeysWith: { first, _ in first })
         self.timeoutMilliseconds = max(1, timeoutMilliseconds)
         self.retryMilliseconds = max(0, retryMilliseconds)
         try refresh(after: RedisSlotMap.empty)
@@ -73,9 +77,10 @@ final class RedisCluster: @unchecked Sendable {
         try run([(key, arguments)], script: nil)[0]
     }
 
-    /// Sends `commands`, each to the primary of its key's slot — one round trip per node, in the
-    /// order given on each (the nodes one after the other) — and returns their replies in the
-    /// order given. Not for `MULTI`/`EXEC`: a script is what runs several commands at once. An `EVALSHA` of one of
+    /// Sends `commands`, each to the primary of its key's slot — in the order given on each node,
+    /// to every node before any reply is read, so one round trip for all — and returns their
+    /// replies in the order given. Not for `MULTI`/`EXEC`: a script is what runs several commands
+    /// at once. An `EVALSHA` of one of
     /// `scripts` (`RedisScript.call`) is loaded again where the node lost it.
     func pipeline(_ commands: [(key: [UInt8], arguments: [[UInt8]])]) throws(StoreError) -> [RedisReply] {
         try run(commands, script: nil)
