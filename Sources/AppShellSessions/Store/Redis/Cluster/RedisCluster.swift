@@ -94,7 +94,7 @@ final class RedisCluster: @unchecked Sendable {
     }
 
     /// Publishes each message on its sharded channel (`SPUBLISH`, to the primary of the channel's
-    /// slot; one round trip per node); returns how many subscribers each reached.
+    /// slot; one round trip for all the nodes); returns how many subscribers each reached.
     func publish(_ messages: [(channel: [UInt8], message: [UInt8])]) throws(StoreError) -> [Int] {
         let spublish = Array("SPUBLISH".utf8)
         let replies = try run(messages.map { ($0.channel, [spublish, $0.channel, $0.message]) }, script: nil)
