@@ -35,8 +35,9 @@ final class Session: Sendable {
         /// -1: not known, read it again).
         var storedVersion: Int64 = 0
         /// In a shared store: the version of the logged-in user's store the loader read moments
-        /// ago, with the session's (`SessionRegistry.acquireAll`): the next request reads the
-        /// store from memory when that is the version kept there. Taken by that request.
+        /// ago, with the session's (`SessionRegistry.acquireAll`): the requests that waited for
+        /// that load read the store from memory when that is the version kept there. Cleared by
+        /// every other check of the session (`refreshed`), whose work reads the store itself.
         var userStoreCheck: (user: String, version: Int64)?
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.

@@ -3,7 +3,7 @@
 
 Starts Debian's redis-server (append-only file, synced at every write: `appendfsync always`), two
 instances of the given binary with `store: "redis"`, and nginx round-robin between them (one
-worker, no upstream keep-alive: each request goes to the next instance), all on free loopback
+worker, upstream keep-alive; each request goes to the next instance), all on free loopback
 ports in a temporary folder, and stops them all at the end. Then, through nginx only:
 
   flow      the demo's whole flow through the JSON API (splash, login, the list and back, the

@@ -33,13 +33,13 @@ def wait_for_port(port, process, seconds=30):
     raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
 
 
-def start_nginx(folder, upstream_ports, prefix=(), keepalive=0):
+def start_nginx(folder, upstream_ports, prefix=(), keepalive=16):
     """nginx on a free port of 127.0.0.1, round-robin over `upstream_ports` (one worker; each
     request goes to the next instance, a refused connection to the other; no buffering, so event
-    streams flow), its files in `folder`, its command line after `prefix` (`taskset -c …`). The
-    tests keep no connection to the instances open (`keepalive` 0: an instance killed leaves no
-    connection behind that a request could be sent on); the benchmark keeps `keepalive` idle ones,
-    as a production setup would. Returns (process, port)."""
+    streams flow), its files in `folder`, its command line after `prefix` (`taskset -c …`).
+    `keepalive` idle connections to the instances are kept (upstream keep-alive, as the Deploying
+    article's example does: no new connection per request); 0 keeps none. Returns (process,
+    port)."""
     temp = os.path.join(folder, "nginx")
     os.makedirs(temp, exist_ok=True)
     port = free_port()

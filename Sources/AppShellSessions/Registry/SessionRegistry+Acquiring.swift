@@ -74,7 +74,10 @@ extension SessionRegistry {
     /// Only the stored version is read first (or taken from `storedVersion`, read moments ago):
     /// the record itself only when it changed.
     func refreshed(_ session: Session, _ id: SessionID, now: Int64, storedVersion: Int64?? = nil) throws -> Acquired {
-        let known = session.state.withLock { $0.persisted && !$0.committing ? $0.storedVersion : nil }
+        let known = session.state.withLock { state in
+            state.userStoreCheck = nil
+            return state.persisted && !state.committing ? state.storedVersion : nil
+        }
         guard let known else { return .found(session) }
         let record: SessionRecord?
         do {

@@ -242,7 +242,6 @@ package final class SessionRegistry: Sendable {
         let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
         if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let check = state.userStoreCheck
-        state.userStoreCheck = nil
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo, user: state.user
