@@ -79,6 +79,8 @@ import Testing
             try RedisURL("redis-cluster://h:1?user=u&password=p")
                 == RedisURL(clusterSeeds: [.tcp(host: "h", port: 1)], username: "u", password: "p"))
         #expect(try !RedisURL("redis://h:1").isCluster)
+        // One connection does not take a cluster's URL for a server's.
+        #expect(throws: StoreError.self) { _ = try RedisConnection(url: withCredentials) }
         // A URL that does not parse may hold its password anywhere: the error shows the scheme only.
         let error = try #require(throws: StoreError.self) { _ = try RedisURL("redis-cluster://u:pw@h:1,,h:2") }
         #expect(!error.description.contains("pw"), "\(error)")
