@@ -442,6 +442,16 @@ def scenario_redis(topology):
           f"after Redis's restart the session is as last answered (version {state.get('version') if state else None})")
     status, answer, _ = client.act("pop")
     check(status == 200 and answer["stack"] == ["main"], f"and goes on ({status})")
+    # A write to a connection Redis closed fails with EPIPE: it never ends the process (SIGPIPE).
+    for number, process in enumerate(topology.instances):
+        check(process.poll() is None and ignores_sigpipe(process.pid), f"instance {number} runs on, SIGPIPE ignored")
+
+
+def ignores_sigpipe(pid):
+    """Whether the process `pid` ignores SIGPIPE (signal 13: bit 12 of SigIgn)."""
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("SigIgn:"))
+    return int(line.split()[1], 16) & (1 << 12) != 0
 
 
 def scenario_everywhere(topology):

@@ -67,6 +67,7 @@ public enum ShellCommand {
         makeServer: (Configuration) throws -> ShellServer
     ) -> Int32 {
         TerminationSignal.block()
+        TerminationSignal.ignoreBrokenPipes()
         // The app's own first: one of the same name replaces the framework's.
         let subcommands = subcommands + [ShellCommand.hashPassword]
         let usage = usage(executable, subcommands)

@@ -23,6 +23,14 @@ package enum TerminationSignal {
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
+    /// Makes a write to a connection whose peer closed it fail with `EPIPE` rather than end the
+    /// process (SIGPIPE's default): libmicrohttpd sends with `MSG_NOSIGNAL`, but hiredis writes
+    /// to Redis with write(2), and Redis may close a connection at any moment (a restart, a
+    /// failover). Call it first in `main`, with `block()`.
+    package static func ignoreBrokenPipes() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
     /// Waits until SIGINT, SIGTERM or SIGHUP (`reload`) arrives and returns its number.
     package static func wait() -> Int32 {
         var set = signalSet()
