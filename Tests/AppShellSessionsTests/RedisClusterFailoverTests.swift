@@ -25,7 +25,7 @@ import Testing
         }
         let victim = try testCluster.primaryPort(ofSlot: RedisSlot.of(keys[0]))
         let channel = keys[0]
-        let subscriber = RedisShardedSubscriber(cluster: try RedisCluster(url: testCluster.url))
+        let subscriber = RedisSubscriber(cluster: try RedisCluster(url: testCluster.url))
         let received = Locked<[String]>([])
         subscriber.start { _, message in received.withLock { $0.append(String(decoding: message, as: UTF8.self)) } }
         defer { subscriber.stop() }

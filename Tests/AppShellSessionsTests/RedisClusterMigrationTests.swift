@@ -66,7 +66,7 @@ extension RedisClusterTests {
         defer { cluster.close() }
         let key = Self.bytes("{moved-\(UUID().uuidString)}")
         #expect(try cluster.command([Self.bytes("SET"), key, Self.bytes("before")], key: key) == .status("OK"))
-        let subscriber = RedisShardedSubscriber(cluster: try RedisCluster(url: testCluster.url))
+        let subscriber = RedisSubscriber(cluster: try RedisCluster(url: testCluster.url))
         let received = Locked<[String]>([])
         subscriber.start { _, message in received.withLock { $0.append(String(decoding: message, as: UTF8.self)) } }
         defer { subscriber.stop() }
@@ -154,7 +154,7 @@ extension RedisClusterTests {
         let cluster = try RedisCluster(url: testCluster.url)
         defer { cluster.close() }
         let channels = Self.keysOnEveryPrimary(cluster, prefix: "channel-\(UUID().uuidString)")
-        let subscriber = RedisShardedSubscriber(cluster: cluster)
+        let subscriber = RedisSubscriber(cluster: cluster)
         let received = Locked<[([UInt8], String)]>([])
         subscriber.start { channel, message in
             received.withLock { $0.append((channel, String(decoding: message, as: UTF8.self))) }

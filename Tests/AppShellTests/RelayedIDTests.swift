@@ -14,7 +14,11 @@ import Testing
         let receiver = Locked<(@Sendable (String, [UInt8]) -> Void)?>(nil)
 
         func send(_ message: [UInt8], on channel: String) { sent.withLock { $0.append((channel, message)) } }
-        func start(_ receive: @escaping @Sendable (String, [UInt8]) -> Void) { receiver.withLock { $0 = receive } }
+        func listen(to channel: String) {}
+        func stopListening(to channel: String) {}
+        func start(
+            _ receive: @escaping @Sendable (String, [UInt8]) -> Void, listening: @escaping @Sendable (String) -> Void
+        ) { receiver.withLock { $0 = receive } }
         func stop() {}
 
         func deliver(_ text: String, on channel: String) { receiver.withLock { $0 }?(channel, Array(text.utf8)) }

@@ -106,7 +106,7 @@ package final class ShellEvents: Sendable {
 
     /// Removes the stream `key` names from `channel`, and any of its streams already freed.
     private func unsubscribe(_ key: ObjectIdentifier, from channel: String) {
-        channels.withLock { _ = Self.remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
+        channels.withLock { _ = remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
     }
 
     /// Whether events also go to other instances (then every state change is published, pages
@@ -124,15 +124,32 @@ package final class ShellEvents: Sendable {
         userChanged: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         ledger?.start()
+        // Every instance hears the users' changes; a session's channel, while it has a stream here.
+        relay?.listen(to: Self.usersChannel)
         relay?.start { [weak self] channel, message in
             self?.received(message, on: channel, scheduled: scheduled, changed: changed, userChanged: userChanged)
+        } listening: { [weak self] channel in
+            self?.caughtUp(channel, changed: changed)
         }
     }
 
     /// Stops the relay and the ledger, if there are.
     func stopRelaying() {
+        relay?.stopListening(to: Self.usersChannel)
         relay?.stop()
         ledger?.stop()
+    }
+
+    /// The relay hears `channel` from now on: what another instance committed before (while this
+    /// one subscribed, or lost its server) was not heard, so the streams' session is read again
+    /// (`changed`, with the version after the oldest a stream has: no state is sent that a page has).
+    private func caughtUp(_ channel: String, changed: (String, SessionID, Int) -> Void) {
+        let behind = channels.withLock { channels -> (SessionID, Int)? in
+            let live = channels[channel]?.subscribers.filter(\.isLive) ?? []
+            guard let oldest = live.min(by: { ($0.lastVersion ?? -1) < ($1.lastVersion ?? -1) }) else { return nil }
+            return (oldest.sessionID, (oldest.lastVersion ?? -1) + 1)
+        }
+        if let (id, version) = behind { changed(channel, id, version) }
     }
 
     /// Tells the other instances that `notification` was scheduled for the session `id` names
@@ -154,7 +171,7 @@ package final class ShellEvents: Sendable {
     /// Whether `channel` may have one stream more.
     func hasRoom(_ channel: String) -> Bool {
         channels.withLock { channels in
-            Self.remove(from: &channels, channel) { !$0.isLive }
+            remove(from: &channels, channel) { !$0.isLive }
             return (channels[channel]?.subscribers.count ?? 0) < maxStreamsPerSession
         }
     }
@@ -176,6 +193,9 @@ package final class ShellEvents: Sendable {
     ) {
         let key = ObjectIdentifier(stream)
         channels.withLock {
+            // The channel's first stream here: the relay hears it (its last, `remove`, stops it).
+            // Under the lock, so that the relay is told in the order the channel came and went.
+            if $0[channel] == nil { relay?.listen(to: channel) }
             var entry = $0[channel] ?? Channel(count: count)
             entry.count.value.add(1, ordering: .relaxed)
             entry.subscribers.append(
@@ -188,8 +208,10 @@ package final class ShellEvents: Sendable {
     }
 
     /// Removes the subscribers of `channel` that `leaves` picks, and counts them out; returns them.
+    /// The channel's last stream here leaving, the relay no longer hears it. Every stream leaves
+    /// through here (closed, refused, ended, or freed unsent: `subscribe`'s `onClose`).
     @discardableResult
-    private static func remove(
+    private func remove(
         from channels: inout [String: Channel], _ channel: String, where leaves: (Subscriber) -> Bool
     ) -> [Subscriber] {
         guard var entry = channels[channel] else { return [] }
@@ -203,6 +225,7 @@ package final class ShellEvents: Sendable {
         entry.count.value.subtract(gone.count, ordering: .relaxed)
         entry.subscribers = kept
         channels[channel] = kept.isEmpty ? nil : entry
+        if kept.isEmpty { relay?.stopListening(to: channel) }
         return gone
     }
 
@@ -218,7 +241,7 @@ package final class ShellEvents: Sendable {
 
     /// Ends the streams of `channel` whose session ids `ends` picks.
     private func endStreamsHere(of channel: String, where ends: (SessionID) -> Bool) {
-        let ended = channels.withLock { Self.remove(from: &$0, channel) { ends($0.sessionID) } }
+        let ended = channels.withLock { remove(from: &$0, channel) { ends($0.sessionID) } }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
@@ -233,7 +256,7 @@ package final class ShellEvents: Sendable {
 
     /// Ends every stream of `channel` (its app was dropped; the pages reconnect to the new one).
     func endStreams(of channel: String) {
-        let ended = channels.withLock { Self.remove(from: &$0, channel) { _ in true } }
+        let ended = channels.withLock { remove(from: &$0, channel) { _ in true } }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
 
@@ -248,7 +271,7 @@ package final class ShellEvents: Sendable {
     /// memory holding nothing worth storing).
     func endStreams(openedWith ids: Set<SessionID>) {
         let ended = channels.withLock { channels in
-            channels.keys.flatMap { Self.remove(from: &channels, $0) { ids.contains($0.sessionID) } }
+            channels.keys.flatMap { remove(from: &channels, $0) { ids.contains($0.sessionID) } }
         }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
@@ -295,7 +318,7 @@ package final class ShellEvents: Sendable {
     func endStreams(ofUser user: String, exceptStoreKey kept: SessionStoreKey?, relaying: Bool = true) {
         let ended = channels.withLock { channels in
             channels.keys.flatMap { channel in
-                Self.remove(from: &channels, channel) { $0.user == user && $0.sessionID.storeKey != kept }
+                remove(from: &channels, channel) { $0.user == user && $0.sessionID.storeKey != kept }
             }
         }
         for stream in ended.compactMap(\.stream) { stream.close() }

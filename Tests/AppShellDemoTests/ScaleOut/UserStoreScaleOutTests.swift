@@ -78,20 +78,45 @@ import Testing
     }
 
     /// Waits until `count` relays are subscribed at `redis` (a message relayed before is lost: the
-    /// relay is best effort).
+    /// relay is best effort): each listens to the users' channel from its start.
     static func waitUntilRelaysListen(_ redis: RedisTestServer, count: Int) throws {
-        let connection = try RedisConnection(url: redis.url)
-        defer { connection.close() }
         let deadline = Date(timeIntervalSinceNow: 10)
         while true {
-            let clients = try connection.command([Array("CLIENT".utf8), Array("LIST".utf8)]).text ?? ""
-            let subscribed = clients.split(separator: "\n").filter { $0.contains(" psub=1 ") }.count
+            let subscribed = try subscribers(redis, "users")
             if subscribed >= count { return }
             guard Date() < deadline else {
-                throw TestClientError(description: "\(subscribed) of \(count) relays subscribed: \(clients)")
+                throw TestClientError(description: "\(subscribed) of \(count) relays subscribed")
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
+    }
+
+    /// How many clients `redis` has subscribed to the relay's `channel` (`PUBSUB NUMSUB`).
+    static func subscribers(_ redis: RedisTestServer, _ channel: String) throws -> Int {
+        let connection = try RedisConnection(url: redis.url)
+        defer { connection.close() }
+        let reply = try connection.command(["PUBSUB", "NUMSUB", "appshell:events:" + channel].map { Array($0.utf8) })
+        guard case .array(let parts) = reply, parts.count == 2 else { return -1 }
+        return Int(parts[1].integer ?? -1)
+    }
+
+    /// The relay's channels `redis` has a subscriber of (`PUBSUB CHANNELS`), without the prefix.
+    static func relayedChannels(_ redis: RedisTestServer) throws -> Set<String> {
+        let connection = try RedisConnection(url: redis.url)
+        defer { connection.close() }
+        let reply = try connection.command(["PUBSUB", "CHANNELS", "appshell:events:*"].map { Array($0.utf8) })
+        guard case .array(let names) = reply else { return [] }
+        return Set(names.compactMap { $0.text.map { String($0.dropFirst("appshell:events:".count)) } })
+    }
+
+    /// Whether `condition` holds within 10 seconds.
+    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return try condition()
     }
 
     static func stop(_ redis: RedisTestServer, _ instances: Instance...) {
@@ -236,6 +261,42 @@ import Testing
         let announcement = try #require(relayed.last)
         #expect(announcement.hasPrefix("changed\n"), "\(relayed)")
         #expect(!relayed.contains { $0.contains("<") }, "HTML crossed Redis: \(relayed)")
+    }
+
+    /// Redis sends a session's events only to the instance holding a page of it: its channel is
+    /// subscribed there while the page's stream is open, and by nobody before or after (then what
+    /// the other instance announces reaches no instance); the users' channel, by both.
+    @Test func aSessionsChannelIsSubscribedOnlyWhereItHasAPage() throws {
+        let (redis, first, second) = try Self.twoInstances()
+        defer { Self.stop(redis, first, second) }
+        let here = try second.browser(loggedInAs: "ann")
+        let there = first.live.client()
+        there.cookies = here.cookies
+        // The login announced the session's state; nobody listened.
+        #expect(try Self.relayedChannels(redis) == ["users"])
+        #expect(try Self.subscribers(redis, "users") == 2)
+
+        var stream: RawConnection? = try RawConnection(port: second.live.port, timeoutSeconds: 15)
+        try stream?.send(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nCookie: \(SessionIsolationTests.cookieHeader(here))\r\n\r\n"
+        )
+        #expect(try stream?.read(through: "\r\n\r\n").hasPrefix("HTTP/1.1 200") == true)
+        let opened = try #require(try stream?.read(through: "}\n\n"))
+        let id = try #require(opened.split(separator: "\n").first { $0.hasPrefix("id: ") }?.dropFirst(4))
+        let dot = try #require(id.lastIndex(of: "."))
+        let channel = String(id[..<dot])
+        #expect(try Self.eventually { try Self.subscribers(redis, channel) == 1 })
+        #expect(try Self.relayedChannels(redis) == ["users", channel])
+        // Heard there: an action at the first reaches the page.
+        let presented = try there.act("account", [:])
+        #expect(presented.status == 200, "\(presented.text)")
+        let version = try #require(presented.json["version"]?.integerValue)
+        _ = try Self.readState(try #require(stream)) { $0["version"]?.integerValue ?? 0 >= version }
+
+        // The page leaves: its connection closes.
+        stream = nil
+        #expect(try Self.eventually { try Self.subscribers(redis, channel) == 0 })
+        #expect(try Self.relayedChannels(redis) == ["users"])
     }
 
     @Test func logOutEverywhereAtOneInstanceEndsTheSessionAndStreamAtTheOther() throws {

@@ -1,38 +1,56 @@
 import AppShellConcurrency
 import Glibc
 
-/// The `StoreMessageRelay` of instances sharing a Redis store: Redis pub/sub, on the channels
-/// `<prefix>events:<channel>`.
+/// The `StoreMessageRelay` of instances sharing a Redis store: Redis pub/sub on exact channels,
+/// `<prefix>events:<channel>`, so that Redis sends a message only to the instances listening to
+/// its channel.
 ///
-/// Two connections of its own, each with a thread: one publishes what `send` queued (many
-/// messages in one round trip when they gather), so no request waits for Redis; the other is
-/// subscribed to the prefix's channels (`PSUBSCRIBE`) and hands each message on. Each message
-/// starts with this instance's random id, so that it skips its own. When Redis goes away the
-/// subscriber connects again every half second and subscribes again; what was sent meanwhile is
-/// lost (best effort, see `StoreMessageRelay`); a failure is written to standard error once
-/// until the relay works again.
+/// Two threads: one publishes what `send` queued (many messages in one round trip when they
+/// gather), so no request waits for Redis; the other is a `RedisSubscriber`, which subscribes the
+/// channels listened to (`SUBSCRIBE`/`UNSUBSCRIBE` on one server; `SSUBSCRIBE` on a cluster, whose
+/// messages go out by `SPUBLISH` to the channel's slot) while it waits for messages, and hands
+/// each on. Each message starts with this instance's random id, so that it skips its own. When
+/// Redis goes away the subscriber connects again and subscribes every channel listened to again;
+/// what was sent meanwhile is lost (best effort, see `StoreMessageRelay`); a failure is written to
+/// standard error once until the relay works again.
 package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
-    // @unchecked: `outbox` is guarded by `publisher.condition`; `subscriberStopping`,
-    // `subscriberRunning` and `subscriber` by `subscription`; `publishing` belongs to the
+    // @unchecked: `outbox` is guarded by `publisher.condition`; `publishing` belongs to the
     // publisher's thread (and to `stop`, once that thread ended).
 
-    /// The server.
-    package let url: RedisURL
+    /// Where the messages go: one server's connection, or a cluster.
+    private enum Outlet {
+        case server(RedisURL)
+        case cluster(RedisCluster)
+    }
+
     /// What the relay's Redis channels begin with.
     package let channelPrefix: String
+    private let prefixBytes: [UInt8]
+    private let outlet: Outlet
+    private let subscriber: RedisSubscriber
     private let sender: [UInt8]
     private let publisher: ServiceThread
     private var outbox: [(channel: String, message: [UInt8])] = []
     private var publishing: RedisConnection?
-    private let subscription = Condition()
-    private var subscriberStopping = false
-    private var subscriberRunning = false
-    private var subscriber: RedisConnection?
 
-    /// A relay on `url` for the store whose keys begin with `keyPrefix`; it connects when started.
+    /// A relay on the server at `url` for the store whose keys begin with `keyPrefix`; it
+    /// connects when started.
     package init(url: RedisURL, keyPrefix: String = "appshell:") {
-        self.url = url
         channelPrefix = keyPrefix + "events:"
+        prefixBytes = Array(channelPrefix.utf8)
+        outlet = .server(url)
+        subscriber = RedisSubscriber(server: url)
+        sender = Array(randomInstanceName().utf8)
+        publisher = ServiceThread(name: "appshell-relay-out")
+    }
+
+    /// A relay on `cluster`'s sharded channels (`SPUBLISH`, `SSUBSCRIBE`) for the store whose keys
+    /// begin with `keyPrefix`: each channel lives at its slot's primary.
+    init(cluster: RedisCluster, keyPrefix: String = "appshell:") {
+        channelPrefix = keyPrefix + "events:"
+        prefixBytes = Array(channelPrefix.utf8)
+        outlet = .cluster(cluster)
+        subscriber = RedisSubscriber(cluster: cluster)
         sender = Array(randomInstanceName().utf8)
         publisher = ServiceThread(name: "appshell-relay-out")
     }
@@ -47,15 +65,43 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
         condition.signal()
     }
 
+    /// Subscribes `channel` at its first `listen` (the subscriber's thread sends it).
+    package func listen(to channel: String) {
+        subscriber.subscribe(prefixBytes + Array(channel.utf8))
+    }
+
+    /// Unsubscribes `channel` at the `stopListening` that balances its `listen`s.
+    package func stopListening(to channel: String) {
+        subscriber.unsubscribe(prefixBytes + Array(channel.utf8))
+    }
+
+    /// How many `listen(to:)`s of `channel` are not yet balanced.
+    package func listeners(of channel: String) -> Int {
+        subscriber.subscriptions(of: prefixBytes + Array(channel.utf8))
+    }
+
+    /// Whether Redis has confirmed the subscription of `channel`: what is sent on it now is
+    /// received.
+    package func isListening(to channel: String) -> Bool {
+        subscriber.isSubscribed(prefixBytes + Array(channel.utf8))
+    }
+
     /// Starts both threads.
-    package func start(_ receive: @escaping @Sendable (String, [UInt8]) -> Void) {
+    package func start(
+        _ receive: @escaping @Sendable (String, [UInt8]) -> Void,
+        listening: @escaping @Sendable (String) -> Void
+    ) {
         publisher.start { [self] in publish() }
-        subscription.lock()
-        subscriberRunning = true
-        subscription.unlock()
-        let thread = BackgroundThread { [self] in subscribe(receive) }
-        thread.name = "appshell-relay-in"
-        thread.start()
+        let (prefix, sender) = (prefixBytes, sender)
+        subscriber.start { channel, payload in
+            guard channel.starts(with: prefix), let newline = payload.firstIndex(of: 10),
+                !payload[..<newline].elementsEqual(sender)
+            else { return }
+            receive(String(decoding: channel[prefix.count...], as: UTF8.self), Array(payload[(newline + 1)...]))
+        } subscribed: { channel in
+            guard channel.starts(with: prefix) else { return }
+            listening(String(decoding: channel[prefix.count...], as: UTF8.self))
+        }
     }
 
     /// Stops both threads (the publisher sends what is queued first).
@@ -64,12 +110,7 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
         // The publisher's thread has ended: its connection is closed here, before this returns.
         publishing?.close()
         publishing = nil
-        subscription.lock()
-        subscriberStopping = true
-        subscriber?.interrupt()
-        subscription.broadcast()
-        while subscriberRunning { subscription.wait() }
-        subscription.unlock()
+        subscriber.stop()
     }
 
     private func publish() {
@@ -84,12 +125,8 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
             var batch: [(channel: String, message: [UInt8])] = []
             swap(&batch, &outbox)
             condition.unlock()
-            let commands = batch.map {
-                [Array("PUBLISH".utf8), Array((channelPrefix + $0.channel).utf8), sender + [10] + $0.message]
-            }
             do {
-                if publishing == nil { publishing = try RedisConnection(url: url) }
-                _ = try publishing?.pipeline(commands)
+                try publish(batch.map { (prefixBytes + Array($0.channel.utf8), sender + [10] + $0.message) })
                 failing = false
             } catch {
                 publishing = nil
@@ -101,51 +138,15 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
         }
     }
 
-    private func subscribe(_ receive: @Sendable (String, [UInt8]) -> Void) {
-        var failing = false
-        let pattern = Array((RedisDefaultsBackend.globEscaped(channelPrefix) + "*").utf8)
-        while true {
-            do {
-                let connection = try RedisConnection(url: url, waitsForever: true)
-                subscription.lock()
-                if subscriberStopping {
-                    subscription.unlock()
-                    connection.close()
-                    break
-                }
-                subscriber = connection
-                subscription.unlock()
-                let reply = try connection.command([Array("PSUBSCRIBE".utf8), pattern])
-                if case .error(let message) = reply { throw StoreError("store \(url): PSUBSCRIBE: \(message)") }
-                if failing { Logger.appshell.notice("event relay: receiving again") }
-                failing = false
-                while true { deliver(try connection.receive(), receive) }
-            } catch {
-                subscription.lock()
-                subscriber = nil
-                let stopping = subscriberStopping
-                if !stopping {
-                    if !failing { Logger.appshell.error("event relay: not receiving: \(error)") }
-                    failing = true
-                    subscription.wait(milliseconds: 500)
-                }
-                subscription.unlock()
-                if stopping { break }
-            }
+    /// Publishes `messages`: one round trip.
+    private func publish(_ messages: [(channel: [UInt8], message: [UInt8])]) throws(StoreError) {
+        switch outlet {
+        case .server(let url):
+            let command = Array("PUBLISH".utf8)
+            if publishing == nil { publishing = try RedisConnection(url: url) }
+            _ = try publishing?.pipeline(messages.map { [command, $0.channel, $0.message] })
+        case .cluster(let cluster):
+            _ = try cluster.publish(messages)
         }
-        subscription.lock()
-        subscriberRunning = false
-        subscription.broadcast()
-        subscription.unlock()
-    }
-
-    /// Hands on a `pmessage` another instance sent.
-    private func deliver(_ reply: RedisReply, _ receive: @Sendable (String, [UInt8]) -> Void) {
-        guard case .array(let parts) = reply, parts.count == 4, parts[0].text == "pmessage",
-            let channel = parts[2].text, channel.hasPrefix(channelPrefix), let payload = parts[3].bytes,
-            let newline = payload.firstIndex(of: 10)
-        else { return }
-        guard payload[..<newline].elementsEqual(sender) == false else { return }
-        receive(String(channel.dropFirst(channelPrefix.count)), Array(payload[(newline + 1)...]))
     }
 }

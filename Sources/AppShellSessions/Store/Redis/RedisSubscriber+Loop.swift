@@ -1,9 +1,9 @@
 import AppShellConcurrency
 import Glibc
 
-extension RedisShardedSubscriber {
+extension RedisSubscriber {
     /// The thread: subscribes what changed, waits for messages and changes, follows the cluster.
-    func run(_ receive: @Sendable ([UInt8], [UInt8]) -> Void) {
+    func run(_ receive: @Sendable ([UInt8], [UInt8]) -> Void, subscribed: @Sendable ([UInt8]) -> Void) {
         // Every channel is checked after a failure or a move; only those that changed otherwise.
         var checkAll = false
         var retrying = false
@@ -19,7 +19,7 @@ extension RedisShardedSubscriber {
                 return (state.stopping, channels)
             }
             if stopping { break }
-            let seen = cluster.map
+            let seen = source.map
             retrying = place(channels, map: seen)
             checkAll = retrying
             var descriptors = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
@@ -37,34 +37,34 @@ extension RedisShardedSubscriber {
                 guard let link = links[name] else { continue }
                 do {
                     for reply in try link.connection.receiveAvailable() {
-                        moved = handle(reply, on: link, receive) || moved
+                        moved = handle(reply, on: link, receive, subscribed) || moved
                     }
                 } catch {
-                    if !failing { Logger.appshell.error("sharded subscriber: \(error)") }
+                    if !failing { Logger.appshell.error("\(source.threadName): \(error)") }
                     failing = true
                     drop(name)
                     moved = true
                 }
             }
             if moved {
-                try? cluster.refresh(after: seen)
+                source.refresh(after: seen)
                 checkAll = true
             }
         }
         for name in Array(links.keys) { drop(name) }
     }
 
-    /// Subscribes each of `channels` that is wanted on its primary in `map`, and unsubscribes it
-    /// elsewhere; true when one could not be placed (no node serves it, or it cannot be reached):
+    /// Subscribes each of `channels` that is wanted on its node (by `map`, on a cluster), and
+    /// unsubscribes it elsewhere; true when one could not be placed (no node serves it, or it cannot be reached):
     /// to be tried again.
-    private func place(_ channels: [(channel: [UInt8], wanted: Bool)], map: RedisSlotMap) -> Bool {
+    private func place(_ channels: [(channel: [UInt8], wanted: Bool)], map: RedisSlotMap?) -> Bool {
         var retry = false
         var commands: [String: [[[UInt8]]]] = [:]
         for (channel, wanted) in channels {
-            let owner = wanted ? map.primary(ofSlot: RedisSlot.of(channel)) : nil
+            let owner = wanted ? source.node(of: channel, in: map) : nil
             for (name, link) in links where name != owner?.name && link.channels.contains(channel) {
                 link.channels.remove(channel)
-                commands[name, default: []].append([Array("SUNSUBSCRIBE".utf8), channel])
+                commands[name, default: []].append([source.unsubscribeCommand, channel])
             }
             guard wanted else { continue }
             guard let owner else {
@@ -78,17 +78,17 @@ extension RedisShardedSubscriber {
                 do {
                     link = Link(
                         try RedisConnection(
-                            url: owner.url, timeoutMilliseconds: cluster.timeoutMilliseconds, waitsForever: true))
+                            url: owner.url, timeoutMilliseconds: source.timeoutMilliseconds, waitsForever: true))
                     links[owner.name] = link
                 } catch {
-                    if !failing { Logger.appshell.error("sharded subscriber: \(error)") }
+                    if !failing { Logger.appshell.error("\(source.threadName): \(error)") }
                     failing = true
                     retry = true
                     continue
                 }
             }
             if link.channels.insert(channel).inserted {
-                commands[owner.name, default: []].append([Array("SSUBSCRIBE".utf8), channel])
+                commands[owner.name, default: []].append([source.subscribeCommand, channel])
             }
         }
         for (name, sent) in commands {
@@ -110,18 +110,22 @@ extension RedisShardedSubscriber {
     }
 
     /// Handles a reply of `link`'s node; true when it says a slot moved.
-    private func handle(_ reply: RedisReply, on link: Link, _ receive: @Sendable ([UInt8], [UInt8]) -> Void) -> Bool {
+    private func handle(
+        _ reply: RedisReply, on link: Link, _ receive: @Sendable ([UInt8], [UInt8]) -> Void,
+        _ subscribed: @Sendable ([UInt8]) -> Void
+    ) -> Bool {
         switch reply {
         case .array(let parts) where parts.count == 3:
             guard let kind = parts[0].bytes, let channel = parts[1].bytes else { return false }
             switch kind {
-            case Array("smessage".utf8):
+            case source.messageKind:
                 if let payload = parts[2].bytes { receive(channel, payload) }
-            case Array("ssubscribe".utf8):
+            case source.subscribedKind:
                 state.withLock { _ = $0.confirmed.insert(channel) }
-                if failing { Logger.appshell.notice("sharded subscriber: receiving again") }
+                if failing { Logger.appshell.notice("\(source.threadName): receiving again") }
                 failing = false
-            case Array("sunsubscribe".utf8):
+                subscribed(channel)
+            case source.unsubscribedKind:
                 state.withLock { _ = $0.confirmed.remove(channel) }
                 // Not asked for: the node no longer serves the channel's slot.
                 if link.channels.remove(channel) != nil {
@@ -134,7 +138,7 @@ extension RedisShardedSubscriber {
             // MOVED <slot> <host>:<port>, to an SSUBSCRIBE sent where the map was out of date.
             let parts = message.split(separator: " ")
             guard parts.count == 3, parts[0] == "MOVED", let slot = Int(parts[1]) else {
-                Logger.appshell.error("sharded subscriber: \(message)")
+                Logger.appshell.error("\(source.threadName): \(message)")
                 return false
             }
             let lost = link.channels.filter { RedisSlot.of($0) == slot }
