@@ -40,7 +40,7 @@ extension RedisSubscriber {
                         moved = handle(reply, on: link, receive, subscribed) || moved
                     }
                 } catch {
-                    if !failing { Logger.appshell.error("\(source.threadName): \(error)") }
+                    if !failing { Logger.appshell.error("\(source.label): \(error)") }
                     failing = true
                     drop(name)
                     moved = true
@@ -55,11 +55,13 @@ extension RedisSubscriber {
     }
 
     /// Subscribes each of `channels` that is wanted on its node (by `map`, on a cluster), and
-    /// unsubscribes it elsewhere; true when one could not be placed (no node serves it, or it cannot be reached):
-    /// to be tried again.
+    /// unsubscribes it elsewhere; true when one could not be placed (no node serves it, or it
+    /// cannot be reached): to be tried again. A node that cannot be reached is tried once a call,
+    /// however many channels it serves.
     private func place(_ channels: [(channel: [UInt8], wanted: Bool)], map: RedisSlotMap?) -> Bool {
         var retry = false
         var commands: [String: [[[UInt8]]]] = [:]
+        var unreachable: Set<String> = []
         for (channel, wanted) in channels {
             let owner = wanted ? source.node(of: channel, in: map) : nil
             for (name, link) in links where name != owner?.name && link.channels.contains(channel) {
@@ -74,6 +76,9 @@ extension RedisSubscriber {
             let link: Link
             if let known = links[owner.name] {
                 link = known
+            } else if unreachable.contains(owner.name) {
+                retry = true
+                continue
             } else {
                 do {
                     link = Link(
@@ -81,8 +86,9 @@ extension RedisSubscriber {
                             url: owner.url, timeoutMilliseconds: source.timeoutMilliseconds, waitsForever: true))
                     links[owner.name] = link
                 } catch {
-                    if !failing { Logger.appshell.error("\(source.threadName): \(error)") }
+                    if !failing { Logger.appshell.error("\(source.label): \(error)") }
                     failing = true
+                    unreachable.insert(owner.name)
                     retry = true
                     continue
                 }
@@ -122,7 +128,7 @@ extension RedisSubscriber {
                 if let payload = parts[2].bytes { receive(channel, payload) }
             case source.subscribedKind:
                 state.withLock { _ = $0.confirmed.insert(channel) }
-                if failing { Logger.appshell.notice("\(source.threadName): receiving again") }
+                if failing { Logger.appshell.notice("\(source.label): receiving again") }
                 failing = false
                 subscribed(channel)
             case source.unsubscribedKind:
@@ -138,7 +144,7 @@ extension RedisSubscriber {
             // MOVED <slot> <host>:<port>, to an SSUBSCRIBE sent where the map was out of date.
             let parts = message.split(separator: " ")
             guard parts.count == 3, parts[0] == "MOVED", let slot = Int(parts[1]) else {
-                Logger.appshell.error("\(source.threadName): \(message)")
+                Logger.appshell.error("\(source.label): \(message)")
                 return false
             }
             let lost = link.channels.filter { RedisSlot.of($0) == slot }

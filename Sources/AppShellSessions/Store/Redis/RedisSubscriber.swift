@@ -204,6 +204,11 @@ enum RedisPubSubSource: Sendable {
         if case .server = self { "appshell-relay-in" } else { "appshell-sharded-in" }
     }
 
+    /// What the subscriber's log lines begin with.
+    var label: String {
+        if case .server = self { "event relay" } else { "sharded subscriber" }
+    }
+
     /// How long a connect may take.
     var timeoutMilliseconds: Int {
         switch self {
