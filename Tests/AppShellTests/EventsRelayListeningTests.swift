@@ -125,4 +125,32 @@ import Testing
         events.stopRelaying()
         #expect(relay.listeners(of: ShellEvents.usersChannel) == 0)
     }
+
+    /// What another instance committed while a channel was being subscribed, or while Redis was
+    /// away, was not heard: once the channel is heard, its streams' session is read again (from
+    /// the version after the oldest a stream has).
+    @Test func aChannelHeardAgainHasItsSessionReadAgain() throws {
+        let server = try RedisTestServer(tcp: true, persistent: false)
+        defer { server.remove() }
+        let relay = RedisMessageRelay(url: server.url)
+        let events = ShellEvents(relay: relay)
+        let reads = Locked<[(String, SessionID, Int)]>([])
+        events.startRelaying { _, _, _ in
+        } changed: { channel, id, version in
+            reads.withLock { $0.append((channel, id, version)) }
+        }
+        defer { events.stopRelaying() }
+        let (older, newer) = (SessionID.random(), SessionID.random())
+        let streams = [EventStream(), EventStream()]
+        events.subscribe(streams[0], to: "session", openedWith: newer, version: 7, count: StreamCount())
+        events.subscribe(streams[1], to: "session", openedWith: older, version: 5, count: StreamCount())
+        #expect(Self.eventually { reads.withLock { $0.count } == 1 })
+        #expect(reads.withLock { $0.first.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
+        server.kill()
+        try server.start()
+        #expect(Self.eventually { reads.withLock { $0.count } == 2 })
+        #expect(reads.withLock { $0.last.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
+        // The users' channel has no stream: nothing to read.
+        #expect(reads.withLock { $0.allSatisfy { $0.0 == "session" } })
+    }
 }
