@@ -29,11 +29,16 @@ import AppShellConcurrency
 /// Each write is one script (`RedisScript`, called by its SHA-1), atomic on the server: a rotation
 /// with new content too. `applyAll`'s batch (a group commit) is one round trip, a pipeline of its
 /// writes; they are of different sessions or in order, and no reader needs them all at once, so
-/// no `MULTI`/`EXEC` is wrapped around them. A rotation moves the
-/// record with `RENAME` in a script (atomic on one server; the two ids' keys are in different
-/// slots, so a Redis Cluster cannot do it: one server, with replicas, is what this backend
-/// supports). A script fails at run time only on a key of another type, which nothing else writes
+/// no `MULTI`/`EXEC` is wrapped around them. A rotation moves the record with `RENAME` in a
+/// script. A script fails at run time only on a key of another type, which nothing else writes
 /// under the prefix.
+///
+/// On a Redis Cluster (a `redis-cluster://` URL) the same keys are used — a session's in its own
+/// slot, a user's account, store and set of sessions in the user's (`{<user>}`) — and the writes
+/// whose keys span slots (a login, a user's store with a session, a rotation, a removal of a
+/// user's sessions or account) are made in steps of one slot each, in an order that leaves
+/// nothing wrong when stopped between two (`RedisDefaultsBackend+Cluster.swift`); the others,
+/// and the batches' pipelines, are as on one server.
 package final class RedisDefaultsBackend: DefaultsBackend {
     /// The server.
     package let url: RedisURL
@@ -104,46 +109,6 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         }
         record.user = fields[5].bytes.map { String(decoding: $0, as: UTF8.self) }
         return record
-    }
-
-    /// The version of `id`'s record (its field `n`, which every write sets), or `nil` when there is
-    /// none: one field, not the record.
-    package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? {
-        let reply = try reader.command([bytes("HGET"), key(id), bytes("n")])
-        if reply == .null { return nil }
-        // A cluster's pending write: at no version (`load` undoes it once its deadline passed).
-        if let version = reply.integer { return version }
-        guard reply.bytes != nil else { throw unexpected(reply, "HGET") }
-        return -1
-    }
-
-    /// The versions of `ids`' records and of `users`' stores, in one round trip.
-    package func storedVersions(
-        of ids: [SessionID], userStoresOf users: [String]
-    ) throws(StoreError) -> (
-        sessions: [Int64?], userStores: [Int64]
-    ) {
-        let commands =
-            ids.map { [bytes("HGET"), key($0), bytes("n")] }
-            + users.map {
-                [bytes("HGET"), userStoreKey($0), bytes("n")]
-            }
-        let replies = try reader.pipeline(commands)
-        var versions: [Int64?] = []
-        for reply in replies {
-            if reply == .null {
-                versions.append(nil)
-            } else {
-                guard let version = reply.integer else {
-                    // A cluster's pending write: at no version (see `storedVersion`).
-                    guard reply.bytes != nil else { throw unexpected(reply, "HGET") }
-                    versions.append(-1)
-                    continue
-                }
-                versions.append(version)
-            }
-        }
-        return (Array(versions[..<ids.count]), versions[ids.count...].map { $0 ?? 0 })
     }
 
     /// Other instances write the same records.
