@@ -49,6 +49,38 @@ import Testing
         #expect(try backend.load(id)?.values == ["step": .integer(2)])
     }
 
+    /// Every write leaves the version one server's store would (the registry counts on it: its
+    /// next write expects it): saves, a login's rotation with the user's store, a rotation
+    /// without, a rename.
+    @Test(arguments: [BackendKind.redis, .redisCluster])
+    func versionsFollowTheSameCountAsOnOneServer(kind: BackendKind) throws {
+        try kind.withBackend { backend throws in
+            let id = SessionID.random()
+            try backend.save(id, Self.record(nil, 1))
+            var next = Self.record(nil, 2)
+            next.expectedVersion = 1
+            try backend.save(id, next)
+            #expect(try backend.load(id)?.version == 2)
+            let loggedIn = SessionID.random()
+            var login = Self.record("cy", 3)
+            login.expectedVersion = 2
+            login.userWrite = UserWrite(user: "cy", values: ["seen": .bool(true)], expectedVersion: 0)
+            try backend.rename(id, to: loggedIn, replacingWith: login)
+            #expect(try backend.load(loggedIn)?.version == 3)
+            #expect(try backend.load(id) == nil)
+            let rotated = SessionID.random()
+            var rotation = Self.record("cy", 4)
+            rotation.expectedVersion = 3
+            try backend.rename(loggedIn, to: rotated, replacingWith: rotation)
+            #expect(try backend.load(rotated)?.version == 4)
+            let renamed = SessionID.random()
+            try backend.rename(rotated, to: renamed)
+            #expect(try backend.load(renamed)?.version == 4)
+            #expect(try backend.load(renamed)?.user == "cy")
+            #expect(try backend.removeSessions(of: "cy", except: nil) == [renamed.storeKey])
+        }
+    }
+
     /// Log out everywhere: a user's sessions, on every primary, all removed but the one kept;
     /// another user's stay. Removing the account then takes the last one.
     @Test func aUsersSessionsOnEveryPrimaryAreEndedAtOnce() throws {

@@ -107,8 +107,9 @@ extension RedisDefaultsBackend {
             _ = try expect(RedisScript.finish.call([target], [marker, number(version)] + content), "a write")
             return false
         }
-        // A rotation: the new key written (unchecked: a new id), then the old one dropped.
-        _ = try expect(RedisScript.clusterWrite.call([target], [[]] + content), "a rotation")
+        // A rotation: the new key written (unchecked: a new id) at the version after the old
+        // one's (what the registry expects), then the old one dropped.
+        _ = try expect(RedisScript.finish.call([target], [[], number(version)] + content), "a rotation")
         _ = try expect(RedisScript.abandon.call([replaced], [marker, number(version), bytes("1")]), "a rotation")
         return false
     }

@@ -85,10 +85,11 @@ extension RedisScript {
     /// ARGV 2 to 8 (values, created, accessed, snapshot or not, snapshot, deadline, user). Writes
     /// the record at the version + 1 when the marker is still there; returns the new version, or
     /// 0 when it is not (a write without a version check, or a removal, came after the claim:
-    /// it is the later one, and stands).
+    /// it is the later one, and stands). With no marker ('') it writes whatever is there: a
+    /// rotation's new key, at the version after the old one's, as `write` does on one server.
     static let finish = RedisScript(
         """
-        if redis.call('HGET', KEYS[1], 'n') ~= ARGV[1] then return 0 end
+        if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'n') ~= ARGV[1] then return 0 end
         local version = tonumber(ARGV[2]) + 1
         redis.call('DEL', KEYS[1])
         redis.call('HSET', KEYS[1], 'v', ARGV[3], 'c', ARGV[4], 'a', ARGV[5], 'n', version)
