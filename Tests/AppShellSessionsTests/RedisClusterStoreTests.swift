@@ -81,6 +81,27 @@ import Testing
         }
     }
 
+    /// The stream ledger on the cluster: a session's cap holds over two instances, for channels
+    /// whose keys are on different primaries.
+    @Test func theStreamLedgerCapsOverTwoInstancesOnTheCluster() throws {
+        let cluster = try RedisClusterTests.shared.get()
+        let prefix = RedisTestServer.uniquePrefix()
+        let first = RedisStreamLedger(url: cluster.url, keyPrefix: prefix)
+        let second = RedisStreamLedger(url: cluster.url, keyPrefix: prefix)
+        first.start()
+        second.start()
+        defer {
+            first.stop()
+            second.stop()
+        }
+        for channel in ["a", "b", "c", "d"] {
+            #expect(RedisStreamLedgerTests.admit(first, "1", of: channel, limit: 2) == true)
+            #expect(RedisStreamLedgerTests.admit(second, "2", of: channel, limit: 2) == true)
+            #expect(RedisStreamLedgerTests.admit(first, "3", of: channel, limit: 2) == false)
+            #expect(RedisStreamLedgerTests.admit(second, "3", of: channel, limit: 2) == false)
+        }
+    }
+
     /// Log out everywhere: a user's sessions, on every primary, all removed but the one kept;
     /// another user's stay. Removing the account then takes the last one.
     @Test func aUsersSessionsOnEveryPrimaryAreEndedAtOnce() throws {
@@ -114,7 +135,9 @@ import Testing
     @Test func aKilledPrimaryLosesNoAcknowledgedWrite() throws {
         let testCluster = try RedisTestCluster()
         defer { testCluster.remove() }
-        let backend = try testCluster.backend()
+        // Each request waits 200 ms at most for the failover (by default 1 s, which may be enough).
+        let backend = try RedisDefaultsBackend(
+            url: testCluster.url, keyPrefix: RedisTestServer.uniquePrefix(), retryMilliseconds: 200)
         defer { backend.close() }
         let cluster = try Self.cluster(of: backend)
         let ids = (0..<24).map { _ in SessionID.random() }

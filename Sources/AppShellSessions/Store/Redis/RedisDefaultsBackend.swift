@@ -59,9 +59,11 @@ package final class RedisDefaultsBackend: DefaultsBackend {
     /// use); throws when the server (no seed of the cluster) cannot be reached or refuses the
     /// login. `keyPrefix` begins every key (several apps, or tests, can share one database with
     /// different prefixes); on a cluster it must hold no `{`, which would change the keys' hash
-    /// tags.
+    /// tags. On a cluster, a command whose node cannot be reached is retried for
+    /// `retryMilliseconds` (a failover under way), then throws (`RedisCluster`).
     package init(
-        url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000
+        url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000,
+        retryMilliseconds: Int = 1_000
     )
         throws(StoreError)
     {
@@ -74,8 +76,12 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             }
             let scripts = RedisScript.all + RedisScript.cluster
             writer = .cluster(
-                try RedisCluster(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: scripts))
-            reader = .cluster(try RedisCluster(url: url, timeoutMilliseconds: timeoutMilliseconds))
+                try RedisCluster(
+                    url: url, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds,
+                    scripts: scripts))
+            reader = .cluster(
+                try RedisCluster(
+                    url: url, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds))
             return
         }
         writer = .server(
