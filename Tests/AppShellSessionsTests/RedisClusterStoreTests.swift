@@ -20,33 +20,77 @@ import Testing
         return cluster
     }
 
-    /// A writer stopped after its claim (`RedisScript.claim`, the first step of a session's write
-    /// with its user's store): no checked write passes meanwhile, and once the claim's deadline
-    /// passed the next load gives the session back as it was, writable again.
-    @Test func aClaimLeftByAStoppedWriterIsUndoneAfterItsDeadline() throws {
+    /// The first step of a session's write with its user's store, `claim`, made by hand on `id`
+    /// (at its stored version, holding 100 ms, for `user`'s store): returns the marker.
+    static func claim(_ backend: RedisDefaultsBackend, _ id: SessionID, step: Int, user: String) throws -> [UInt8] {
+        let stored = try #require(try backend.load(id))
+        var record = Self.record(user, step)
+        record.expectedVersion = stored.version
+        let reply = try Self.cluster(of: backend).command(
+            RedisScript.claim.call(
+                [backend.key(id)],
+                [
+                    backend.number(stored.version), backend.bytes("100"), backend.bytes("token-\(step)"),
+                    backend.bytes(user),
+                ]
+                    + Array(backend.recordArguments(record).dropFirst()) + [backend.bytes(user)]),
+            key: backend.key(id))
+        return try #require(reply.bytes)
+    }
+
+    /// A writer stopped after its claim: no checked write passes meanwhile, and once the claim's
+    /// deadline is past the next load gives the session back as it was, writable again; the
+    /// user's store is as it was.
+    @Test func aWriterStoppedAfterItsClaimWritesNeither() throws {
         let backend = try RedisClusterTests.shared.get().backend()
         defer { backend.close() }
         let id = SessionID.random()
         try backend.save(id, Self.record("ann", 1))
-        let stored = try #require(try backend.load(id))
-        let deadline = Int64(Date().timeIntervalSince1970 * 1000) + 300
-        let claimed = try Self.cluster(of: backend).command(
-            RedisScript.claim.call(
-                [backend.key(id)], [backend.number(stored.version), backend.number(deadline), backend.bytes("t")]),
-            key: backend.key(id))
-        #expect(claimed == .integer(stored.version))
+        let marker = try Self.claim(backend, id, step: 2, user: "ann")
+        #expect(RedisDefaultsBackend.pending(marker)?.version == 1)
 
-        var next = Self.record("ann", 2)
-        next.expectedVersion = stored.version
+        var next = Self.record("ann", 3)
+        next.expectedVersion = 1
         #expect(throws: StoreError.self) { try backend.save(id, next) }
         #expect(try backend.storedVersion(of: id) == -1)
-        #expect(
-            RedisClusterTests.eventually(seconds: 5) {
-                (try? backend.load(id))?.version == stored.version
-            })
+        #expect(RedisClusterTests.eventually(seconds: 5) { (try? backend.load(id))?.version == 1 })
         #expect(try backend.load(id)?.values == ["step": .integer(1)])
+        #expect(try backend.userStore(of: "ann").version == 0)
         try backend.save(id, next)
+        #expect(try backend.load(id)?.values == ["step": .integer(3)])
+    }
+
+    /// A writer stopped after its claim and the user's store's write: once the claim's deadline
+    /// is past the next load finishes the session's write with the content the claim kept, so
+    /// both writes hold. A store's write after the deadline is refused.
+    @Test func aWriterStoppedAfterTheUsersStoreWritesBoth() throws {
+        let backend = try RedisClusterTests.shared.get().backend()
+        defer { backend.close() }
+        let cluster = try Self.cluster(of: backend)
+        let id = SessionID.random()
+        try backend.save(id, Self.record("bo", 1))
+        let marker = try Self.claim(backend, id, step: 2, user: "bo")
+        let deadline = try #require(RedisDefaultsBackend.pending(marker)?.deadline)
+        let keys = [backend.userStoreKey("bo"), backend.userSessionsKey("bo"), backend.userCommitsKey("bo")]
+        func writeStore(_ token: String, over version: Int64) throws -> RedisReply {
+            try cluster.command(
+                RedisScript.clusterUserWrite.call(
+                    keys,
+                    [
+                        backend.number(version), DefaultsValue.encode(["seen": .bool(true)]), backend.key(id),
+                        backend.number(-1), backend.bytes(token), backend.number(deadline),
+                    ]),
+                key: keys[0])
+        }
+        #expect(try writeStore("token-2", over: 0) == .integer(1))
+
+        #expect(RedisClusterTests.eventually(seconds: 5) { (try? backend.load(id))?.version == 2 })
         #expect(try backend.load(id)?.values == ["step": .integer(2)])
+        #expect(try backend.load(id)?.user == "bo")
+        #expect(try backend.userStore(of: "bo") == UserRecord(values: ["seen": .bool(true)], version: 1))
+        // At the store's version, but too late for a write on the claim's terms.
+        #expect(try writeStore("token-late", over: 1) == .integer(-1))
+        #expect(try backend.userStore(of: "bo").version == 1)
     }
 
     /// Every write leaves the version one server's store would (the registry counts on it: its

@@ -111,7 +111,7 @@ extension RedisDefaultsBackend {
         else { throw unexpected(read[0], "removing an account") }
         guard let hash = account[0].text, let created = account[1].integer else { return nil }
         let removed = try clusterRemoveSessions(of: name, except: nil)
-        _ = try write([bytes("DEL"), accountKey(name), userStoreKey(name), userSessionsKey(name)])
+        _ = try write([bytes("DEL"), accountKey(name), userStoreKey(name), userSessionsKey(name), userCommitsKey(name)])
         _ = try write([bytes("SREM"), accountsKey, bytes(name)])
         let data = store[0].bytes ?? []
         let values = data.isEmpty ? [:] : DefaultsValue.decode(data) ?? [:]

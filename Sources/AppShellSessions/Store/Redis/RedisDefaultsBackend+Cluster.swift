@@ -10,11 +10,12 @@ import Glibc
 //   version and marked pending, so that no other checked write of it can pass), then the user's
 //   store is checked and written (with the key entered in its set), then the record is written
 //   over the claim (`finish`); when the store was not at its version, the claim is undone
-//   (`abandon`) and nothing is written: both checks hold or neither write happens. Stopped after
-//   the claim: the marker's deadline passes (`pendingMilliseconds`) and the next load undoes it
-//   (`recover`): neither is written. Stopped after the store's write: the store's change stands
-//   and the session's is undone the same way — the request was answered with an error, and the
-//   store's version moved, so whoever holds it reloads.
+//   (`abandon`) and nothing is written: both checks hold or neither write happens. The claim
+//   keeps the new content beside the record, and the store's write records the claim's token
+//   (`user-commits:{u}`), refused once the claim's deadline passed. Stopped after the claim: once
+//   the deadline (`pendingMilliseconds`) is a second past, the next load asks whether the token
+//   was committed — no: the claim is undone, neither is written; yes (stopped after the store's
+//   write): the session's write is finished with the content kept, both are written.
 // - A rotation (`rename`, with or without new content): the new key is written first, the old
 //   one deleted second (only when unchanged since it was read, or still claimed by this write);
 //   stopped between, both ids hold the record until the old one expires, which the client,
@@ -76,23 +77,28 @@ extension RedisDefaultsBackend {
             )
             return reply == .integer(-1)
         }
-        // Claim the session checked (the old key of a rotation).
+        // Claim the session checked (the old key of a rotation), the new content kept beside it.
         let checked = replaced ?? target
-        let deadline = now() + Self.pendingMilliseconds
         let token = randomInstanceName()
+        let userWrite = record.userWrite
+        let content = Array(recordArguments(record).dropFirst()) + [bytes(record.user ?? "")]
         let claimed = try expect(
             RedisScript.claim.call(
-                [checked], [record.expectedVersion.map(number) ?? [], number(deadline), bytes(token)]), "a claim")
-        guard let version = claimed.integer, version >= 0 else { return true }
-        let marker = bytes("p\(version):\(deadline):\(token)")
-        let userWrite = record.userWrite
+                [checked],
+                [
+                    record.expectedVersion.map(number) ?? [], number(Self.pendingMilliseconds), bytes(token),
+                    bytes(userWrite?.user ?? ""),
+                ] + content), "a claim")
+        guard let marker = claimed.bytes,
+            let (version, deadline) = Self.pending(marker).map({ ($0.version, $0.deadline) })
+        else { return true }
         if let userWrite {
             let written = try expect(
                 RedisScript.clusterUserWrite.call(
-                    [userStoreKey(userWrite.user), userSessionsKey(userWrite.user)],
+                    [userStoreKey(userWrite.user), userSessionsKey(userWrite.user), userCommitsKey(userWrite.user)],
                     [
                         number(userWrite.expectedVersion), DefaultsValue.encode(userWrite.values),
-                        record.user == userWrite.user ? target : [], number(absolute),
+                        record.user == userWrite.user ? target : [], number(absolute), bytes(token), number(deadline),
                     ]), "a user's store")
             if written == .integer(-1) {
                 _ = try expect(RedisScript.abandon.call([checked], [marker, number(version), bytes("0")]), "a claim")
@@ -102,7 +108,6 @@ extension RedisDefaultsBackend {
         if let user = record.user, user != userWrite?.user {
             try expect(RedisScript.clusterEnter.call([userSessionsKey(user)], [target, number(absolute)]), "a login")
         }
-        let content = Array(recordArguments(record).dropFirst()) + [bytes(record.user ?? "")]
         guard let replaced else {
             _ = try expect(RedisScript.finish.call([target], [marker, number(version)] + content), "a write")
             return false
@@ -149,10 +154,34 @@ extension RedisDefaultsBackend {
         return gone
     }
 
-    /// Undoes the pending marker of `key` if its deadline passed; true when it did.
-    func clusterRecover(_ key: [UInt8]) throws(StoreError) -> Bool {
-        try expect(RedisScript.recover.call([key], []), "a pending write") == .integer(1)
+    /// Ends the pending write `marker` of `key` (`RedisScript.recover`) once its deadline is
+    /// past: finished when its user's store was written (the claim's token is among the user's
+    /// committed claims), else undone. True when it did.
+    func clusterRecover(_ key: [UInt8], marker: [UInt8]) throws(StoreError) -> Bool {
+        guard let deadline = Self.pending(marker)?.deadline, now() >= deadline + 1_000 else { return false }
+        let token = Array(marker.split(separator: UInt8(ascii: ":"), maxSplits: 2).last ?? [])
+        let user = try expect([bytes("HGET"), key, bytes("pw")], "a pending write").text ?? ""
+        var committed = false
+        if !user.isEmpty {
+            committed = try expect([bytes("ZSCORE"), userCommitsKey(user), token], "a pending write") != .null
+        }
+        return try expect(
+            RedisScript.recover.call([key], [marker, bytes(committed ? "1" : "0")]), "a pending write") == .integer(1)
     }
+
+    /// The version and deadline (Unix ms) of a pending marker, `p<version>:<deadline>:<token>`.
+    static func pending(_ marker: [UInt8]) -> (version: Int64, deadline: Int64)? {
+        guard marker.first == UInt8(ascii: "p") else { return nil }
+        let parts = marker.dropFirst().split(separator: UInt8(ascii: ":"), maxSplits: 2)
+        guard parts.count == 3, let version = Int64(String(decoding: parts[0], as: UTF8.self)),
+            let deadline = Int64(String(decoding: parts[1], as: UTF8.self))
+        else { return nil }
+        return (version, deadline)
+    }
+
+    /// The key of the set of `user`'s store writes made with a session's (`clusterUserWrite`), by
+    /// token: what `clusterRecover` asks.
+    func userCommitsKey(_ user: String) -> [UInt8] { bytes(keyPrefix + "user-commits:{" + user + "}") }
 
     /// ARGV 1 to 7 of `write`/`clusterWrite` for `record`.
     func recordArguments(_ record: SessionRecord) -> [[UInt8]] {

@@ -100,19 +100,20 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"), bytes("u"),
         ])
         guard case .array(let fields) = reply, fields.count == 6 else { throw unexpected(reply, "HMGET") }
+        let version = fields[4].integer
+        // A cluster's pending write (`RedisScript.claim`), ended once its deadline passed, else the
+        // record is at no version a write could expect until it ends.
+        if version == nil, writer.isCluster, let marker = fields[4].bytes,
+            try clusterRecover(key(id), marker: marker)
+        {
+            return try load(id)
+        }
         guard let created = fields[2].integer, let accessed = fields[3].integer else { return nil }
         guard let data = fields[0].bytes, let values = DefaultsValue.decode(data) else {
             throw StoreError("store \(url): the record of session \(id) holds data that is not a defaults object")
         }
         var record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
-        if let version = fields[4].integer {
-            record.version = version
-        } else if fields[4] != .null {
-            // A cluster's pending write (`RedisScript.claim`): undone once its deadline passed,
-            // else the record is at no version a write could expect until it ends.
-            if writer.isCluster, try clusterRecover(key(id)) { return try load(id) }
-            record.version = -1
-        }
+        record.version = version ?? (fields[4] == .null ? 0 : -1)
         record.user = fields[5].bytes.map { String(decoding: $0, as: UTF8.self) }
         return record
     }

@@ -11,7 +11,8 @@
 /// session can).
 ///
 /// A pending write (a session's write with its user's store) marks the session's version field
-/// `n` with `p<version>:<deadline ms>:<token>`, which no version check matches: see `claim`.
+/// `n` with `p<version>:<deadline ms>:<token>`, which no version check matches: see `claim`,
+/// `clusterUserWrite` and `recover`.
 extension RedisScript {
     /// Every script below: what a cluster's node connections load.
     static let cluster = [
@@ -47,34 +48,50 @@ extension RedisScript {
         return 1
         """)
 
-    /// KEYS[1]: a session; ARGV: the expected version ('' any), the marker's deadline (Unix ms),
-    /// a token. When the session is at the version, marks it pending (`n` =
-    /// `p<version>:<deadline>:<token>`, the rest unchanged: no write checked against the version
-    /// can pass until `finish` or `abandon`) and returns the version; else -1. A session made
-    /// here (none was stored) expires at the deadline unless finished.
+    /// KEYS[1]: a session; ARGV: the expected version ('' any), how long the claim holds (ms), a
+    /// token, the user whose store is written with it, then the record's new content as
+    /// `clusterWrite`'s ARGV 2 to 8. When the session is at the version, marks it pending (`n` =
+    /// `p<version>:<deadline ms, the server's clock>:<token>`, which no version check matches, so
+    /// no other checked write passes until `finish`, `abandon` or `recover`), keeps the new
+    /// content beside the record (`p1` … `p7`, and the user `pw`: what `recover` finishes it with
+    /// if the writer stops after the user's store was written) and returns the marker; else -1.
+    /// A session made here (none was stored) expires a day after the deadline unless finished.
     static let claim = RedisScript(
         """
         local existed = redis.call('EXISTS', KEYS[1]) == 1
         local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
         if not version or (ARGV[1] ~= '' and version ~= tonumber(ARGV[1])) then return -1 end
-        redis.call('HSET', KEYS[1], 'n', 'p' .. version .. ':' .. ARGV[2] .. ':' .. ARGV[3])
-        if not existed then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
-        return version
+        local time = redis.call('TIME')
+        local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[2])
+        local marker = 'p' .. version .. ':' .. deadline .. ':' .. ARGV[3]
+        redis.call('HSET', KEYS[1], 'n', marker, 'pw', ARGV[4], 'p1', ARGV[5], 'p2', ARGV[6], 'p3', ARGV[7],
+          'p4', ARGV[8], 'p5', ARGV[9], 'p6', ARGV[10], 'p7', ARGV[11])
+        if not existed then redis.call('PEXPIREAT', KEYS[1], deadline + 86400000) end
+        return marker
         """)
 
-    /// KEYS: a user's store and set of sessions; ARGV: the store's expected version, its values, a
-    /// session's key to enter in the set ('' none), its absolute deadline (-1: none). Returns the
-    /// store's new version, or -1 with nothing written.
+    /// KEYS: a user's store, set of sessions and set of committed claims; ARGV: the store's
+    /// expected version, its values, a session's key to enter in the set ('' none), its absolute
+    /// deadline (-1: none), the claim's token and deadline (Unix ms). Returns the store's new
+    /// version, or -1 with nothing written (not at the version, or the claim's deadline passed:
+    /// `recover` may be undoing it). The token is kept a minute past the deadline (the claims
+    /// older are dropped at each write), where `recover` finds that the store was written.
     static let clusterUserWrite = RedisScript(
         """
         local version = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
         if version ~= tonumber(ARGV[1]) then return -1 end
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+        if now >= tonumber(ARGV[6]) then return -1 end
         redis.call('HSET', KEYS[1], 'v', ARGV[2], 'n', version + 1)
+        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+        redis.call('ZADD', KEYS[3], tonumber(ARGV[6]) + 60000, ARGV[5])
+        redis.call('PEXPIREAT', KEYS[3], tonumber(ARGV[6]) + 60000)
         if ARGV[3] ~= '' then
           redis.call('SADD', KEYS[2], ARGV[3])
           local deadline = tonumber(ARGV[4])
           local ttl = redis.call('TTL', KEYS[2])
-          if deadline >= 0 and (ttl < 0 or tonumber(redis.call('TIME')[1]) + ttl < deadline) then
+          if deadline >= 0 and (ttl < 0 or tonumber(time[1]) + ttl < deadline) then
             redis.call('EXPIREAT', KEYS[2], deadline)
           end
         end
@@ -109,22 +126,36 @@ extension RedisScript {
           redis.call('DEL', KEYS[1])
         else
           redis.call('HSET', KEYS[1], 'n', ARGV[2])
+          redis.call('HDEL', KEYS[1], 'pw', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7')
         end
         return 1
         """)
 
-    /// KEYS[1]: a session. A pending marker whose deadline has passed (its writer stopped between
-    /// steps) is undone: the session gets back its version (or goes, when the claim made it).
-    /// Returns 1 when one was undone.
+    /// KEYS[1]: a session; ARGV: its pending marker as read, whether the user's store was
+    /// written with it ('1': the claim's token is among the user's committed claims). Once the
+    /// marker's deadline is a second past (its writer stopped between steps; the user's store
+    /// refuses the claim after the deadline, so the answer read cannot change), the write is
+    /// finished with the content kept by `claim` when the store was written, else undone (the
+    /// session gets back its version, or goes when the claim made it). Returns 1 when it did.
     static let recover = RedisScript(
         """
-        local marker = redis.call('HGET', KEYS[1], 'n')
-        if not marker then return 0 end
-        local version, deadline = string.match(marker, '^p(%d+):(%d+):')
-        if not version then return 0 end
+        if redis.call('HGET', KEYS[1], 'n') ~= ARGV[1] then return 0 end
+        local version, deadline = string.match(ARGV[1], '^p(%d+):(%d+):')
         local time = redis.call('TIME')
-        if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) < tonumber(deadline) then return 0 end
-        if redis.call('HEXISTS', KEYS[1], 'c') == 0 then redis.call('DEL', KEYS[1]) else redis.call('HSET', KEYS[1], 'n', version) end
+        if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) < tonumber(deadline) + 1000 then return 0 end
+        if ARGV[2] == '1' then
+          local p = redis.call('HMGET', KEYS[1], 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7')
+          redis.call('DEL', KEYS[1])
+          redis.call('HSET', KEYS[1], 'v', p[1], 'c', p[2], 'a', p[3], 'n', tonumber(version) + 1)
+          if p[4] == '1' then redis.call('HSET', KEYS[1], 's', p[5]) end
+          if p[6] ~= '-1' then redis.call('EXPIREAT', KEYS[1], p[6]) end
+          if p[7] ~= '' then redis.call('HSET', KEYS[1], 'u', p[7]) end
+        elseif redis.call('HEXISTS', KEYS[1], 'c') == 0 then
+          redis.call('DEL', KEYS[1])
+        else
+          redis.call('HSET', KEYS[1], 'n', version)
+          redis.call('HDEL', KEYS[1], 'pw', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7')
+        end
         return 1
         """)
 
