@@ -280,7 +280,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// Makes one write that may conflict, alone: throws the conflict.
     private func runChecked(_ write: StoreWrite) throws(StoreError) {
-        var command: [[UInt8]]
+        let command: [[UInt8]]
         if writer.isCluster {
             guard let one = clusterCommand(for: write) else {
                 if try clusterApply(write) {
