@@ -214,11 +214,14 @@ browser-test: $(BROWSER_VENV_READY) build
 ## mid-flow, Redis killed and started again, two clients racing on one session through both
 ## (tests/scaleout/run.py); then through such a topology (BROWSER_SCALEOUT=1: each test gets its
 ## own) the real-browser tests whose behaviour depends on the server's state across requests
-## (marked scaled_out: logins, actions, reloads, live events, logout, CSRF)
+## (marked scaled_out: logins, actions, reloads, live events, logout, CSRF); and two instances on a
+## Redis Cluster of three primaries with a replica each: the JSON flow, a session's primary killed
+## mid-flow (tests/scaleout/cluster.py)
 SCALEOUT_PACKAGES := redis-server nginx
 test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"
 	$(WITHOUT_LEFTOVERS) python3 tests/scaleout/run.py $$($(SWIFT) build --show-bin-path)/appshell
+	$(WITHOUT_LEFTOVERS) python3 tests/scaleout/cluster.py $$($(SWIFT) build --show-bin-path)/appshell
 	BROWSER_SCALEOUT=1 $(BROWSER_PYTEST)
 
 ## contract-test: schemathesis (every check; the examples, coverage, fuzzing and stateful phases)

@@ -144,7 +144,7 @@ import Testing
         (#"{"store": "postgres"}"#, #""store" must be one of "sqlite", "memory", "redis", got "postgres""#),
         (
             #"{"storeURL": "http://cache:6379"}"#,
-            #""storeURL" must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got "http:…" (not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported))"#
+            #""storeURL" must be a redis://[user:password@]host[:port][/db], redis-cluster://[user:password@]host:port[,host:port...] or unix:///path[?db=N&password=...] URL, got "http:…" (not a redis://, redis-cluster:// or unix:// URL (rediss://, Redis over TLS, is not supported))"#
         ),
         (
             #"{"cookieName": "my session"}"#,
@@ -170,16 +170,16 @@ import Testing
         (["APPSHELL_PROT": "80"], "environment: unknown variable APPSHELL_PROT"),
         (
             ["APPSHELL_STORE_URL": "redis://app:secret@cache:99999"],
-            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got \"redis:…\" (the port must be a number from 1 to 65535)"
+            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db], redis-cluster://[user:password@]host:port[,host:port...] or unix:///path[?db=N&password=...] URL, got \"redis:…\" (the port must be a number from 1 to 65535)"
         ),
         // Issue 31 (10): the forms the old redaction did not know quoted the password.
         (
             ["APPSHELL_STORE_URL": "redis:/:pw@host"],
-            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got \"redis:…\" (not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported))"
+            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db], redis-cluster://[user:password@]host:port[,host:port...] or unix:///path[?db=N&password=...] URL, got \"redis:…\" (not a redis://, redis-cluster:// or unix:// URL (rediss://, Redis over TLS, is not supported))"
         ),
         (
             ["APPSHELL_STORE_URL": "unix:///s?db=2&passWORD=pw"],
-            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL, got \"unix:…\" (an unknown parameter (db, password and user are known, in lowercase))"
+            "environment: APPSHELL_STORE_URL must be a redis://[user:password@]host[:port][/db], redis-cluster://[user:password@]host:port[,host:port...] or unix:///path[?db=N&password=...] URL, got \"unix:…\" (an unknown parameter (db, password and user are known, in lowercase))"
         ),
     ])
     func environmentErrorsNameTheVariable(environment: [String: String], expected: String) {

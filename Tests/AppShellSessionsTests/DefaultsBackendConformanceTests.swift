@@ -9,18 +9,21 @@ enum BackendKind: CaseIterable, Sendable, CustomStringConvertible {
     case memory
     case sqlite
     case redis
+    case redisCluster
 
     var description: String {
         switch self {
         case .memory: "memory"
         case .sqlite: "sqlite"
         case .redis: "redis"
+        case .redisCluster: "redis-cluster"
         }
     }
 
     /// Runs `body` with a new backend of this kind; an SQLite file lives in its own directory,
     /// removed afterwards; a Redis backend has a key prefix of its own on the test process's
-    /// `redis-server` (`RedisTestServer`).
+    /// `redis-server` (`RedisTestServer`), a cluster one on the test process's cluster
+    /// (`RedisClusterTests.shared`, three primaries and their replicas).
     func withBackend(_ body: (any DefaultsBackend) throws -> Void) throws {
         switch self {
         case .memory:
@@ -31,6 +34,10 @@ enum BackendKind: CaseIterable, Sendable, CustomStringConvertible {
             }
         case .redis:
             let backend = try RedisTestServer.shared().backend()
+            defer { backend.close() }
+            try body(backend)
+        case .redisCluster:
+            let backend = try RedisClusterTests.shared.get().backend()
             defer { backend.close() }
             try body(backend)
         }

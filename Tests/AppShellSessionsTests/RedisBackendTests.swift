@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("http://host", "not a redis:// or unix:// URL"),
+        ("http://host", "not a redis://, redis-cluster:// or unix:// URL"),
         ("rediss://host", "TLS"),
         ("redis://", "no host"),
         ("redis://host:0", "port"),

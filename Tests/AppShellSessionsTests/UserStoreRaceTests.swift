@@ -12,7 +12,7 @@ import Testing
     static let user = "ann"
 
     /// Runs `body` with the two clients' backends: one backend for both (memory, one SQLite file),
-    /// or two instances of the Redis backend on one server.
+    /// or two instances of the Redis backend on one server, or on one cluster.
     static func withClients(
         _ kind: BackendKind, _ body: (any DefaultsBackend, any DefaultsBackend) throws -> Void
     )
@@ -27,6 +27,14 @@ import Testing
             let first = try RedisDefaultsBackend(url: server.url, keyPrefix: prefix)
             defer { first.close() }
             let second = try RedisDefaultsBackend(url: server.url, keyPrefix: prefix)
+            defer { second.close() }
+            try body(first, second)
+        case .redisCluster:
+            let cluster = try RedisClusterTests.shared.get()
+            let prefix = RedisTestServer.uniquePrefix()
+            let first = try RedisDefaultsBackend(url: cluster.url, keyPrefix: prefix)
+            defer { first.close() }
+            let second = try RedisDefaultsBackend(url: cluster.url, keyPrefix: prefix)
             defer { second.close() }
             try body(first, second)
         }

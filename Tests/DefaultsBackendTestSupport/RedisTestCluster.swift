@@ -94,6 +94,11 @@ public final class RedisTestCluster: @unchecked Sendable {
         try Self.cli(["-p", String(port), "cluster", "myid"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// A store backend on this cluster whose keys start with a prefix of its own.
+    package func backend(expiry: RedisDefaultsBackend.Expiry? = nil) throws -> RedisDefaultsBackend {
+        try RedisDefaultsBackend(url: url, keyPrefix: RedisTestServer.uniquePrefix(), expiry: expiry)
+    }
+
     /// The server at `port`.
     public func server(_ port: Int) -> RedisTestServer { servers[ports.firstIndex(of: port)!] }
 

@@ -75,6 +75,10 @@ class Topology:
         self.logs = [os.path.join(self.folder, f"instance-{n}.log") for n in (0, 1)]
         self.nginx = None
 
+    def store_url(self):
+        """What the instances' APPSHELL_STORE_URL is (tests/scaleout/cluster.py: a cluster's)."""
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
     def start_redis(self):
         self.redis = subprocess.Popen(
             ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", self.folder,
@@ -91,7 +95,7 @@ class Topology:
         env = {name: value for name, value in os.environ.items() if not name.startswith("APPSHELL_")}
         env.update({
             "APPSHELL_PORT": str(self.instance_ports[number]), "APPSHELL_STORE": "redis",
-            "APPSHELL_STORE_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+            "APPSHELL_STORE_URL": self.store_url(),
             "APPSHELL_SPLASH_DELAY_MILLISECONDS": "300", "APPSHELL_SHUTDOWN_TIMEOUT_SECONDS": "2",
             "APPSHELL_REMINDER_DELAY_MILLISECONDS": str(REMINDER_MILLISECONDS),
             "APPSHELL_CONFIG": os.path.join(REPO, "config.json"),

@@ -45,7 +45,9 @@ public enum ConfigurationKind: Sendable {
         case .integer(let range): return "an integer from \(range.lowerBound) to \(range.upperBound)"
         case .boolean: return "true or false"
         case .address: return "an IPv4 or IPv6 address literal such as 127.0.0.1, 0.0.0.0, ::1 or :: (no brackets)"
-        case .redisURL: return "a redis://[user:password@]host[:port][/db] or unix:///path[?db=N&password=...] URL"
+        case .redisURL:
+            return
+                "a redis://[user:password@]host[:port][/db], redis-cluster://[user:password@]host:port[,host:port...] or unix:///path[?db=N&password=...] URL"
         case .hostList:
             return "an array of host names (no port), IP addresses, or .example.com / *.example.com patterns"
         case .proxyList: return "an array of IPv4 or IPv6 addresses or CIDR ranges such as 10.0.0.0/8"

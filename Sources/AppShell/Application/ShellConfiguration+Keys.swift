@@ -69,7 +69,8 @@ extension ShellConfiguration {
                 $1.storePath = $0.stringValue!
             },
             ConfigurationKey(
-                "storeURL", .redisURL, "the Redis server, when store is redis (password and database in the URL)"
+                "storeURL", .redisURL,
+                "the Redis server or Redis Cluster (redis-cluster://, some of its nodes), when store is redis (password and database in the URL)"
             ) {
                 $1.storeURL = $0.stringValue!
             },

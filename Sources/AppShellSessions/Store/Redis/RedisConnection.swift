@@ -96,10 +96,6 @@ final class RedisConnection {
         self.timeoutMilliseconds = max(1, timeoutMilliseconds)
         self.waitsForever = waitsForever
         self.scripts = scripts
-        // A cluster's URL names seeds, not the server: `RedisCluster` serves it.
-        guard !url.isCluster else {
-            throw StoreError("store \(url): a Redis Cluster is served by RedisCluster, not one connection")
-        }
         try connect()
     }
 

@@ -8,10 +8,13 @@ extension RedisDefaultsBackend {
         var removed = 0
         try forEachKeyBatch { keys throws(StoreError) in
             let checks = keys.map { key in
-                RedisScript.removeIfExpired.call(
-                    [key], [number(accessedBefore), number(createdBefore), bytes(keyPrefix)])
+                // On a cluster the user's set is left (its members are checked before use).
+                writer.isCluster
+                    ? RedisScript.clusterRemoveIfExpired.call([key], [number(accessedBefore), number(createdBefore)])
+                    : RedisScript.removeIfExpired.call(
+                        [key], [number(accessedBefore), number(createdBefore), bytes(keyPrefix)])
             }
-            let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(checks) }
+            let replies = try writer.pipeline(checks)
             for reply in replies {
                 if case .error = reply { throw unexpected(reply, "removing expired records") }
                 removed += Int(reply.integer ?? 0)
@@ -39,21 +42,24 @@ extension RedisDefaultsBackend {
         return escaped
     }
 
-    /// Calls `body` with the store's keys, a batch at a time (`SCAN … MATCH <prefix>{*}`).
+    /// Calls `body` with the store's keys, a batch at a time (`SCAN … MATCH <prefix>{*}`, on each
+    /// primary of a cluster).
     func forEachKeyBatch(_ body: ([[UInt8]]) throws(StoreError) -> Void) throws(StoreError) {
         let pattern = bytes(RedisDefaultsBackend.globEscaped(keyPrefix) + "{*}")
-        var cursor = bytes("0")
-        repeat {
-            let reply = try reader.withLock { connection throws(StoreError) in
-                try connection.command([bytes("SCAN"), cursor, bytes("MATCH"), pattern, bytes("COUNT"), bytes("500")])
-            }
-            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes,
-                case .array(let found) = parts[1]
-            else { throw unexpected(reply, "SCAN") }
-            let keys = found.compactMap(\.bytes)
-            if !keys.isEmpty { try body(keys) }
-            cursor = next
-        } while cursor != bytes("0")
+        // A cluster's keys are spread over its primaries: each is walked with its own cursor.
+        for node in reader.nodeNames {
+            var cursor = bytes("0")
+            repeat {
+                let reply = try reader.command(
+                    [bytes("SCAN"), cursor, bytes("MATCH"), pattern, bytes("COUNT"), bytes("500")], node: node)
+                guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes,
+                    case .array(let found) = parts[1]
+                else { throw unexpected(reply, "SCAN") }
+                let keys = found.compactMap(\.bytes)
+                if !keys.isEmpty { try body(keys) }
+                cursor = next
+            } while cursor != bytes("0")
+        }
     }
 }
 

@@ -15,9 +15,7 @@ extension RedisDefaultsBackend {
     /// would refuse every form already served — unless an instance starts in between.
     package func sharedSecret(named name: String, making make: () -> [UInt8]) throws(StoreError) -> [UInt8] {
         let key = bytes(keyPrefix + "secret:" + name)
-        let replies = try writer.withLock { connection throws(StoreError) in
-            try connection.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
-        }
+        let replies = try writer.pipeline([[bytes("SET"), key, make(), bytes("NX")], [bytes("GET"), key]])
         for reply in replies {
             if case .error = reply { throw unexpected(reply, "the shared secret \(name)") }
         }
@@ -35,9 +33,7 @@ extension RedisDefaultsBackend {
     func keepSharedSecrets() {
         for (name, secret) in secrets.withLock({ $0 }) {
             let key = bytes(keyPrefix + "secret:" + name)
-            let replies = try? writer.withLock { connection throws(StoreError) in
-                try connection.pipeline([[bytes("SET"), key, secret, bytes("NX")], [bytes("GET"), key]])
-            }
+            let replies = try? writer.pipeline([[bytes("SET"), key, secret, bytes("NX")], [bytes("GET"), key]])
             guard let replies, replies.count == 2 else { continue }
             if replies[0] == .status("OK") {
                 Logger.appshell.error(
@@ -54,9 +50,9 @@ extension RedisDefaultsBackend {
     /// A warning when the server's `maxmemory-policy` may evict a key without expiry (`allkeys-*`:
     /// the shared secrets); `nil` when it cannot, or the server does not say (`CONFIG` refused).
     package func evictionWarning() -> String? {
-        let reply = try? reader.withLock { connection throws(StoreError) in
-            try connection.command([bytes("CONFIG"), bytes("GET"), bytes("maxmemory-policy")])
-        }
+        // On a cluster, the first primary's: the nodes of a deployment are configured alike.
+        let reply = try? reader.command(
+            [bytes("CONFIG"), bytes("GET"), bytes("maxmemory-policy")], node: reader.nodeNames.first ?? "")
         guard case .array(let parts) = reply, parts.count == 2, let policy = parts[1].text,
             policy.hasPrefix("allkeys-")
         else { return nil }

@@ -29,11 +29,16 @@ import AppShellConcurrency
 /// Each write is one script (`RedisScript`, called by its SHA-1), atomic on the server: a rotation
 /// with new content too. `applyAll`'s batch (a group commit) is one round trip, a pipeline of its
 /// writes; they are of different sessions or in order, and no reader needs them all at once, so
-/// no `MULTI`/`EXEC` is wrapped around them. A rotation moves the
-/// record with `RENAME` in a script (atomic on one server; the two ids' keys are in different
-/// slots, so a Redis Cluster cannot do it: one server, with replicas, is what this backend
-/// supports). A script fails at run time only on a key of another type, which nothing else writes
+/// no `MULTI`/`EXEC` is wrapped around them. A rotation moves the record with `RENAME` in a
+/// script. A script fails at run time only on a key of another type, which nothing else writes
 /// under the prefix.
+///
+/// On a Redis Cluster (a `redis-cluster://` URL) the same keys are used — a session's in its own
+/// slot, a user's account, store and set of sessions in the user's (`{<user>}`) — and the writes
+/// whose keys span slots (a login, a user's store with a session, a rotation, a removal of a
+/// user's sessions or account) are made in steps of one slot each, in an order that leaves
+/// nothing wrong when stopped between two (`RedisDefaultsBackend+Cluster.swift`); the others,
+/// and the batches' pipelines, are as on one server.
 package final class RedisDefaultsBackend: DefaultsBackend {
     /// The server.
     package let url: RedisURL
@@ -42,27 +47,47 @@ package final class RedisDefaultsBackend: DefaultsBackend {
     /// When records expire (`nil`: never by themselves).
     package let expiry: Expiry?
     // Writes on one connection, loads on another: a load is not held up behind a batch's round trip.
-    let writer: Locked<RedisConnection>
-    let reader: Locked<RedisConnection>
+    // On a cluster, two `RedisCluster`s the same way (`RedisStoreLink`).
+    let writer: RedisStoreLink
+    let reader: RedisStoreLink
     /// The shared secrets this instance uses, by name, kept in Redis by every sweep
     /// (`keepSharedSecrets`).
     let secrets = Locked<[String: [UInt8]]>([:])
 
-    /// Connects to `url` (twice: one connection for writes, one for loads); throws when the server
-    /// cannot be reached or refuses the login. `keyPrefix` begins every key (several apps, or
-    /// tests, can share one database with different prefixes).
+    /// Connects to `url` (twice: one connection for writes, one for loads; for a
+    /// `redis-cluster://` URL, two cluster clients, which connect to each primary at its first
+    /// use); throws when the server (no seed of the cluster) cannot be reached or refuses the
+    /// login. `keyPrefix` begins every key (several apps, or tests, can share one database with
+    /// different prefixes); on a cluster it must hold no `{`, which would change the keys' hash
+    /// tags. On a cluster, a command whose node cannot be reached is retried for
+    /// `retryMilliseconds` (a failover under way), then throws (`RedisCluster`).
     package init(
-        url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000
+        url: RedisURL, keyPrefix: String = "appshell:", expiry: Expiry? = nil, timeoutMilliseconds: Int = 2_000,
+        retryMilliseconds: Int = 1_000
     )
         throws(StoreError)
     {
         self.url = url
         self.keyPrefix = keyPrefix
         self.expiry = expiry
-        writer = Locked(
-            try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: RedisScript.all))
-        reader = Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds))
-        let reply = try writer.withLock { connection throws(StoreError) in try connection.command([bytes("PING")]) }
+        if url.isCluster {
+            guard !keyPrefix.contains("{") else {
+                throw StoreError("store \(url): a key prefix with { would change the keys' slots on a cluster")
+            }
+            let scripts = RedisScript.all + RedisScript.cluster
+            writer = .cluster(
+                try RedisCluster(
+                    url: url, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds,
+                    scripts: scripts))
+            reader = .cluster(
+                try RedisCluster(
+                    url: url, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds))
+            return
+        }
+        writer = .server(
+            Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: RedisScript.all)))
+        reader = .server(Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds)))
+        let reply = try writer.command([bytes("PING")])
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
     }
 
@@ -71,55 +96,26 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// The record of `id`, or `nil` when there is none; throws when its data cannot be decoded.
     package func load(_ id: SessionID) throws(StoreError) -> SessionRecord? {
-        let reply = try reader.withLock { connection throws(StoreError) in
-            try connection.command([
-                bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"), bytes("u"),
-            ])
-        }
+        let reply = try reader.command([
+            bytes("HMGET"), key(id), bytes("v"), bytes("s"), bytes("c"), bytes("a"), bytes("n"), bytes("u"),
+        ])
         guard case .array(let fields) = reply, fields.count == 6 else { throw unexpected(reply, "HMGET") }
+        let version = fields[4].integer
+        // A cluster's pending write (`RedisScript.claim`), ended once its deadline passed, else the
+        // record is at no version a write could expect until it ends.
+        if version == nil, writer.isCluster, let marker = fields[4].bytes,
+            try clusterRecover(key(id), marker: marker)
+        {
+            return try load(id)
+        }
         guard let created = fields[2].integer, let accessed = fields[3].integer else { return nil }
         guard let data = fields[0].bytes, let values = DefaultsValue.decode(data) else {
             throw StoreError("store \(url): the record of session \(id) holds data that is not a defaults object")
         }
         var record = SessionRecord(values: values, created: created, accessed: accessed, snapshot: fields[1].bytes)
-        record.version = fields[4].integer ?? 0
+        record.version = version ?? (fields[4] == .null ? 0 : -1)
         record.user = fields[5].bytes.map { String(decoding: $0, as: UTF8.self) }
         return record
-    }
-
-    /// The version of `id`'s record (its field `n`, which every write sets), or `nil` when there is
-    /// none: one field, not the record.
-    package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? {
-        let reply = try reader.withLock { connection throws(StoreError) in
-            try connection.command([bytes("HGET"), key(id), bytes("n")])
-        }
-        if reply == .null { return nil }
-        guard let version = reply.integer else { throw unexpected(reply, "HGET") }
-        return version
-    }
-
-    /// The versions of `ids`' records and of `users`' stores, in one round trip.
-    package func storedVersions(
-        of ids: [SessionID], userStoresOf users: [String]
-    ) throws(StoreError) -> (
-        sessions: [Int64?], userStores: [Int64]
-    ) {
-        let commands =
-            ids.map { [bytes("HGET"), key($0), bytes("n")] }
-            + users.map {
-                [bytes("HGET"), userStoreKey($0), bytes("n")]
-            }
-        let replies = try reader.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
-        var versions: [Int64?] = []
-        for reply in replies {
-            if reply == .null {
-                versions.append(nil)
-            } else {
-                guard let version = reply.integer else { throw unexpected(reply, "HGET") }
-                versions.append(version)
-            }
-        }
-        return (Array(versions[..<ids.count]), versions[ids.count...].map { $0 ?? 0 })
     }
 
     /// Other instances write the same records.
@@ -134,13 +130,13 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// Sets the `accessed` time of `id`'s record, if there is one.
     package func touch(_ id: SessionID, accessed: Int64) throws(StoreError) {
-        try run([command(for: .touch(id, accessed: accessed))])
+        try runChecked(.touch(id, accessed: accessed))
     }
 
     /// Moves the record of `id` to `newID`, replacing any record `newID` had; does nothing when
     /// `id` has no record.
     package func rename(_ id: SessionID, to newID: SessionID) throws(StoreError) {
-        try run([command(for: .rename(id, to: newID))])
+        try runChecked(.rename(id, to: newID))
     }
 
     /// Moves the record of `id` to `newID` with `record` as its content, in one step (refused as
@@ -151,7 +147,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// Deletes the record of `id`.
     package func remove(_ id: SessionID) throws(StoreError) {
-        try run([command(for: .remove(id))])
+        try runChecked(.remove(id))
     }
 
     /// Makes `writes` in order in one round trip (a pipeline of scripts). The sweeper's
@@ -171,21 +167,25 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         // Each write but a sweep is one command: its result's position, and the write's.
         var positions: [Int] = []
         var sweeps: [(Int64, Int64)] = []
+        var conflicts = Set<Int>()
         for (position, write) in writes.enumerated() {
             if case .removeExpired(let accessedBefore, let createdBefore) = write {
                 if expiry == nil { sweeps.append((accessedBefore, createdBefore)) }
+            } else if writer.isCluster {
+                // The writes of several steps in their place: those before them pipelined first.
+                guard let command = clusterCommand(for: write) else {
+                    try flush(&commands, &positions, into: &conflicts)
+                    if try clusterApply(write) { conflicts.insert(position) }
+                    continue
+                }
+                commands.append(command)
+                positions.append(position)
             } else {
                 commands.append(command(for: write))
                 positions.append(position)
             }
         }
-        var conflicts = Set<Int>()
-        if !commands.isEmpty {
-            let results = try pipelined(commands)
-            for (index, result) in results.enumerated() where result == .integer(-1) {
-                conflicts.insert(positions[index])
-            }
-        }
+        try flush(&commands, &positions, into: &conflicts)
         for (accessedBefore, createdBefore) in sweeps {
             _ = try removeExpired(accessedBefore: accessedBefore, createdBefore: createdBefore)
         }
@@ -196,16 +196,30 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         return conflicts
     }
 
+    /// Runs `commands` (the writes at `positions`) in one round trip, adds those refused to
+    /// `conflicts`, and empties both.
+    private func flush(
+        _ commands: inout [[[UInt8]]], _ positions: inout [Int], into conflicts: inout Set<Int>
+    ) throws(StoreError) {
+        guard !commands.isEmpty else { return }
+        let results = try pipelined(commands)
+        for (index, result) in results.enumerated() where result == .integer(-1) {
+            conflicts.insert(positions[index])
+        }
+        commands.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
+    }
+
     private static let conflictText = "the session was changed meanwhile (by another instance); nothing was written"
 
     /// Closes both connections; later calls throw.
     package func close() {
-        writer.withLock { $0.close() }
-        reader.withLock { $0.close() }
+        writer.close()
+        reader.close()
     }
 
     /// The one command of a write (not `removeExpired`).
-    private func command(for write: StoreWrite) -> [[UInt8]] {
+    func command(for write: StoreWrite) -> [[UInt8]] {
         switch write {
         case .save(let id, let record):
             return recordWrite(record, checking: key(id), replacing: [], at: key(id))
@@ -228,7 +242,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
     /// version, after deleting `checked` and `others`: its reply is the new version, or -1 (a
     /// conflict: nothing written). An action's write — only the snapshot changed, over a known
     /// version — sends the snapshot and access alone (`RedisScript.writeSnapshot`).
-    private func recordWrite(
+    func recordWrite(
         _ record: SessionRecord, checking checked: [UInt8], replacing others: [[UInt8]], at target: [UInt8]
     )
         -> [[UInt8]]
@@ -266,25 +280,30 @@ package final class RedisDefaultsBackend: DefaultsBackend {
 
     /// Makes one write that may conflict, alone: throws the conflict.
     private func runChecked(_ write: StoreWrite) throws(StoreError) {
-        let reply = try writer.withLock { connection throws(StoreError) in try connection.command(command(for: write)) }
+        let command: [[UInt8]]
+        if writer.isCluster {
+            guard let one = clusterCommand(for: write) else {
+                if try clusterApply(write) {
+                    throw StoreError("store \(url): \(Self.conflictText)", isConflict: true)
+                }
+                return
+            }
+            command = one
+        } else {
+            command = self.command(for: write)
+        }
+        let reply = try writer.command(command)
         if case .error = reply { throw unexpected(reply, "a write") }
         if reply == .integer(-1) { throw StoreError("store \(url): \(Self.conflictText)", isConflict: true) }
     }
 
     /// `commands` in one round trip; throws when the server refused one.
     private func pipelined(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
-        let results = try writer.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
+        let results = try writer.pipeline(commands)
         for result in results {
             if case .error = result { throw unexpected(result, "a write") }
         }
         return results
-    }
-
-    private func run(_ commands: [[[UInt8]]]) throws(StoreError) {
-        let replies = try writer.withLock { connection throws(StoreError) in try connection.pipeline(commands) }
-        for reply in replies {
-            if case .error = reply { throw unexpected(reply, "a write") }
-        }
     }
 
     func unexpected(_ reply: RedisReply, _ what: String) -> StoreError {

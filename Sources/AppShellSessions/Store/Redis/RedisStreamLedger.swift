@@ -38,7 +38,8 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     private let service = ServiceThread(name: "appshell-streams")
     private var queue: [Work] = []
     private var held: [[UInt8]: [Place]] = [:]
-    private var connection: RedisConnection?
+    // One server's connection, or a cluster's client (each channel's set is one key, one slot).
+    private var connection: RedisStoreLink?
     private var failing = false
     private var renewed = TimerQueue.monotonicClock()
 
@@ -169,7 +170,11 @@ package final class RedisStreamLedger: StreamLedger, @unchecked Sendable {
     private func send(_ commands: [[[UInt8]]], _ what: String) -> [RedisReply]? {
         do {
             if connection == nil {
-                connection = try RedisConnection(url: url, scripts: [Self.admitScript, Self.renewScript])
+                let scripts = [Self.admitScript, Self.renewScript]
+                connection =
+                    url.isCluster
+                    ? .cluster(try RedisCluster(url: url, scripts: scripts))
+                    : .server(Locked(try RedisConnection(url: url, scripts: scripts)))
             }
             guard let connection else { return nil }
             let replies = try connection.pipeline(commands)

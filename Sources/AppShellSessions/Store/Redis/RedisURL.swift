@@ -127,8 +127,8 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             return
         }
         guard scheme == "redis", afterScheme.hasPrefix("://") else {
-            // redis-cluster:// too, unnamed here until the store serves it (ConfigurationKey's text).
-            throw refuse("not a redis:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
+            throw refuse(
+                "not a redis://, redis-cluster:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
         }
         var rest = afterScheme.dropFirst("://".count)
         username = nil
