@@ -35,7 +35,8 @@ package final class ShellEvents: Sendable {
     /// end each other's streams in turn, each reconnecting.
     package let maxStreamsPerSession: Int
 
-    private struct Subscriber: Sendable {
+    /// A stream of a channel here, and what it was opened with.
+    struct Subscriber: Sendable {
         weak var stream: EventStream?
         let key: ObjectIdentifier
         /// The session id the stream was opened with.
@@ -52,21 +53,24 @@ package final class ShellEvents: Sendable {
 
     /// A channel's streams, and the count its live app reads (the same object for every app the
     /// session's snapshot rebuilds: see `streamCount(of:)`).
-    private struct Channel: Sendable {
+    struct Channel: Sendable {
         var subscribers: [Subscriber] = []
         let count: StreamCount
     }
 
-    private let channels = Locked<[String: Channel]>([:])
+    /// Each channel's streams here: a channel is listed (and listened to at the relay) from its
+    /// first stream to its last.
+    let channels = Locked<[String: Channel]>([:])
     /// The channels with a stream of each logged-in user here (user → channels): the pages a change
     /// of the user's store renders again. A channel stays listed until its last stream ends.
     private let usersChannels = Locked<[String: Set<String>]>([:])
     /// The other instances sharing the store, when there are: every event published here goes to
-    /// them too, for the pages they hold open, and theirs come here.
-    private let relay: (any StoreMessageRelay)?
+    /// the instances holding a page of its session, and theirs come here
+    /// (`ShellEvents+Relay.swift`).
+    let relay: (any StoreMessageRelay)?
     /// The streams each session has open at all the instances sharing the store, when there are
     /// several: the cap on a session's streams holds over all of them.
-    private let ledger: (any StreamLedger)?
+    let ledger: (any StreamLedger)?
     /// The last stream name given to the ledger.
     private let streamNames = Atomic<UInt64>(0)
 
@@ -107,55 +111,6 @@ package final class ShellEvents: Sendable {
     /// Removes the stream `key` names from `channel`, and any of its streams already freed.
     private func unsubscribe(_ key: ObjectIdentifier, from channel: String) {
         channels.withLock { _ = remove(from: &$0, channel) { $0.key == key || $0.stream == nil } }
-    }
-
-    /// Whether events also go to other instances (then every state change is published, pages
-    /// open here or not).
-    var relays: Bool { relay != nil }
-
-    /// Starts taking the other instances' events (no-op without a relay); `scheduled` is told of
-    /// each notification another instance scheduled, with its channel and the store key of the
-    /// session it belongs to; `changed` of a state another instance committed for a channel with
-    /// a page open here that does not have it yet, with the id of that page's session and the
-    /// state's version (`announceState`).
-    func startRelaying(
-        scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void,
-        changed: @escaping @Sendable (String, SessionID, Int) -> Void = { _, _, _ in },
-        userChanged: @escaping @Sendable (String) -> Void = { _ in }
-    ) {
-        ledger?.start()
-        // Every instance hears the users' changes; a session's channel, while it has a stream here.
-        relay?.listen(to: Self.usersChannel)
-        relay?.start { [weak self] channel, message in
-            self?.received(message, on: channel, scheduled: scheduled, changed: changed, userChanged: userChanged)
-        } listening: { [weak self] channel in
-            self?.caughtUp(channel, changed: changed)
-        }
-    }
-
-    /// Stops the relay and the ledger, if there are.
-    func stopRelaying() {
-        relay?.stopListening(to: Self.usersChannel)
-        relay?.stop()
-        ledger?.stop()
-    }
-
-    /// The relay hears `channel` from now on: what another instance committed before (while this
-    /// one subscribed, or lost its server) was not heard, so the streams' session is read again
-    /// (`changed`, with the version after the oldest a stream has: no state is sent that a page has).
-    private func caughtUp(_ channel: String, changed: (String, SessionID, Int) -> Void) {
-        let behind = channels.withLock { channels -> (SessionID, Int)? in
-            let live = channels[channel]?.subscribers.filter(\.isLive) ?? []
-            guard let oldest = live.min(by: { ($0.lastVersion ?? -1) < ($1.lastVersion ?? -1) }) else { return nil }
-            return (oldest.sessionID, (oldest.lastVersion ?? -1) + 1)
-        }
-        if let (id, version) = behind { changed(channel, id, version) }
-    }
-
-    /// Tells the other instances that `notification` was scheduled for the session `id` names
-    /// (no-op without a relay): they deliver it if this instance does not (`Shell.startRelaying`).
-    func announce(_ notification: ScheduledNotification, for id: SessionID, on channel: String) {
-        relay?.send(Self.message("scheduled", id.storeKey.text, notification.json.serializedString), on: channel)
     }
 
     /// The number of open streams.
@@ -240,7 +195,7 @@ package final class ShellEvents: Sendable {
     }
 
     /// Ends the streams of `channel` whose session ids `ends` picks.
-    private func endStreamsHere(of channel: String, where ends: (SessionID) -> Bool) {
+    func endStreamsHere(of channel: String, where ends: (SessionID) -> Bool) {
         let ended = channels.withLock { remove(from: &$0, channel) { ends($0.sessionID) } }
         for stream in ended.compactMap(\.stream) { stream.close() }
     }
@@ -304,15 +259,6 @@ package final class ShellEvents: Sendable {
         return found
     }
 
-    /// Tells the other instances sharing the store that `user`'s store changed: each renders the
-    /// pages it holds open for the user again.
-    func announceUserChange(_ user: String) {
-        relay?.send(Self.message("user", user, ""), on: Self.usersChannel)
-    }
-
-    /// The relay channel of the users' changes.
-    static let usersChannel = "users"
-
     /// Ends every stream here of a session logged in as `user`, but those of the session whose
     /// store key is `kept`, and tells the other instances to do the same (log out everywhere).
     func endStreams(ofUser user: String, exceptStoreKey kept: SessionStoreKey?, relaying: Bool = true) {
@@ -328,14 +274,6 @@ package final class ShellEvents: Sendable {
     func publish(_ channel: String, event: String, id: String? = nil, version: Int? = nil, data: String) {
         publishHere(channel, event: event, id: id, version: version, data: data)
         relay?.send(Self.message(event, id ?? "", data), on: channel)
-    }
-
-    /// Tells the other instances that `channel`'s state `id` (`<channel>.<version>`) is committed
-    /// (no-op without a relay). The state itself does not cross the relay: it holds the page's
-    /// HTML, and most states have no page open at another instance. One that has renders it from
-    /// the store (`startRelaying`'s `changed`).
-    func announceState(_ channel: String, id: String) {
-        relay?.send(Self.message("changed", id, ""), on: channel)
     }
 
     /// Sends one event to every stream of `channel` here; a state event no newer than one a
@@ -357,49 +295,4 @@ package final class ShellEvents: Sendable {
         for stream in streams { stream.send(event: event, id: id, data: data) }
     }
 
-    /// An event as the relay carries it: kind, id and data, on lines of their own.
-    private static func message(_ kind: String, _ id: String, _ data: String) -> [UInt8] {
-        Array("\(kind)\n\(id)\n\(data)".utf8)
-    }
-
-    /// Another instance's event: sent to the streams here (a rotation ends those of the old id,
-    /// a notification it scheduled goes to `scheduled`).
-    private func received(
-        _ message: [UInt8], on channel: String, scheduled: (ScheduledNotification, String, SessionStoreKey) -> Void,
-        changed: (String, SessionID, Int) -> Void, userChanged: (String) -> Void
-    ) {
-        let parts = message.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return }
-        let kind = String(decoding: parts[0], as: UTF8.self)
-        let id = String(decoding: parts[1], as: UTF8.self)
-        switch kind {
-        case "user" where channel == Self.usersChannel:
-            userChanged(id)
-        case "ended" where channel == Self.usersChannel:
-            // Their sessions here find their records gone at their next request.
-            let kept = SessionStoreKey(text: String(decoding: parts[2], as: UTF8.self))
-            endStreams(ofUser: id, exceptStoreKey: kept, relaying: false)
-        case "rotated":
-            if let current = SessionStoreKey(text: id) { endStreamsHere(of: channel) { $0.storeKey != current } }
-        case "changed":
-            // A state event's id ends with its version (`Shell.eventID`).
-            guard let version = id.split(separator: ".").last.flatMap({ Int($0) }) else { return }
-            let behind = channels.withLock { channels in
-                channels[channel]?.subscribers.first { $0.isLive && ($0.lastVersion ?? -1) < version }?.sessionID
-            }
-            if let behind { changed(channel, behind, version) }
-        case "scheduled":
-            if let owner = SessionStoreKey(text: id), let json = try? JSON(parsing: Array(parts[2])),
-                let notification = ScheduledNotification(json: json)
-            {
-                scheduled(notification, channel, owner)
-            }
-        default:
-            // A state event's id ends with its version (`Shell.eventID`).
-            let version = kind == "state" ? id.split(separator: ".").last.flatMap { Int($0) } : nil
-            publishHere(
-                channel, event: kind, id: id.isEmpty ? nil : id, version: version,
-                data: String(decoding: parts[2], as: UTF8.self))
-        }
-    }
 }
