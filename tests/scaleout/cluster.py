@@ -10,8 +10,10 @@ lead can add to `make test-scaleout` (or run alone: cluster.py APPSHELL_BINARY).
             is unavailable, then the replica takes over and the next action runs on the session
             as last answered (nothing acknowledged lost); a logout goes through.
 
-Live events across instances are not relayed on a cluster yet: run.py's events, reminder,
-everywhere and race scenarios are left out.
+  events    run.py's: a page's stream held by one instance hears the actions made through the
+            other, its session's channel sharded (SSUBSCRIBE at its slot's primary).
+  everywhere  run.py's: log out everywhere through one instance ends the user's session and the
+            stream the other holds (the users' channel, sharded too).
 """
 
 import os
@@ -19,7 +21,7 @@ import sys
 import time
 
 import run
-from run import Topology, check, logged_in, scenario_flow
+from run import Topology, check, logged_in, scenario_events, scenario_everywhere, scenario_flow
 from topology import RedisCluster
 
 
@@ -107,6 +109,8 @@ def run_cluster(binary):
         topology.start_instance(1)
         topology.start_nginx()
         scenario_flow(topology)
+        scenario_events(topology)
+        scenario_everywhere(topology)
         scenario_primary(topology)
     finally:
         topology.stop()

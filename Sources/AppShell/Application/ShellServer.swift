@@ -99,14 +99,8 @@ public final class ShellServer: Sendable {
             backend = redis
             key = try redis.sharedSecret(named: "csrf-key", making: CSRFTokens.randomKey)
             // The pages a session has open at other instances hear its changes made here.
-            if redis.url.isCluster {
-                // Not yet on a cluster: one server's PUBLISH would reach every node, and fail with its node.
-                Logger.appshell.error(
-                    "session store: live events are not relayed between instances on a Redis Cluster yet "
-                        + "(pages open at another instance do not hear changes made here until they reload)")
-            } else {
-                relay = RedisMessageRelay(url: redis.url, keyPrefix: redis.keyPrefix)
-            }
+            // On a cluster, each session's channel is sharded: it lives at its slot's primary.
+            relay = try RedisMessageRelay.ofStore(at: redis.url, keyPrefix: redis.keyPrefix)
             // A session's cap on streams holds over all the instances.
             ledger = RedisStreamLedger(url: redis.url, keyPrefix: redis.keyPrefix)
         }

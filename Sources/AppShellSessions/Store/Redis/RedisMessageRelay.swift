@@ -44,6 +44,17 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
         publisher = ServiceThread(name: "appshell-relay-out")
     }
 
+    /// The relay of the store at `url`: on its server, or on its cluster's sharded channels (whose
+    /// slot map is read now: throws when no node can be reached).
+    package static func ofStore(
+        at url: RedisURL, keyPrefix: String = "appshell:"
+    ) throws(StoreError)
+        -> RedisMessageRelay
+    {
+        guard url.isCluster else { return RedisMessageRelay(url: url, keyPrefix: keyPrefix) }
+        return RedisMessageRelay(cluster: try RedisCluster(url: url), keyPrefix: keyPrefix)
+    }
+
     /// A relay on `cluster`'s sharded channels (`SPUBLISH`, `SSUBSCRIBE`) for the store whose keys
     /// begin with `keyPrefix`: each channel lives at its slot's primary.
     init(cluster: RedisCluster, keyPrefix: String = "appshell:") {
