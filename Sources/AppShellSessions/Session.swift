@@ -39,6 +39,14 @@ final class Session: Sendable {
         /// that load read the store from memory when that is the version kept there. Cleared by
         /// every other check of the session (`refreshed`), whose work reads the store itself.
         var userStoreCheck: (user: String, version: Int64)?
+        /// In a store that grants leases (`LeaseTerms`): until when this instance trusts the
+        /// session's lease (monotonic milliseconds; 0: it holds none), and the user it covers
+        /// with the session (the store of the user the session was logged in as then).
+        var leaseUntil: Int64 = 0
+        var leaseUser: String?
+        /// Whether the loader asks for the lease at its next check: the last one found the record
+        /// as this instance knew it (nobody else wrote it meanwhile), or the lease is held.
+        var asksLease = false
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.
         var retired = false
@@ -59,6 +67,12 @@ final class Session: Sendable {
             State(
                 id: id, values: values, user: user, snapshot: snapshot, memo: memo, persisted: persisted,
                 storedAccess: accessed))
+    }
+
+    /// Whether a request may run on what memory holds without a check against the store: the
+    /// session's lease is trusted at `now` (monotonic milliseconds) and covers its user's store.
+    static func trustsLease(_ state: State, at now: Int64) -> Bool {
+        state.leaseUntil > now && state.leaseUser == state.user
     }
 
     /// Whether the session has expired at `now` under `configuration`.

@@ -7,14 +7,26 @@ import Synchronization
 /// server thread reads the store — a disk read of a cold page, or a turn of the store's reading
 /// connection that another thread holds. A registry with a store writer has one.
 ///
-/// Requests for the same session while it loads wait for the same load.
+/// Requests for the same session while it loads wait for the same load. A load may also be put
+/// off (`Step.later`): the session's lease is another instance's for a few hundred milliseconds
+/// more (`LeaseTerms`); its requests wait meanwhile, and the loader serves other ids.
 final class SessionLoader: Sendable {
     typealias Outcome = Result<SessionRegistry.Acquired, any Error>
+
+    /// What the loading lookup did with an id.
+    enum Step: Sendable {
+        /// Its outcome, for those waiting.
+        case loaded(Outcome)
+        /// Nothing yet: load it again in about `milliseconds`.
+        case later(milliseconds: Int)
+    }
 
     /// The ids to load and who waits for each, guarded by the service's condition.
     private final class State: @unchecked Sendable {
         var queue = FIFOQueue<SessionID>()
         var waiting: [SessionID: [@Sendable (LoadedSession) -> Void]] = [:]
+        /// The ids put off, with when to load them again (monotonic milliseconds).
+        var later: [(id: SessionID, due: Int64)] = []
     }
 
     private let state = State()
@@ -29,7 +41,7 @@ final class SessionLoader: Sendable {
     /// Starts the thread, which loads the ids queued meanwhile together with `acquire` (the
     /// registry's loading lookup, which returns an outcome for each id, in their order): a shared
     /// store checks them all in one round trip.
-    func start(_ acquire: @escaping @Sendable ([SessionID]) -> [Outcome]) {
+    func start(_ acquire: @escaping @Sendable ([SessionID]) -> [Step]) {
         service.start { [self] in run(acquire) }
     }
 
@@ -58,18 +70,47 @@ final class SessionLoader: Sendable {
     /// ends once it returns to its loop.
     func stop() { service.stop() }
 
-    private func run(_ acquire: @Sendable ([SessionID]) -> [Outcome]) {
+    private func run(_ acquire: @Sendable ([SessionID]) -> [Step]) {
         let condition = service.condition
         while true {
             condition.lock()
-            guard service.waitForWork({ !state.queue.isEmpty }) else {
+            // Once stopping, those put off are loaded at once (and fail if put off again).
+            let hasWork = { !self.state.queue.isEmpty || (self.service.isStopping && !self.state.later.isEmpty) }
+            let waited =
+                if let due = state.later.map(\.due).min() {
+                    service.waitForWork(hasWork, atMostMilliseconds: Int(max(1, due - TimerQueue.monotonicClock())))
+                } else {
+                    service.waitForWork(hasWork)
+                }
+            guard waited else {
                 condition.unlock()
                 return
             }
+            let now = TimerQueue.monotonicClock()
+            for (id, due) in state.later where due <= now || service.isStopping { state.queue.append(id) }
+            state.later.removeAll { $0.due <= now || service.isStopping }
             var ids: [SessionID] = []
             while ids.count < Self.batchLimit, let id = state.queue.popFirst() { ids.append(id) }
             condition.unlock()
-            for (id, outcome) in zip(ids, acquire(ids)) { hand(outcome, of: id) }
+            guard !ids.isEmpty else { continue }
+            for (id, step) in zip(ids, acquire(ids)) {
+                switch step {
+                case .loaded(let outcome): hand(outcome, of: id)
+                case .later(let milliseconds): putOff(id, milliseconds: milliseconds)
+                }
+            }
+        }
+    }
+
+    /// Loads `id` again in about `milliseconds` — or, when stopping, fails it now.
+    private func putOff(_ id: SessionID, milliseconds: Int) {
+        let condition = service.condition
+        condition.lock()
+        let stopping = service.isStopping
+        if !stopping { state.later.append((id, TimerQueue.monotonicClock() + Int64(milliseconds))) }
+        condition.unlock()
+        if stopping {
+            hand(.failure(StoreError("the session store is closing: the session was not loaded")), of: id)
         }
     }
 

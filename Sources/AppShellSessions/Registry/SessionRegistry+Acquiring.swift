@@ -1,3 +1,5 @@
+import AppShellConcurrency
+
 // Finding the session an id presented to the registry names: in memory, or loaded from the backend.
 
 extension SessionRegistry {
@@ -115,30 +117,70 @@ extension SessionRegistry {
     /// `acquire` of each of `ids` (the loader's batch), in their order. In a shared store the
     /// stored versions of them all, and of the stores of the users those in memory are logged in
     /// as, are read first, in one round trip (`Session.State.userStoreCheck`); when that fails,
-    /// each is acquired as alone.
-    func acquireAll(_ ids: [SessionID], now: Int64) -> [Result<Acquired, any Error>] {
-        guard isSharedStore else { return ids.map { id in Result { try acquire(id, now: now) } } }
-        let users = Set(
-            ids.compactMap { id in
-                shard(for: id).heldSession(id)?.state.withLock { $0.persisted ? $0.user : nil }
+    /// each is acquired as alone. In a store that grants leases (`LeaseTerms`) the sessions that
+    /// ask for theirs, or wait out another instance's (their last write was refused), are checked
+    /// by `checkLeases` instead, in one round trip more: a session still leased elsewhere is put
+    /// off (`SessionLoader.Step.later`).
+    func acquireAll(_ ids: [SessionID], now: Int64) -> [SessionLoader.Step] {
+        guard isSharedStore else { return ids.map { id in .loaded(Result { try acquire(id, now: now) }) } }
+        let terms = backend.leaseTerms
+        var plain: [Int] = []
+        var leasing: [Int: LeaseRequest] = [:]
+        // The versions memory knows (nil: none held), and the users of those held.
+        var known: [Int64?] = []
+        var users = Set<String>()
+        for (index, id) in ids.enumerated() {
+            let held = shard(for: id).heldSession(id)?.state.withLock { state in
+                state.persisted ? (state.user, state.storedVersion, state.asksLease || state.leaseUntil > 0) : nil
             }
-        ).sorted()
-        var versions: [Int64?]?
+            known.append(held?.1)
+            if let terms, terms.length > 0, let (user, version, asks) = held, asks || version == -1 {
+                leasing[index] = LeaseRequest(id: id, user: user, asks: version != -1)
+                continue
+            }
+            plain.append(index)
+            if let user = held?.0 { users.insert(user) }
+        }
+        let sent = TimerQueue.monotonicClock()
+        var versions: [Int: Int64?] = [:]
         var stores: [String: Int64] = [:]
-        if let read = try? backend.storedVersions(of: ids, userStoresOf: users) {
-            versions = read.sessions
-            stores = Dictionary(uniqueKeysWithValues: zip(users, read.userStores))
+        let sortedUsers = users.sorted()
+        if let read = try? backend.storedVersions(of: plain.map { ids[$0] }, userStoresOf: sortedUsers) {
+            for (index, version) in zip(plain, read.sessions) { versions[index] = version }
+            stores = Dictionary(uniqueKeysWithValues: zip(sortedUsers, read.userStores))
+        }
+        let requests = leasing.keys.sorted()
+        var answers: [Int: LeaseAnswer] = [:]
+        if !requests.isEmpty, let read = try? backend.checkLeases(requests.map { leasing[$0]! }) {
+            answers = Dictionary(uniqueKeysWithValues: zip(requests, read))
         }
         return ids.indices.map { index in
-            Result {
-                let acquired = try acquire(ids[index], now: now, storedVersion: versions.map { $0[index] })
-                if case .found(let session) = acquired, !stores.isEmpty {
-                    session.state.withLock { state in
-                        state.userStoreCheck = state.user.flatMap { user in stores[user].map { (user, $0) } }
-                    }
-                }
-                return acquired
+            let answer = answers[index]
+            if let answer, leasing[index]?.asks == false, answer.othersMilliseconds > 0 {
+                return .later(milliseconds: answer.othersMilliseconds)
             }
+            return .loaded(
+                Result {
+                    let stored = answer.map { .some($0.version) } ?? versions[index]
+                    let acquired = try acquire(ids[index], now: now, storedVersion: stored)
+                    guard case .found(let session) = acquired, stored != nil else { return acquired }
+                    session.state.withLock { state in
+                        // Nobody else wrote it since this instance last knew it: ask for the lease.
+                        state.asksLease = known[index] != nil && stored == known[index]
+                        if let answer, let terms, let request = leasing[index] {
+                            // The lease covers the store of the user the request named.
+                            state.userStoreCheck = request.user.map { ($0, answer.userStoreVersion) }
+                            state.leaseUntil = answer.granted ? sent + Int64(terms.length - terms.margin) : 0
+                            state.leaseUser = request.user
+                        } else {
+                            state.leaseUntil = 0
+                            if !stores.isEmpty {
+                                state.userStoreCheck = state.user.flatMap { user in stores[user].map { (user, $0) } }
+                            }
+                        }
+                    }
+                    return acquired
+                })
         }
     }
 

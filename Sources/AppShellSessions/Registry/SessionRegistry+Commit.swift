@@ -78,7 +78,11 @@ extension SessionRegistry {
                 } else {
                     state.attachment = nil
                     // Changed meanwhile through another instance: read it again before its next use.
-                    if error?.isConflict == true { state.storedVersion = -1 }
+                    // (Refused while another instance holds the lease: the loader waits it out.)
+                    if error?.isConflict == true {
+                        state.storedVersion = -1
+                        state.leaseUntil = 0
+                    }
                     // Another session of the user wrote its store first: read it again.
                     if error?.isConflict == true, let user = plan.userWrite?.user { userStores.forget(user) }
                     context.rolledBack()

@@ -63,7 +63,7 @@ package final class SessionRegistry: Sendable {
         shardCapacity = max(1, configuration.maxSessionsInMemory / shardCount)
         loader = writer == nil ? nil : SessionLoader()
         loader?.start { [weak self] ids in
-            guard let self else { return ids.map { _ in .success(.none) } }
+            guard let self else { return ids.map { _ in .loaded(.success(.none)) } }
             return self.acquireAll(ids, now: self.clock())
         }
     }
@@ -101,6 +101,14 @@ package final class SessionRegistry: Sendable {
     /// Whether the session `id` names is held in memory now (for tests and diagnostics: it
     /// neither loads nor touches the session).
     package func holdsInMemory(_ id: SessionID) -> Bool { shard(for: id).contains(id) }
+
+    /// Whether this instance trusts the lease of the session `id` names now (`LeaseTerms`: its
+    /// requests are answered from memory, with no check against the store), for tests and
+    /// diagnostics: it neither loads nor touches the session.
+    package func holdsLease(_ id: SessionID) -> Bool {
+        shard(for: id).heldSession(id)?.state.withLock { Session.trustsLease($0, at: TimerQueue.monotonicClock()) }
+            ?? false
+    }
 
     /// Registers fallback values for every session (volatile, never stored).
     package func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
@@ -148,7 +156,12 @@ package final class SessionRegistry: Sendable {
             }
             // In a shared store another instance may have changed a stored session: the loader
             // checks it against the store first (`refreshed`).
-            if isSharedStore, case .found(let session) = inMemory, session.state.withLock({ $0.persisted }) {
+            // Not while it holds the session's lease (`LeaseTerms`): nobody else writes it then.
+            if isSharedStore, case .found(let session) = inMemory,
+                session.state.withLock({
+                    $0.persisted && !Session.trustsLease($0, at: TimerQueue.monotonicClock())
+                })
+            {
                 session.users.subtract(1, ordering: .relaxed)
                 return .busy(BusySession(loading: presentedID, on: loader))
             }
@@ -242,11 +255,14 @@ package final class SessionRegistry: Sendable {
         let accessed = countsAsUse ? now : session.lastAccess.load(ordering: .relaxed)
         if countsAsUse { session.lastAccess.store(now, ordering: .relaxed) }
         let check = state.userStoreCheck
+        // Under the lease the store's version kept here is the stored one, or newer (this
+        // instance's own writes).
+        let leased = isSharedStore && Session.trustsLease(state, at: TimerQueue.monotonicClock())
         let context = SessionContext(
             id: state.id, isNew: isNew, isStored: state.persisted, values: state.values, registration: registration,
             snapshot: state.snapshot, attachment: state.attachment, memo: state.memo, user: state.user
         ) { [userStores] user throws(StoreError) in
-            try userStores.read(user, checkedVersion: check?.user == user ? check?.version : nil)
+            try userStores.read(user, checkedVersion: check?.user == user ? check?.version : nil, leased: leased)
         }
         do {
             try body(context)

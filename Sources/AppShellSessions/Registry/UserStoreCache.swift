@@ -29,9 +29,15 @@ final class UserStoreCache: Sendable {
     }
 
     /// `user`'s store: the kept one when only this process writes the store, or when it is at
-    /// `checkedVersion` (what the store held moments ago); else read from the store (and kept).
-    func read(_ user: String, checkedVersion: Int64?) throws(StoreError) -> UserRecord {
-        if let kept = entries.withLock({ $0[user] }), keeps || kept.version == checkedVersion { return kept }
+    /// `checkedVersion` (what the store held moments ago) — or at it or later when the request's
+    /// session is `leased` (`LeaseTerms`: nobody else writes the store, so later is this process's
+    /// own write); else read from the store (and kept).
+    func read(_ user: String, checkedVersion: Int64?, leased: Bool = false) throws(StoreError) -> UserRecord {
+        if let kept = entries.withLock({ $0[user] }),
+            keeps || kept.version == checkedVersion || (leased && kept.version >= checkedVersion ?? .max)
+        {
+            return kept
+        }
         let record = try backend.userStore(of: user)
         remember(record, of: user)
         return record

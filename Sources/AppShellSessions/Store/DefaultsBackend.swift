@@ -158,6 +158,12 @@ package protocol DefaultsBackend: Sendable {
     ) throws(StoreError) -> (
         sessions: [Int64?], userStores: [Int64]
     )
+    /// The terms on which the store grants a session's lease (`LeaseTerms`), `nil` when it grants
+    /// none (a store no other process writes needs none; a Redis Cluster grants none yet).
+    var leaseTerms: LeaseTerms? { get }
+    /// Answers each of `requests` (the sessions the loader checks at once that ask for a lease or
+    /// wait out another's), in their order, in one round trip.
+    func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer]
 
     /// The account named `name`, or `nil` when there is none.
     func account(named name: String) throws(StoreError) -> Account?
@@ -198,6 +204,19 @@ extension DefaultsBackend {
 
     /// The version `load` finds.
     package func storedVersion(of id: SessionID) throws(StoreError) -> Int64? { try load(id)?.version }
+
+    /// No leases.
+    package var leaseTerms: LeaseTerms? { nil }
+
+    /// No lease granted: the versions alone (`storedVersions`).
+    package func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer] {
+        try requests.map { request throws(StoreError) in
+            let read = try storedVersions(of: [request.id], userStoresOf: request.user.map { [$0] } ?? [])
+            return LeaseAnswer(
+                version: read.sessions[0], userStoreVersion: read.userStores.first ?? 0, granted: false,
+                othersMilliseconds: 0)
+        }
+    }
 
     /// `storedVersion` of each, then each user's store's version, one after the other.
     package func storedVersions(

@@ -51,12 +51,13 @@ extension RedisDefaultsBackend {
         let reply = try write(
             RedisScript.removeAccount.call(
                 [accountKey(name), accountsKey, userStoreKey(name), userSessionsKey(name)],
-                [bytes(name), bytes(keyPrefix)]))
+                [bytes(name), leaseHolder, bytes(keyPrefix)]))
         if reply == .null { return nil }
-        guard case .array(let parts) = reply, parts.count == 5, let hash = parts[0].text,
+        guard case .array(let parts) = reply, parts.count == 6, let hash = parts[0].text,
             let created = parts[1].integer, let data = parts[2].bytes, let version = parts[3].integer,
-            case .array(let removed) = parts[4]
+            case .array(let removed) = parts[4], let left = parts[5].integer
         else { throw unexpected(reply, "removing an account") }
+        RedisLease.waitOut(milliseconds: left)
         let values = data.isEmpty ? [:] : DefaultsValue.decode(data) ?? [:]
         return RemovedAccount(
             account: Account(name: name, passwordHash: hash, created: created),
@@ -70,8 +71,11 @@ extension RedisDefaultsBackend {
         }
         let reply = try write(
             RedisScript.removeSessions.call(
-                [userSessionsKey(user)], [bytes(user), kept.map(key) ?? [], bytes(keyPrefix)]))
-        guard case .array(let removed) = reply else { throw unexpected(reply, "removing a user's sessions") }
+                [userSessionsKey(user)], [bytes(user), kept.map(key) ?? [], leaseHolder, bytes(keyPrefix)]))
+        guard case .array(let parts) = reply, parts.count == 2, case .array(let removed) = parts[0],
+            let left = parts[1].integer
+        else { throw unexpected(reply, "removing a user's sessions") }
+        RedisLease.waitOut(milliseconds: left)
         return storeKeys(removed)
     }
 
@@ -91,7 +95,8 @@ extension RedisDefaultsBackend {
     package func writeUserStore(_ write: UserWrite) throws(StoreError) -> Int64 {
         let reply = try self.write(
             RedisScript.writeUserStore.call(
-                [userStoreKey(write.user)], [number(write.expectedVersion), DefaultsValue.encode(write.values)]))
+                [userStoreKey(write.user)],
+                [number(write.expectedVersion), DefaultsValue.encode(write.values), leaseHolder]))
         guard let version = reply.integer else { throw unexpected(reply, "writing a user's store") }
         guard version >= 0 else { throw UserWrite.conflict(write.user, store: "\(url)") }
         return version

@@ -53,6 +53,8 @@ package final class RedisDefaultsBackend: DefaultsBackend {
     /// The shared secrets this instance uses, by name, kept in Redis by every sweep
     /// (`keepSharedSecrets`).
     let secrets = Locked<[String: [UInt8]]>([:])
+    /// What names this instance in the records' leases (`RedisLease`): random, one per backend.
+    let leaseHolder = RedisLease.newHolder()
 
     /// Connects to `url` (twice: one connection for writes, one for loads; for a
     /// `redis-cluster://` URL, two cluster clients, which connect to each primary at its first
@@ -86,7 +88,10 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         }
         writer = .server(
             Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: RedisScript.all)))
-        reader = .server(Locked(try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds)))
+        // The loader's checks grant leases by a script (`checkLeases`).
+        reader = .server(
+            Locked(
+                try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: [RedisScript.lease])))
         let reply = try writer.command([bytes("PING")])
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
     }
@@ -228,11 +233,11 @@ package final class RedisDefaultsBackend: DefaultsBackend {
                 [key(id)],
                 [number(accessed), number(expiry?.idleSeconds ?? -1), number(expiry?.absoluteSeconds ?? -1)])
         case .rename(let id, let newID):
-            return RedisScript.rename.call([key(id), key(newID)], [bytes(keyPrefix)])
+            return RedisScript.rename.call([key(id), key(newID)], [leaseHolder, bytes(keyPrefix)])
         case .renameReplacing(let id, let newID, let record):
             return recordWrite(record, checking: key(id), replacing: [key(newID)], at: key(newID))
         case .remove(let id):
-            return RedisScript.remove.call([key(id)], [bytes(keyPrefix)])
+            return RedisScript.remove.call([key(id)], [leaseHolder, bytes(keyPrefix)])
         case .removeExpired:
             return [bytes("PING")]
         }
@@ -256,7 +261,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
                 [target],
                 [
                     number(expected), number(record.accessed), bytes(record.snapshot == nil ? "0" : "1"),
-                    record.snapshot ?? [], number(deadline),
+                    record.snapshot ?? [], number(deadline), leaseHolder,
                 ])
         }
         let keys = [checked] + others + (target == checked ? [] : [target])
@@ -266,7 +271,7 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             number(deadline),
         ]
         guard record.user != nil || record.userWrite != nil else {
-            return RedisScript.write.call(keys, arguments)
+            return RedisScript.write.call(keys, arguments + [leaseHolder])
         }
         let userWrite = record.userWrite
         return RedisScript.writeWithUser.call(
@@ -274,7 +279,8 @@ package final class RedisDefaultsBackend: DefaultsBackend {
             arguments + [
                 bytes(record.user ?? ""), bytes(userWrite?.user ?? ""), number(userWrite?.expectedVersion ?? 0),
                 userWrite.map { DefaultsValue.encode($0.values) } ?? [],
-                number(expiry?.deadline(created: record.created, accessed: Int64.max) ?? -1), bytes(keyPrefix),
+                number(expiry?.deadline(created: record.created, accessed: Int64.max) ?? -1), leaseHolder,
+                bytes(keyPrefix),
             ])
     }
 

@@ -1,0 +1,51 @@
+import Glibc
+
+/// A session's lease in the Redis store (`LeaseTerms` says what one is): the fields `lh` (the
+/// holder), `le` (when it ends, the server's Unix milliseconds), `lr` (the instance that asked
+/// last) and `lc` (when another instance last waited for it) of the record's hash, and the same
+/// of the user's store's hash. Granted by `RedisScript.lease`; every script that writes a record
+/// or a user's store refuses while another instance holds it (a conflict: the writer's request
+/// runs again once the loader waited it out).
+enum RedisLease {
+    /// A new holder's name: 16 random hexadecimal digits.
+    static func newHolder() -> [UInt8] {
+        let id = SessionID.random()
+        return Array(sha1Hex(Array(id.text.utf8)).utf8.prefix(16))
+    }
+
+    /// Blocks for `milliseconds` (what was left of another instance's lease on records just
+    /// removed: until then it may still answer from memory with them).
+    static func waitOut(milliseconds: Int64) {
+        guard milliseconds > 0 else { return }
+        var left = timespec(tv_sec: Int(milliseconds / 1_000), tv_nsec: Int(milliseconds % 1_000) * 1_000_000)
+        var asked = left
+        while nanosleep(&asked, &left) != 0 && errno == EINTR { asked = left }
+    }
+}
+
+extension RedisDefaultsBackend {
+    /// One server grants leases on the standard terms; a cluster none (its writes that span slots
+    /// are made in steps, which do not yet respect them).
+    package var leaseTerms: LeaseTerms? { writer.isCluster ? nil : .standard }
+
+    /// Each request's `RedisScript.lease`, pipelined in one round trip.
+    package func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer] {
+        guard let terms = leaseTerms else { return [] }
+        let commands = requests.map { request in
+            RedisScript.lease.call(
+                [key(request.id)] + (request.user.map { [userStoreKey($0)] } ?? []),
+                [
+                    leaseHolder, number(Int64(terms.length)), bytes(request.asks ? "1" : "0"),
+                    number(Int64(terms.quietMilliseconds)),
+                ])
+        }
+        return try reader.pipeline(commands).map { reply throws(StoreError) in
+            guard case .array(let fields) = reply, fields.count == 4, let storeVersion = fields[1].integer,
+                let granted = fields[2].integer, let left = fields[3].integer
+            else { throw unexpected(reply, "a lease") }
+            return LeaseAnswer(
+                version: fields[0] == .null ? nil : fields[0].integer ?? -1, userStoreVersion: storeVersion,
+                granted: granted == 1, othersMilliseconds: Int(left))
+        }
+    }
+}

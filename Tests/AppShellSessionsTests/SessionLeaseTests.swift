@@ -1,0 +1,161 @@
+import AppShellConcurrency
+import DefaultsBackendTestSupport
+import Foundation
+import Testing
+
+@testable import AppShellSessions
+
+/// A session's lease on a Redis store (`LeaseTerms`): the instance serving a session's requests
+/// in a row answers them from memory, and what another instance changes is still seen by the next
+/// request, wherever it goes — the other's write waits the lease out.
+@Suite struct SessionLeaseTests {
+    /// Two instances on one store, as `SharedStoreTests.instances()`.
+    static func instances() throws -> (SessionRegistry, SessionRegistry) { try SharedStoreTests.instances() }
+
+    /// Reads of `id` at `registry` until it holds the lease (the store grants it at the second
+    /// check asking for it); fails after 20 reads.
+    static func leased(_ registry: SessionRegistry, _ id: String) throws {
+        for _ in 0..<20 {
+            _ = try registry.enterSession(presentedID: id) { _ = $0.defaults.integer(forKey: "count") }
+            if registry.holdsLease(try #require(SessionID(id))) { return }
+        }
+        Issue.record("\(id) got no lease in 20 requests in a row")
+    }
+
+    /// Waits until `registry` no longer trusts its lease of `id` (at most 5 s).
+    static func waitForTheLeaseToEnd(_ registry: SessionRegistry, _ id: String) throws {
+        let sessionID = try #require(SessionID(id))
+        let deadline = Date().addingTimeInterval(5)
+        while registry.holdsLease(sessionID) && Date() < deadline { usleep(10_000) }
+        #expect(!registry.holdsLease(sessionID), "the lease was trusted for more than 5 s")
+    }
+
+    @Test func requestsInARowAreAnsweredFromMemoryUnderTheLease() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
+        try Self.leased(first, id)
+        // Changed behind the store's back (no instance would write so, past the lease): the
+        // holder does not look, and answers what it holds until it stops trusting the lease.
+        let backend = try #require(first.backend as? RedisDefaultsBackend)
+        let key = backend.key(try #require(SessionID(id)))
+        let raw = try RedisConnection(url: backend.url, timeoutMilliseconds: 2_000)
+        defer { raw.close() }
+        let values = DefaultsValue.encode(["count": .integer(7)])
+        _ = try raw.command([Array("HSET".utf8), key, Array("v".utf8), values])
+        _ = try raw.command([Array("HINCRBY".utf8), key, Array("n".utf8), Array("1".utf8)])
+        #expect(try first.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 1)
+        try Self.waitForTheLeaseToEnd(first, id)
+        #expect(try first.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 7)
+    }
+
+    @Test func anotherInstancesWriteWaitsTheLeaseOutAndIsSeenEverywhere() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
+        try Self.leased(first, id)
+        _ = try second.enterSession(presentedID: id) { $0.defaults.set(2, forKey: "count") }
+        // The first instance's next request sees it: its lease ended before the write was made,
+        // and was not renewed (the session is contested now).
+        #expect(try first.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 2)
+        #expect(!first.holdsLease(try #require(SessionID(id))))
+        for _ in 0..<5 {
+            #expect(try first.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 2)
+        }
+        #expect(!first.holdsLease(try #require(SessionID(id))), "a contested session got its lease back")
+    }
+
+    @Test func aWriteOfTheStoreByAnotherInstanceIsRefusedWhileTheLeaseHolds() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let context = try first.enterSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }
+        try Self.leased(first, context.id.text)
+        let backend = try #require(second.backend as? RedisDefaultsBackend)
+        var record = try #require(try backend.load(context.id))
+        record.values["count"] = .integer(3)
+        record.expectedVersion = record.version
+        #expect {
+            try backend.save(context.id, record)
+        } throws: { ($0 as? StoreError)?.isConflict == true }
+        #expect {
+            try backend.remove(context.id)
+        } throws: { ($0 as? StoreError)?.isConflict == true }
+        #expect(try backend.load(context.id)?.values["count"] == .integer(1))
+        // The holder's own writes go on.
+        _ = try first.enterSession(presentedID: context.id.text) { $0.defaults.set(4, forKey: "count") }
+        #expect(try backend.load(context.id)?.values["count"] == .integer(4))
+    }
+
+    /// Actions taken in turn by two instances: each finds the session changed by the other, so
+    /// neither asks for the lease, and no write ever waits for one.
+    @Test func actionsTakenInTurnByTwoInstancesAskForNoLease() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let context = try first.enterSession(presentedID: nil) { $0.defaults.set(0, forKey: "count") }
+        for round in 1...10 {
+            let instance = round.isMultiple(of: 2) ? first : second
+            _ = try instance.enterSession(presentedID: context.id.text) { $0.defaults.set(round, forKey: "count") }
+            #expect(!first.holdsLease(context.id) && !second.holdsLease(context.id), "round \(round)")
+        }
+        let backend = try #require(first.backend as? RedisDefaultsBackend)
+        let raw = try RedisConnection(url: backend.url, timeoutMilliseconds: 2_000)
+        defer { raw.close() }
+        let asked = try raw.command([Array("HEXISTS".utf8), backend.key(context.id), Array("lr".utf8)])
+        #expect(asked == .integer(0), "an instance asked for the lease")
+    }
+
+    @Test func loggingOutEverywhereEndsALeasedSessionBeforeItReturns() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let user = "lease-\(UUID().uuidString.prefix(8))"
+        let id = try first.enterSession(presentedID: nil) {
+            $0.user = user
+            $0.defaults.set(1, forKey: "count")
+        }.id.text
+        try Self.leased(first, id)
+        _ = try second.endSessions(ofUser: user, except: nil)
+        // No relay here: the first instance learns it only from the store, once its lease ended —
+        // which it had when `endSessions` returned.
+        let after = try first.withSession(presentedID: id) { ($0.user, $0.isRetired || $0.isNew) }.result
+        #expect(after.0 == nil && after.1)
+    }
+
+    @Test func aUsersStoreWrittenAtAnotherInstanceIsSeenByTheLeaseHolder() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let user = "lease-\(UUID().uuidString.prefix(8))"
+        func logIn(_ registry: SessionRegistry) throws -> String {
+            try registry.enterSession(presentedID: nil) {
+                $0.user = user
+                $0.defaults.set(1, forKey: "count")
+            }.id.text
+        }
+        let held = try logIn(first)
+        let elsewhere = try logIn(second)
+        for _ in 0..<20 where !first.holdsLease(try #require(SessionID(held))) {
+            _ = try first.enterSession(presentedID: held) { _ = $0.userDefaults?.integer(forKey: "habits") }
+        }
+        #expect(first.holdsLease(try #require(SessionID(held))))
+        _ = try second.enterSession(presentedID: elsewhere) { $0.userDefaults?.set(5, forKey: "habits") }
+        let seen = try first.withSession(presentedID: held) { $0.userDefaults?.integer(forKey: "habits") }.result
+        #expect(seen == 5)
+    }
+}
