@@ -47,6 +47,8 @@ final class Session: Sendable {
         /// Whether the loader asks for the lease at its next check: the last one found the record
         /// as this instance knew it (nobody else wrote it meanwhile), or the lease is held.
         var asksLease = false
+        /// How many times in a row the loader waited for another instance's lease of it.
+        var leaseWaits = 0
         /// Set when the session left the registry (expired, evicted, or replaced): a request that
         /// still holds it must start over.
         var retired = false

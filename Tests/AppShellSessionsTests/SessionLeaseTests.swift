@@ -71,6 +71,37 @@ import Testing
         #expect(!first.holdsLease(try #require(SessionID(id))), "a contested session got its lease back")
     }
 
+    /// As the app shell wires it (`Shell.startRelaying`): the waiting instance asks the holder
+    /// through the relay, which gives the lease up at once instead of the write waiting it out.
+    @Test func theHolderGivesItsLeaseUpWhenAnotherInstanceAsks() throws {
+        let (first, second) = try Self.instances()
+        let backend = try #require(first.backend as? RedisDefaultsBackend)
+        let channel = try #require(backend.leaseChannel)
+        let relay = RedisMessageRelay(url: backend.url, keyPrefix: backend.keyPrefix)
+        relay.listen(to: channel)
+        relay.start { [first] heard, message in
+            if heard == channel { first.releaseLease(requestedBy: message) }
+        } listening: { _ in
+        }
+        defer {
+            relay.stop()
+            first.stopWriter()
+            second.stopWriter()
+        }
+        #expect(RelayInbox.eventually { relay.isListening(to: channel) })
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
+        try Self.leased(first, id)
+        _ = try second.enterSession(presentedID: id) { $0.defaults.set(2, forKey: "count") }
+        #expect(first.leasesReleased.load(ordering: .relaxed) == 1)
+        #expect(!first.holdsLease(try #require(SessionID(id))))
+        #expect(try first.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 2)
+        // Given up in the store too (an expired lease would still name its holder).
+        let raw = try RedisConnection(url: backend.url, timeoutMilliseconds: 2_000)
+        defer { raw.close() }
+        let key = backend.key(try #require(SessionID(id)))
+        #expect(try raw.command([Array("HEXISTS".utf8), key, Array("lh".utf8)]) == .integer(0))
+    }
+
     @Test func aWriteOfTheStoreByAnotherInstanceIsRefusedWhileTheLeaseHolds() throws {
         let (first, second) = try Self.instances()
         defer {

@@ -15,24 +15,31 @@ extension ShellEvents {
     /// each notification another instance scheduled, with its channel and the store key of the
     /// session it belongs to; `changed` of a state another instance committed for a channel with
     /// a page open here that does not have it yet, with the id of that page's session and the
-    /// state's version (`announceState`).
+    /// state's version (`announceState`); `released` of each message on `leaseChannel`
+    /// (`DefaultsBackend.leaseChannel`: another instance asks this one to give a lease up).
     func startRelaying(
+        leaseChannel: String? = nil,
         scheduled: @escaping @Sendable (ScheduledNotification, String, SessionStoreKey) -> Void,
         changed: @escaping @Sendable (String, SessionID, Int) -> Void = { _, _, _ in },
-        userChanged: @escaping @Sendable (String) -> Void = { _ in }
+        userChanged: @escaping @Sendable (String) -> Void = { _ in },
+        released: @escaping @Sendable ([UInt8]) -> Void = { _ in }
     ) {
         ledger?.start()
-        // Every instance hears the users' changes; a session's channel, while it has a stream here.
+        // Every instance hears the users' changes and its leases' channel; a session's channel,
+        // while it has a stream here.
         relay?.listen(to: Self.usersChannel)
+        if let leaseChannel { relay?.listen(to: leaseChannel) }
         relay?.start { [weak self] channel, message in
+            if channel == leaseChannel { return released(message) }
             self?.received(message, on: channel, scheduled: scheduled, changed: changed, userChanged: userChanged)
         } listening: { [weak self] channel in
             self?.caughtUp(channel, changed: changed)
         }
     }
 
-    /// Stops the relay and the ledger, if there are.
-    func stopRelaying() {
+    /// Stops the relay and the ledger, if there are (`leaseChannel` as `startRelaying` was given).
+    func stopRelaying(leaseChannel: String? = nil) {
+        if let leaseChannel { relay?.stopListening(to: leaseChannel) }
         relay?.stopListening(to: Self.usersChannel)
         relay?.stop()
         ledger?.stop()

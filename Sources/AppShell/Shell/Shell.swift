@@ -130,8 +130,11 @@ public final class Shell: Sendable {
     /// session is the one of a page of the channel listening here then. With none, there is no
     /// page here to show it; the notification stays in the session's snapshot, and the instance
     /// that next rebuilds the app from it delivers it (at once, being overdue).
+    ///
+    /// Another instance waiting for a session's lease this one holds (`LeaseTerms`) asks for it
+    /// through the relay too: it is given up at once (`SessionRegistry.releaseLease`).
     package func startRelaying() {
-        events.startRelaying { [weak self] notification, channel, key in
+        events.startRelaying(leaseChannel: registry.backend.leaseChannel) { [weak self] notification, channel, key in
             guard let self else { return }
             scheduler.schedule(at: notification.due + Self.takeoverDelayMilliseconds) { [self] in
                 guard let id = events.sessionID(of: channel, storeKey: key) else { return }
@@ -141,11 +144,13 @@ public final class Shell: Sendable {
             self?.relayedState(of: channel, session: id, version: version)
         } userChanged: { [weak self] user in
             self?.renderUserPages(of: user)
+        } released: { [weak self] message in
+            self?.registry.releaseLease(requestedBy: message)
         }
     }
 
     /// Stops taking the other instances' events, and gives back this instance's streams' places.
-    package func stopRelaying() { events.stopRelaying() }
+    package func stopRelaying() { events.stopRelaying(leaseChannel: registry.backend.leaseChannel) }
 
     /// How long after a notification is due the other instances sharing the store deliver it,
     /// when the instance that scheduled it has not: enough for that one to have done so (it

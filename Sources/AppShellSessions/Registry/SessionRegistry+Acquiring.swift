@@ -157,7 +157,12 @@ extension SessionRegistry {
         return ids.indices.map { index in
             let answer = answers[index]
             if let answer, leasing[index]?.asks == false, answer.othersMilliseconds > 0 {
-                return .later(milliseconds: answer.othersMilliseconds)
+                // Asked to give it up (`RedisScript.lease`): look again soon.
+                let waits = shard(for: ids[index]).heldSession(ids[index])?.state.withLock { state in
+                    defer { state.leaseWaits += 1 }
+                    return state.leaseWaits
+                }
+                return .later(milliseconds: Self.leaseWait(left: answer.othersMilliseconds, waits: waits ?? 8))
             }
             return .loaded(
                 Result {
@@ -168,10 +173,7 @@ extension SessionRegistry {
                         // Nobody else wrote it since this instance last knew it: ask for the lease.
                         state.asksLease = known[index] != nil && stored == known[index]
                         if let answer, let terms, let request = leasing[index] {
-                            // The lease covers the store of the user the request named.
-                            state.userStoreCheck = request.user.map { ($0, answer.userStoreVersion) }
-                            state.leaseUntil = answer.granted ? sent + Int64(terms.length - terms.margin) : 0
-                            state.leaseUser = request.user
+                            adopt(answer, of: request, session, &state, sent: sent, terms)
                         } else {
                             state.leaseUntil = 0
                             if !stores.isEmpty {

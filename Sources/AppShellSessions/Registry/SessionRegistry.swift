@@ -36,6 +36,12 @@ package final class SessionRegistry: Sendable {
     /// The users' stores the sessions in memory read: kept between requests when only this
     /// process writes the store.
     let userStores: UserStoreCache
+    /// The sessions whose lease this instance was granted (`LeaseTerms`), by store key.
+    let leases = LeaseIndex()
+    /// Leases granted to this instance since start (`LeaseTerms`).
+    package let leasesGranted = Atomic<Int>(0)
+    /// Leases this instance gave up since start because another instance asked for them.
+    package let leasesReleased = Atomic<Int>(0)
 
     /// The current Unix time in seconds.
     package static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
@@ -147,6 +153,8 @@ package final class SessionRegistry: Sendable {
         let now = clock()
         guard let presentedID else { return try runNew(body, now: now) }
         let acquired: Acquired
+        // Whether the session was taken on the trust of its lease (no check against the store).
+        var onLease = false
         if let outcome = loaded?.take() {
             acquired = try outcome.get()
         } else if let loader {
@@ -165,6 +173,7 @@ package final class SessionRegistry: Sendable {
                 session.users.subtract(1, ordering: .relaxed)
                 return .busy(BusySession(loading: presentedID, on: loader))
             }
+            onLease = isSharedStore
             acquired = inMemory
         } else {
             acquired = try acquire(presentedID, now: now)
@@ -183,6 +192,10 @@ package final class SessionRegistry: Sendable {
                     return nil
                 }
                 if state.committing { return .busy(BusySession(session: session)) }
+                // Given up meanwhile (another instance asked for it): checked first after all.
+                if onLease, state.persisted, let loader, !Session.trustsLease(state, at: TimerQueue.monotonicClock()) {
+                    return .busy(BusySession(loading: presentedID, on: loader))
+                }
                 return try run(body, session, &state, isNew: false, now: now)
             }
             if let entry { return entry }

@@ -164,6 +164,15 @@ package protocol DefaultsBackend: Sendable {
     /// Answers each of `requests` (the sessions the loader checks at once that ask for a lease or
     /// wait out another's), in their order, in one round trip.
     func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer]
+    /// The relay channel (`StoreMessageRelay`) on which other instances ask this one to give up
+    /// its leases, each message `release` naming what: `nil` when it holds none.
+    var leaseChannel: String? { get }
+    /// What a request to give a lease up (a message on `leaseChannel`) names, if it is one of
+    /// this store's.
+    func leaseTarget(requestedBy message: [UInt8]) -> LeaseTarget?
+    /// Gives up this instance's lease of `target`, if it holds it: another instance waits for it.
+    /// The sessions it covered must no longer be trusted before this is called.
+    func releaseLease(of target: LeaseTarget) throws(StoreError)
 
     /// The account named `name`, or `nil` when there is none.
     func account(named name: String) throws(StoreError) -> Account?
@@ -207,6 +216,15 @@ extension DefaultsBackend {
 
     /// No leases.
     package var leaseTerms: LeaseTerms? { nil }
+
+    /// No leases to give up.
+    package var leaseChannel: String? { nil }
+
+    /// Nothing.
+    package func leaseTarget(requestedBy message: [UInt8]) -> LeaseTarget? { nil }
+
+    /// Nothing to give up.
+    package func releaseLease(of target: LeaseTarget) throws(StoreError) {}
 
     /// No lease granted: the versions alone (`storedVersions`).
     package func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer] {

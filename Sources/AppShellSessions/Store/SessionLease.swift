@@ -29,6 +29,15 @@ package struct LeaseTerms: Sendable, Equatable {
     package static let standard = LeaseTerms(length: 1_000, margin: 250, quietMilliseconds: 30_000)
 }
 
+/// What a lease covers: a session's record, or a user's store (for the sessions logged in as the
+/// user whose leases cover it).
+package enum LeaseTarget: Sendable, Equatable {
+    /// The record of the session with this store key.
+    case session(SessionStoreKey)
+    /// The store of this user.
+    case userStore(String)
+}
+
 /// What the loader asks the store of a session in memory (`DefaultsBackend.checkLeases`).
 package struct LeaseRequest: Sendable {
     /// The session.

@@ -102,6 +102,11 @@ import Testing
 
     /// The relay's channels `redis` has a subscriber of (`PUBSUB CHANNELS`), without the prefix.
     static func relayedChannels(_ redis: RedisTestServer) throws -> Set<String> {
+        try allRelayedChannels(redis).filter { !$0.hasPrefix("lease.") }
+    }
+
+    /// Every channel listened to, the instances' leases' channels (`lease.<holder>`) included.
+    static func allRelayedChannels(_ redis: RedisTestServer) throws -> Set<String> {
         let connection = try RedisConnection(url: redis.url)
         defer { connection.close() }
         let reply = try connection.command(["PUBSUB", "CHANNELS", "appshell:events:*"].map { Array($0.utf8) })
@@ -275,6 +280,9 @@ import Testing
         // The login announced the session's state; nobody listened.
         #expect(try Self.relayedChannels(redis) == ["users"])
         #expect(try Self.subscribers(redis, "users") == 2)
+        // Each instance hears the requests to give up its leases on a channel of its own.
+        let leases = try Self.allRelayedChannels(redis).subtracting(try Self.relayedChannels(redis))
+        #expect(leases.count == 2 && leases.allSatisfy { $0.hasPrefix("lease.") }, "\(leases)")
 
         var stream: RawConnection? = try RawConnection(port: second.live.port, timeoutSeconds: 15)
         try stream?.send(

@@ -7,6 +7,10 @@ import Glibc
 /// or a user's store refuses while another instance holds it (a conflict: the writer's request
 /// runs again once the loader waited it out).
 enum RedisLease {
+    /// What the relay channels of the holders begin with: another instance asks the holder to
+    /// give a lease up there (`RedisScript.lease`, which publishes it itself).
+    static let channelPrefix = "lease."
+
     /// A new holder's name: 16 random hexadecimal digits.
     static func newHolder() -> [UInt8] {
         let id = SessionID.random()
@@ -24,6 +28,35 @@ enum RedisLease {
 }
 
 extension RedisDefaultsBackend {
+    /// `lease.<holder>`, when this store grants leases.
+    package var leaseChannel: String? {
+        leaseTerms == nil ? nil : RedisLease.channelPrefix + String(decoding: leaseHolder, as: UTF8.self)
+    }
+
+    /// `release`, then a record's key (`key(_:)`) or a user's store's (`userStoreKey(_:)`), on
+    /// lines of their own (`RedisScript.lease` sends it).
+    package func leaseTarget(requestedBy message: [UInt8]) -> LeaseTarget? {
+        let lines = message.split(separator: 10, omittingEmptySubsequences: false)
+        guard lines.count >= 2, lines[0].elementsEqual("release".utf8) else { return nil }
+        let key = Array(lines[1])
+        if let storeKey = storeKey(ofKey: key) { return .session(storeKey) }
+        let name = String(decoding: key, as: UTF8.self)
+        let head = keyPrefix + "user:{"
+        guard name.hasPrefix(head), name.hasSuffix("}"), name.count > head.count + 1 else { return nil }
+        return .userStore(String(name.dropFirst(head.count).dropLast()))
+    }
+
+    /// `RedisScript.releaseLease` of the target's key.
+    package func releaseLease(of target: LeaseTarget) throws(StoreError) {
+        let key: [UInt8] =
+            switch target {
+            case .session(let storeKey): bytes(storeKey.text(prefix: keyPrefix + "{", suffix: "}"))
+            case .userStore(let user): userStoreKey(user)
+            }
+        let reply = try reader.command(RedisScript.releaseLease.call([key], [leaseHolder]))
+        if case .error = reply { throw unexpected(reply, "giving a lease up") }
+    }
+
     /// One server grants leases on the standard terms; a cluster none (its writes that span slots
     /// are made in steps, which do not yet respect them).
     package var leaseTerms: LeaseTerms? { writer.isCluster ? nil : .standard }
@@ -37,6 +70,7 @@ extension RedisDefaultsBackend {
                 [
                     leaseHolder, number(Int64(terms.length)), bytes(request.asks ? "1" : "0"),
                     number(Int64(terms.quietMilliseconds)),
+                    bytes(RedisMessageRelay.channelPrefix(keyPrefix: keyPrefix) + RedisLease.channelPrefix),
                 ])
         }
         return try reader.pipeline(commands).map { reply throws(StoreError) in

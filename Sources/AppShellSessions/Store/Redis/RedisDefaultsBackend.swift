@@ -91,7 +91,9 @@ package final class RedisDefaultsBackend: DefaultsBackend {
         // The loader's checks grant leases by a script (`checkLeases`).
         reader = .server(
             Locked(
-                try RedisConnection(url: url, timeoutMilliseconds: timeoutMilliseconds, scripts: [RedisScript.lease])))
+                try RedisConnection(
+                    url: url, timeoutMilliseconds: timeoutMilliseconds,
+                    scripts: [RedisScript.lease, RedisScript.releaseLease])))
         let reply = try writer.command([bytes("PING")])
         if case .error(let message) = reply { throw StoreError("store \(url): \(message)") }
     }

@@ -36,13 +36,17 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     /// A relay on the server at `url` for the store whose keys begin with `keyPrefix`; it
     /// connects when started.
     package init(url: RedisURL, keyPrefix: String = "appshell:") {
-        channelPrefix = keyPrefix + "events:"
+        channelPrefix = Self.channelPrefix(keyPrefix: keyPrefix)
         prefixBytes = Array(channelPrefix.utf8)
         outlet = .server(url)
         subscriber = RedisSubscriber(server: url)
         sender = Array(randomInstanceName().utf8)
         publisher = ServiceThread(name: "appshell-relay-out")
     }
+
+    /// What the Redis channels of the relay of the store whose keys begin with `keyPrefix` begin
+    /// with: the relay's channel names follow.
+    static func channelPrefix(keyPrefix: String) -> String { keyPrefix + "events:" }
 
     /// The relay of the store at `url`: on its server, or on its cluster's sharded channels (whose
     /// slot map is read now: throws when no node can be reached).
@@ -58,7 +62,7 @@ package final class RedisMessageRelay: StoreMessageRelay, @unchecked Sendable {
     /// A relay on `cluster`'s sharded channels (`SPUBLISH`, `SSUBSCRIBE`) for the store whose keys
     /// begin with `keyPrefix`: each channel lives at its slot's primary.
     init(cluster: RedisCluster, keyPrefix: String = "appshell:") {
-        channelPrefix = keyPrefix + "events:"
+        channelPrefix = Self.channelPrefix(keyPrefix: keyPrefix)
         prefixBytes = Array(channelPrefix.utf8)
         outlet = .cluster(cluster)
         subscriber = RedisSubscriber(cluster: cluster)

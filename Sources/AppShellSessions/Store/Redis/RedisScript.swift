@@ -25,7 +25,7 @@ extension RedisScript {
     static let all = [
         write, writeWithUser, writeSnapshot, touch, rename, remove, removeIfExpired, removeSessions, removeAccount,
         insertAccount,
-        setPasswordHash, writeUserStore, lease,
+        setPasswordHash, writeUserStore, lease, releaseLease,
     ]
 
     /// KEYS[1] is checked, every key deleted, and the last one written: ARGV is the expected

@@ -1,0 +1,80 @@
+import AppShellConcurrency
+import Synchronization
+
+// A session's lease (`LeaseTerms`) as the registry holds it: trusted, and given up on request.
+
+extension SessionRegistry {
+    /// What the store answered a session's `LeaseRequest`: when it granted the lease, the
+    /// session's requests are trusted to run on what memory holds until `sent` (when the check
+    /// left) + the lease's length − the margin; the store of `request`'s user is checked at the
+    /// version found (the lease covers it too).
+    func adopt(
+        _ answer: LeaseAnswer, of request: LeaseRequest, _ session: Session, _ state: inout Session.State,
+        sent: Int64, _ terms: LeaseTerms
+    ) {
+        state.userStoreCheck = request.user.map { ($0, answer.userStoreVersion) }
+        state.leaseUser = request.user
+        state.leaseUntil = answer.granted ? sent + Int64(terms.length - terms.margin) : 0
+        state.leaseWaits = 0
+        if answer.granted {
+            leases.insert(session, as: state.id.storeKey)
+            leasesGranted.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// How long the loader puts off a session whose lease another instance holds for
+    /// `left` milliseconds more, at its `waits`-th wait: the holder was asked to give it up and
+    /// usually has within a few milliseconds, so the check is made again soon, then less and less
+    /// often, and never later than the lease's end.
+    static func leaseWait(left: Int, waits: Int) -> Int { min(left, 2 << min(waits, 8)) }
+
+    /// Another instance waits for a lease this one holds (`message`, received on the store's
+    /// `leaseChannel`): the sessions it covers stop trusting it — a request that trusted it has
+    /// run by the time its session's lock is taken here — and then the store is told. Called on
+    /// the relay's thread.
+    package func releaseLease(requestedBy message: [UInt8]) {
+        guard let target = backend.leaseTarget(requestedBy: message) else { return }
+        for session in leases.remove(target) {
+            session.state.withLock { state in state.leaseUntil = 0 }
+        }
+        leasesReleased.add(1, ordering: .relaxed)
+        try? backend.releaseLease(of: target)
+    }
+}
+
+/// The sessions in memory whose lease this instance was granted, by store key: those a request
+/// to give a lease up names. A session whose lease ended stays until the index is purged (each
+/// time it doubled).
+final class LeaseIndex: Sendable {
+    private struct Entries {
+        var sessions: [SessionStoreKey: Session] = [:]
+        var purgeAt = 1_024
+    }
+
+    private let entries = Locked(Entries())
+
+    /// `session` holds its lease under `key` now.
+    func insert(_ session: Session, as key: SessionStoreKey) {
+        entries.withLock { entries in
+            entries.sessions[key] = session
+            guard entries.sessions.count >= entries.purgeAt else { return }
+            let now = TimerQueue.monotonicClock()
+            entries.sessions = entries.sessions.filter { $0.value.state.withLock { $0.leaseUntil > now } }
+            entries.purgeAt = max(1_024, 2 * entries.sessions.count)
+        }
+    }
+
+    /// Takes out, and returns, the sessions whose lease covers `target`.
+    func remove(_ target: LeaseTarget) -> [Session] {
+        entries.withLock { entries in
+            switch target {
+            case .session(let key):
+                return entries.sessions.removeValue(forKey: key).map { [$0] } ?? []
+            case .userStore(let user):
+                let covered = entries.sessions.filter { $0.value.state.withLock { $0.leaseUser == user } }
+                for key in covered.keys { entries.sessions[key] = nil }
+                return Array(covered.values)
+            }
+        }
+    }
+}
