@@ -200,6 +200,11 @@ package final class SessionContext {
     /// attachment is dropped (it may be half-changed) and rebuilt from the snapshot next time.
     package func afterRollback(_ work: @escaping () -> Void) { rollbackWork.append(work) }
 
+    /// Whether the rollback under way is for a conflict (`StoreError.isConflict`: another instance
+    /// wrote the session or the user's store first, or holds its lease): the request runs again
+    /// on what is stored, so what it would have sent comes then.
+    package private(set) var isConflictRollback = false
+
     @exclusivity(unchecked) private var commitWork = LaterWork()
     @exclusivity(unchecked) private var rollbackWork = LaterWork()
 
@@ -217,8 +222,9 @@ package final class SessionContext {
         rollbackWork = LaterWork()
     }
 
-    /// Runs the work registered for a rollback, once.
-    func rolledBack() {
+    /// Runs the work registered for a rollback, once (`conflict`: `isConflictRollback`).
+    func rolledBack(conflict: Bool = false) {
+        isConflictRollback = conflict
         let work = rollbackWork
         commitWork = LaterWork()
         rollbackWork = LaterWork()

@@ -144,7 +144,10 @@ extension Shell {
             if publishing { withBound(app, session) { publishState(app, session) } }
             for stream in opened { subscribe(stream, app, session) }
         }
-        session.afterRollback { [self] in events.endStreams(of: app.channel) }
+        // A conflict's request runs again, and publishes then: its pages' streams go on.
+        session.afterRollback { [self] in
+            if !session.isConflictRollback { events.endStreams(of: app.channel) }
+        }
     }
 
     /// Lends `app`'s controllers the session, its defaults and the shell's services for `body`.

@@ -54,7 +54,7 @@ extension SessionRegistry {
                 state.attachment = nil
                 // Another session of the user wrote its store first: read it again.
                 if error.isConflict, let user = plan.userWrite?.user { userStores.forget(user) }
-                context.rolledBack()
+                context.rolledBack(conflict: error.isConflict)
                 throw error
             }
             adopt(plan, context, session, &state, now: now, isNew: isNew)
@@ -85,7 +85,7 @@ extension SessionRegistry {
                     }
                     // Another session of the user wrote its store first: read it again.
                     if error?.isConflict == true, let user = plan.userWrite?.user { userStores.forget(user) }
-                    context.rolledBack()
+                    context.rolledBack(conflict: error?.isConflict == true)
                 }
                 state.committing = false
                 defer { state.waiters = [] }
