@@ -147,6 +147,20 @@ import Testing
         #expect(asked == .integer(0), "an instance asked for the lease")
     }
 
+    /// The server's own work at another instance (a reminder delivered, `withLiveSession`) meets
+    /// the lease as a request does: it waits it out, then writes, and the holder sees it.
+    @Test func serverWorkAtAnotherInstanceWaitsTheLeaseOut() throws {
+        let (first, second) = try Self.instances()
+        defer {
+            first.stopWriter()
+            second.stopWriter()
+        }
+        let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id
+        try Self.leased(first, id.text)
+        #expect(try second.withLiveSession(id) { $0.defaults.set(9, forKey: "count") } != nil)
+        #expect(try first.withSession(presentedID: id.text) { $0.defaults.integer(forKey: "count") }.result == 9)
+    }
+
     @Test func loggingOutEverywhereEndsALeasedSessionBeforeItReturns() throws {
         let (first, second) = try Self.instances()
         defer {

@@ -39,6 +39,9 @@ extension SessionRegistry {
                 return try refreshed(session, id, now: now, storedVersion: storedVersion)
             case .retired: return .retired
             case .expired(let stored):
+                // Another instance may have used it since this one did: its record says (loaded
+                // next, and deleted only if it expired there too).
+                if isSharedStore && stored { continue }
                 if stored { try forget(id) }
                 return .none
             case .missing(let retirements): since = retirements
@@ -193,6 +196,8 @@ extension SessionRegistry {
         case .found(let session): return .found(session)
         case .retired: return .retired
         case .expired(let stored):
+            // In a shared store, as `acquire` does: the record says.
+            if isSharedStore && stored { return nil }
             if stored { try forget(id) }
             return Acquired.none
         case .missing: return nil

@@ -93,6 +93,8 @@ extension SessionRegistry {
                 if let failure = SessionRegistry.outcome(of: commit) {
                     guard failure.isConflict, conflicts < SessionRegistry.conflictRetries else { throw failure }
                     conflicts += 1
+                    // Refused for another instance's lease, perhaps: waited out (or given up).
+                    waitOutLeaseElsewhere(of: id)
                     continue
                 }
                 return result

@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import Glibc
 import Synchronization
 
 // A session's lease (`LeaseTerms`) as the registry holds it: trusted, and given up on request.
@@ -28,13 +29,31 @@ extension SessionRegistry {
     /// often, and never later than the lease's end.
     static func leaseWait(left: Int, waits: Int) -> Int { min(left, 2 << min(waits, 8)) }
 
+    /// Blocks until no other instance holds the lease of the session `id` names, asking the holder
+    /// to give it up as the loader does: for the blocking paths (`withLiveSession`), whose
+    /// conflicts do not go through the loader. Returns at once in a store with no leases.
+    func waitOutLeaseElsewhere(of id: SessionID) {
+        guard backend.leaseTerms != nil else { return }
+        let user = shard(for: id).heldSession(id)?.state.withLock { $0.user }
+        for waits in 0..<32 {
+            guard let answer = try? backend.checkLeases([LeaseRequest(id: id, user: user, asks: false)]).first,
+                answer.othersMilliseconds > 0
+            else { return }
+            usleep(UInt32(Self.leaseWait(left: answer.othersMilliseconds, waits: waits)) * 1_000)
+        }
+    }
+
     /// Another instance waits for a lease this one holds (`message`, received on the store's
     /// `leaseChannel`): the sessions it covers stop trusting it — a request that trusted it has
     /// run by the time its session's lock is taken here — and then the store is told. Called on
     /// the relay's thread.
     package func releaseLease(requestedBy message: [UInt8]) {
         guard let target = backend.leaseTarget(requestedBy: message) else { return }
-        for session in leases.remove(target) {
+        let covered = leases.remove(target)
+        // None here trusts it (the session left memory, or it is another lease): the store's
+        // lease is left to end, as nothing here can tell whether a session trusts it.
+        guard !covered.isEmpty else { return }
+        for session in covered {
             session.state.withLock { state in state.leaseUntil = 0 }
         }
         leasesReleased.add(1, ordering: .relaxed)
@@ -69,7 +88,11 @@ final class LeaseIndex: Sendable {
         entries.withLock { entries in
             switch target {
             case .session(let key):
-                return entries.sessions.removeValue(forKey: key).map { [$0] } ?? []
+                if let session = entries.sessions.removeValue(forKey: key) { return [session] }
+                // Rotated since it was granted (the lease moved with the record): under its new id.
+                let rotated = entries.sessions.filter { $0.value.state.withLock { $0.id.storeKey == key } }
+                for old in rotated.keys { entries.sessions[old] = nil }
+                return Array(rotated.values)
             case .userStore(let user):
                 let covered = entries.sessions.filter { $0.value.state.withLock { $0.leaseUser == user } }
                 for key in covered.keys { entries.sessions[key] = nil }
