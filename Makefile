@@ -215,8 +215,9 @@ browser-test: $(BROWSER_VENV_READY) build
 ## (tests/scaleout/run.py); then through such a topology (BROWSER_SCALEOUT=1: each test gets its
 ## own) the real-browser tests whose behaviour depends on the server's state across requests
 ## (marked scaled_out: logins, actions, reloads, live events, logout, CSRF); and two instances on a
-## Redis Cluster of three primaries with a replica each: the JSON flow, live events and log out
-## everywhere across the instances, a session's primary killed mid-flow (tests/scaleout/cluster.py)
+## Redis Cluster of three primaries with a replica each: the JSON flow, live events, a reminder,
+## the streams' cap, log out everywhere and the race across the instances, a session's primary
+## killed mid-flow (tests/scaleout/cluster.py)
 SCALEOUT_PACKAGES := redis-server nginx
 test-scaleout: $(BROWSER_VENV_READY) build
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(SCALEOUT_PACKAGES)"

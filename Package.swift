@@ -95,9 +95,9 @@ let package = Package(
             name: "SessionProbe", dependencies: ["AppShell", "AppShellHTTP", "AppShellSessions", "AppShellJSON"],
             path: "Tests/SessionProbe"),
         // What tests of the store share: a backend forwarding to another, for backends that hold,
-        // pause or fail one operation.
+        // pause or fail one operation; real Redis servers and clusters; a started relay's inbox.
         .target(
-            name: "DefaultsBackendTestSupport", dependencies: ["AppShellSessions"],
+            name: "DefaultsBackendTestSupport", dependencies: ["AppShellSessions", "AppShellConcurrency"],
             path: "Tests/DefaultsBackendTestSupport"),
         .testTarget(name: "AppShellJSONTests", dependencies: ["AppShellJSON"]),
         // The threads, condition and lock, under ThreadSanitizer too (make tsan-test).

@@ -70,15 +70,10 @@ TARGETS = {"redis_us_per_action": 15.0, "redis_us_per_read_many": 3.0, "appshell
 STAT_FIELDS = ("total_commands_processed", "total_net_input_bytes", "total_net_output_bytes",
                "total_reads_processed", "total_writes_processed")
 
-# Load (2): each wrk thread takes its slice of the cookies (thread k of n: k+1, k+1+n, …) and
-# sends a read of each in turn.
+# Load (2), after run.THREAD_NUMBERING_LUA (joined at call time: run.py imports this file before
+# it defines that): each wrk thread takes its slice of the cookies (thread k of n: k+1, k+1+n, …)
+# and sends a read of each in turn.
 READS_LUA = r"""
-local next_thread = 0
-function setup(thread)
-  thread:set("tid", next_thread)
-  next_thread = next_thread + 1
-end
-
 local cookies = {%(cookies)s}
 local requests = {}
 local sent = 0
@@ -202,18 +197,7 @@ def redis_delta(before, after, requests, own_infos=2):
     return commands, {field: round(value / requests, 3) for field, value in stats.items()}
 
 
-# --- a process's CPU time, split, and its context switches ---------------------------------------
-
-
-def cpu_split(pid):
-    """(user, system) CPU seconds of a process (None once it has gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
+# --- a process's CPU time, split (run.proc_cpu_split), and its context switches -------------------
 
 
 def context_switches(pid):
@@ -235,13 +219,13 @@ class ProcessMeter:
 
     def __init__(self, pids):
         self.pids = pids
-        self.before = [(cpu_split(pid), context_switches(pid)) for pid in pids]
+        self.before = [(run.proc_cpu_split(pid), context_switches(pid)) for pid in pids]
 
     def per_request(self, requests):
         """Per process: user µs, system µs and context switches per request."""
         figures = []
         for pid, (cpu_before, switches_before) in zip(self.pids, self.before):
-            cpu_after = cpu_split(pid)
+            cpu_after = run.proc_cpu_split(pid)
             if cpu_before is None or cpu_after is None or not requests:
                 figures.append(None)
                 continue
@@ -342,7 +326,7 @@ def load_script(bench, load, cookies):
     if load == "read-one":
         return "/api/state", [f"Cookie: {run.COOKIE}={cookies[0]}"], None
     if load == "read-many":
-        return "/api/state", [], bench.lua("redis-cost-reads.lua", READS_LUA % {
+        return "/api/state", [], bench.lua("redis-cost-reads.lua", (run.THREAD_NUMBERING_LUA + READS_LUA) % {
             "cookies": ", ".join(json.dumps(c) for c in cookies), "cookie_name": run.COOKIE,
             "threads": machine.wrk_threads} + run.REPORT_LUA)
     return "/api/actions", [], bench.lua("redis-cost-actions.lua", run.ACTIONS_LUA % {

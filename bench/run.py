@@ -191,19 +191,23 @@ function done(summary, latency, requests)
 end
 """
 
+# The start of a wrk script whose threads each take their own part of the work: wrk's setup() runs
+# once per thread before it starts, and gives each its number, `tid` (0 to the threads less one).
+THREAD_NUMBERING_LUA = r"""
+local next_thread = 0
+function setup(thread)
+  thread:set("tid", next_thread)
+  next_thread = next_thread + 1
+end
+"""
+
 # Scenario (e). wrk's request() does not say which connection it is for, so each thread takes its
 # own slice of the sessions (thread k of n: sessions k+1, k+1+n, ...) and goes round them in order,
 # every session alternating showList and pop. With as many sessions per thread as connections per
 # thread, a session's next request is sent when its previous one has normally been answered;
 # when two of one session's requests are in flight at once and run in the other order, the server
 # answers 409 (wrk counts them as status errors), and the alternation heals itself.
-ACTIONS_LUA = r"""
-local next_thread = 0
-function setup(thread)
-  thread:set("tid", next_thread)
-  next_thread = next_thread + 1
-end
-
+ACTIONS_LUA = THREAD_NUMBERING_LUA + r"""
 local cookies = {%(cookies)s}
 local pushes, pops = {}, {}
 local count, sent = 0, 0
@@ -321,14 +325,22 @@ def proc_status_kib(pid, field):
     return None
 
 
-def proc_cpu_seconds(pid):
-    """The user and system CPU time a process has used, in seconds (None once it has gone)."""
+def proc_cpu_split(pid):
+    """The user and the system CPU time a process has used, in seconds: (user, system), or None
+    once it has gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick  # utime, stime
+
+
+def proc_cpu_seconds(pid):
+    """The user and system CPU time a process has used, in seconds (None once it has gone)."""
+    split = proc_cpu_split(pid)
+    return None if split is None else split[0] + split[1]
 
 
 def cpu_per_request(before, after, requests):

@@ -15,8 +15,8 @@ import Testing
         let sender = RedisMessageRelay(cluster: try RedisCluster(url: testCluster.url))
         let receiver = RedisMessageRelay(cluster: try RedisCluster(url: testCluster.url))
         let confirmed = Locked<[String]>([])
-        _ = RedisMessageRelayTests.started(sender)
-        let inbox = RedisMessageRelayTests.started(receiver, listening: confirmed)
+        _ = RelayInbox.started(sender)
+        let inbox = RelayInbox.started(receiver, listening: confirmed)
         defer {
             sender.stop()
             receiver.stop()
@@ -24,7 +24,7 @@ import Testing
         // Channels on different slots, so on different primaries.
         let channels = (0..<6).map { "session-\($0)" }
         for channel in channels { receiver.listen(to: channel) }
-        #expect(RedisMessageRelayTests.eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
         #expect(Set(confirmed.withLock { $0 }) == Set(channels))
         for channel in channels { sender.send(Array("to \(channel)".utf8), on: channel) }
         let received = inbox.wait(for: channels.count)
@@ -39,7 +39,7 @@ import Testing
         }
         // No longer listened to: Redis sends it to nobody.
         receiver.stopListening(to: channels[0])
-        #expect(RedisMessageRelayTests.eventually { !receiver.isListening(to: channels[0]) })
+        #expect(RelayInbox.eventually { !receiver.isListening(to: channels[0]) })
         let after = try RedisTestCluster.cli(port: owner, ["PUBSUB SHARDNUMSUB \(name)"])
         #expect(after.split(whereSeparator: \.isNewline).last == "0", "\(after)")
     }

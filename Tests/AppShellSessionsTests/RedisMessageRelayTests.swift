@@ -9,47 +9,13 @@ import Testing
 /// order, and not itself, on the channels they listen to only; it comes back by itself after
 /// Redis restarts.
 @Suite(.serialized) struct RedisMessageRelayTests {
-    /// Messages a relay received.
-    final class Inbox: Sendable {
-        let messages = Locked<[(String, String)]>([])
-
-        func wait(for count: Int, seconds: Double = 10) -> [(String, String)] {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                let received = messages.withLock { $0 }
-                if received.count >= count { return received }
-                usleep(5_000)
-            }
-            return messages.withLock { $0 }
-        }
-    }
-
-    static func started(_ relay: RedisMessageRelay, listening: Locked<[String]>? = nil) -> Inbox {
-        let inbox = Inbox()
-        relay.start { channel, message in
-            inbox.messages.withLock { $0.append((channel, String(decoding: message, as: UTF8.self))) }
-        } listening: { channel in
-            listening?.withLock { $0.append(channel) }
-        }
-        return inbox
-    }
-
     /// A subscriber connected and subscribed to `probe`: a message sent now arrives.
-    static func waitUntilSubscribed(_ sender: RedisMessageRelay, _ inbox: Inbox) {
+    static func waitUntilSubscribed(_ sender: RedisMessageRelay, _ inbox: RelayInbox) {
         for attempt in 0..<200 {
             sender.send(Array("probe \(attempt)".utf8), on: "probe")
             if !inbox.wait(for: 1, seconds: 0.05).isEmpty { break }
         }
         inbox.messages.withLock { $0.removeAll() }
-    }
-
-    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(2_000)
-        }
-        return try condition()
     }
 
     /// How many clients `url`'s server has subscribed to each of `channels` (`PUBSUB NUMSUB`).
@@ -72,15 +38,16 @@ import Testing
         for relay in [first, second, other] {
             for channel in channels { relay.listen(to: channel) }
         }
-        let firstInbox = Self.started(first)
-        let secondInbox = Self.started(second)
-        let otherInbox = Self.started(other)
+        let firstInbox = RelayInbox.started(first)
+        let secondInbox = RelayInbox.started(second)
+        let otherInbox = RelayInbox.started(other)
         defer {
             first.stop()
             second.stop()
             other.stop()
         }
-        #expect(Self.eventually { channels.allSatisfy { first.isListening(to: $0) && other.isListening(to: $0) } })
+        #expect(
+            RelayInbox.eventually { channels.allSatisfy { first.isListening(to: $0) && other.isListening(to: $0) } })
         Self.waitUntilSubscribed(first, secondInbox)
         firstInbox.messages.withLock { $0.removeAll() }
         for number in 0..<100 { first.send(Array("message \(number)".utf8), on: "channel.\(number % 3)") }
@@ -102,8 +69,8 @@ import Testing
         let sender = RedisMessageRelay(url: server.url, keyPrefix: prefix)
         let receiver = RedisMessageRelay(url: server.url, keyPrefix: prefix)
         let confirmed = Locked<[String]>([])
-        _ = Self.started(sender)
-        let inbox = Self.started(receiver, listening: confirmed)
+        _ = RelayInbox.started(sender)
+        let inbox = RelayInbox.started(receiver, listening: confirmed)
         defer {
             sender.stop()
             receiver.stop()
@@ -112,9 +79,9 @@ import Testing
         receiver.listen(to: "marker")
         receiver.listen(to: "session")
         receiver.listen(to: "session")
-        #expect(Self.eventually { receiver.isListening(to: "session") && receiver.isListening(to: "marker") })
+        #expect(RelayInbox.eventually { receiver.isListening(to: "session") && receiver.isListening(to: "marker") })
         // Redis's confirmations come on the subscriber's thread, maybe after `isListening` says so.
-        #expect(Self.eventually { confirmed.withLock { Set($0) } == ["marker", "session"] })
+        #expect(RelayInbox.eventually { confirmed.withLock { Set($0) } == ["marker", "session"] })
         #expect(try Self.subscribers(server.url, [redisName("session")]) == [1])
         sender.send(Array("heard".utf8), on: "session")
         #expect(inbox.wait(for: 1).map(\.1) == ["heard"])
@@ -127,14 +94,14 @@ import Testing
         receiver.stopListening(to: "session")
         receiver.stopListening(to: "session")
         #expect(receiver.listeners(of: "session") == 0)
-        #expect(Self.eventually { !receiver.isListening(to: "session") })
+        #expect(RelayInbox.eventually { !receiver.isListening(to: "session") })
         #expect(try Self.subscribers(server.url, [redisName("session")]) == [0])
         sender.send(Array("not heard".utf8), on: "session")
         sender.send(Array("marker".utf8), on: "marker")
         #expect(inbox.wait(for: 3).map(\.1) == ["heard", "still heard", "marker"])
         // Listened to again: what is sent from then on.
         receiver.listen(to: "session")
-        #expect(Self.eventually { receiver.isListening(to: "session") })
+        #expect(RelayInbox.eventually { receiver.isListening(to: "session") })
         sender.send(Array("heard again".utf8), on: "session")
         #expect(inbox.wait(for: 4).map(\.1) == ["heard", "still heard", "marker", "heard again"])
     }
@@ -147,8 +114,8 @@ import Testing
         let sender = RedisMessageRelay(url: server.url)
         let receiver = RedisMessageRelay(url: server.url)
         let confirmed = Locked<[String]>([])
-        _ = Self.started(sender)
-        let inbox = Self.started(receiver, listening: confirmed)
+        _ = RelayInbox.started(sender)
+        let inbox = RelayInbox.started(receiver, listening: confirmed)
         defer {
             sender.stop()
             receiver.stop()
@@ -157,13 +124,13 @@ import Testing
         for channel in channels + ["dropped"] { receiver.listen(to: channel) }
         receiver.stopListening(to: "dropped")
         Self.waitUntilSubscribed(sender, inbox)
-        #expect(Self.eventually { channels.allSatisfy(receiver.isListening(to:)) })
-        #expect(Self.eventually { !receiver.isListening(to: "dropped") })
+        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(RelayInbox.eventually { !receiver.isListening(to: "dropped") })
         confirmed.withLock { $0.removeAll() }
         server.kill()
         try server.start()
-        #expect(Self.eventually { confirmed.withLock { $0.count } >= channels.count })
-        #expect(Self.eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(RelayInbox.eventually { confirmed.withLock { $0.count } >= channels.count })
+        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
         #expect(Set(confirmed.withLock { $0 }) == Set(channels))
         let names = (channels + ["dropped"]).map { "appshell:events:" + $0 }
         #expect(try Self.subscribers(server.url, names) == [1, 1, 1, 0])

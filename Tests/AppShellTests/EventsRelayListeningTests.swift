@@ -32,15 +32,6 @@ import Testing
         return parts[1].integer ?? -1
     }
 
-    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(2_000)
-        }
-        return try condition()
-    }
-
     @Test func aChannelIsHeardFromItsFirstStreamToItsLast() throws {
         let (events, relay, url, prefix) = try Self.hub()
         defer { events.stopRelaying() }
@@ -52,7 +43,7 @@ import Testing
         events.subscribe(second!, to: "a", openedWith: SessionID.random(), count: count)
         // One listen per channel, however many streams.
         #expect(relay.listeners(of: "a") == 1)
-        #expect(try Self.eventually { try Self.subscribers(url, prefix, "a") == 1 })
+        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "a") == 1 })
         // A stream closed (the client left): released, it leaves.
         first?.close()
         first = nil
@@ -60,7 +51,7 @@ import Testing
         second?.close()
         second = nil
         #expect(relay.listeners(of: "a") == 0)
-        #expect(try Self.eventually { try Self.subscribers(url, prefix, "a") == 0 })
+        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "a") == 0 })
         #expect(try Self.subscribers(url, prefix, ShellEvents.usersChannel) == 1)
     }
 
@@ -116,9 +107,9 @@ import Testing
         #expect(relay.listeners(of: "refused") == 1)
         #expect(relay.listeners(of: ShellEvents.usersChannel) == 1)
         for channel in ["rotation", "ended", "user", "unsent", "closed"] {
-            #expect(try Self.eventually { try Self.subscribers(url, prefix, channel) == 0 }, "\(channel)")
+            #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, channel) == 0 }, "\(channel)")
         }
-        #expect(try Self.eventually { try Self.subscribers(url, prefix, "refused") == 1 })
+        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "refused") == 1 })
         later.close()
         events.endStreams(of: "refused")
         #expect(relay.listeners(of: "refused") == 0)
@@ -144,11 +135,11 @@ import Testing
         let streams = [EventStream(), EventStream()]
         events.subscribe(streams[0], to: "session", openedWith: newer, version: 7, count: StreamCount())
         events.subscribe(streams[1], to: "session", openedWith: older, version: 5, count: StreamCount())
-        #expect(Self.eventually { reads.withLock { $0.count } == 1 })
+        #expect(RelayInbox.eventually { reads.withLock { $0.count } == 1 })
         #expect(reads.withLock { $0.first.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
         server.kill()
         try server.start()
-        #expect(Self.eventually { reads.withLock { $0.count } == 2 })
+        #expect(RelayInbox.eventually { reads.withLock { $0.count } == 2 })
         #expect(reads.withLock { $0.last.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
         // The users' channel has no stream: nothing to read.
         #expect(reads.withLock { $0.allSatisfy { $0.0 == "session" } })

@@ -1,27 +1,35 @@
 #!/usr/bin/env python3
 """Two `appshell` instances behind nginx on a Redis Cluster of three primaries and a replica each
-(tests/scaleout/topology.py's RedisCluster), on loopback only: `run_cluster(binary)`, which the
-lead can add to `make test-scaleout` (or run alone: cluster.py APPSHELL_BINARY).
+(tests/scaleout/topology.py's RedisCluster), on loopback only; the second half of `make
+test-scaleout` (or alone: cluster.py APPSHELL_BINARY, which exits 1 when a check fails). run.py's
+scenarios, in order, then one of its own:
 
   flow      run.py's JSON flow through nginx, every request on the other instance, the store on
             the cluster (a login writes the session's slot and the user's).
+  events    run.py's: a page's stream held by one instance hears the actions made through the
+            other, its session's channel sharded (SSUBSCRIBE at its slot's primary).
+  reminder  run.py's: a "Remind me" asked for through one instance reaches the page held by the
+            other once, also when the one that scheduled it is killed before it is due.
+  streams   run.py's: a session's cap on open event streams holds over both instances.
+  everywhere  run.py's: log out everywhere through one instance ends the user's session and the
+            stream the other holds (the users' channel, sharded too).
+  race      run.py's: two clients acting on one session at once through both instances never get
+            one version answered with two states.
   primary   the primary holding a logged-in session is killed (SIGKILL) mid-flow, once its
             replica has every write: meanwhile the session's actions answer 503 saying the store
             is unavailable, then the replica takes over and the next action runs on the session
-            as last answered (nothing acknowledged lost); a logout goes through.
+            as last answered (nothing acknowledged lost); a logout goes through. Last: the
+            cluster runs on without that primary.
 
-  events    run.py's: a page's stream held by one instance hears the actions made through the
-            other, its session's channel sharded (SSUBSCRIBE at its slot's primary).
-  everywhere  run.py's: log out everywhere through one instance ends the user's session and the
-            stream the other holds (the users' channel, sharded too).
+run.py's kill (an instance killed) is not repeated here, and its redis (the one server killed)
+is primary's counterpart.
 """
 
-import os
-import sys
 import time
 
 import run
-from run import Topology, check, logged_in, scenario_events, scenario_everywhere, scenario_flow
+from run import (Topology, check, logged_in, scenario_events, scenario_everywhere, scenario_flow, scenario_race,
+                 scenario_reminder, scenario_stream_cap)
 from topology import RedisCluster
 
 
@@ -100,28 +108,6 @@ def scenario_primary(topology):
     check(status == 200 and answer.get("screen") == "login", f"a logout on the cluster after the failover ({status})")
 
 
-def run_cluster(binary):
-    """The scenarios above on a new topology; returns the checks that failed."""
-    topology = ClusterTopology(os.path.abspath(binary))
-    try:
-        topology.start_redis()
-        topology.start_instance(0)
-        topology.start_instance(1)
-        topology.start_nginx()
-        scenario_flow(topology)
-        scenario_events(topology)
-        scenario_everywhere(topology)
-        scenario_primary(topology)
-    finally:
-        topology.stop()
-    return run.FAILURES
-
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: cluster.py APPSHELL_BINARY")
-    failures = run_cluster(sys.argv[1])
-    if failures:
-        print(f"{len(failures)} check(s) failed", flush=True)
-        sys.exit(1)
-    print("all checks passed", flush=True)
+    run.main(ClusterTopology, [scenario_flow, scenario_events, scenario_reminder, scenario_stream_cap,
+                               scenario_everywhere, scenario_race, scenario_primary], "cluster.py")

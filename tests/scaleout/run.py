@@ -522,30 +522,32 @@ def scenario_race(topology):
           f"the session ends at version {state['version'] if state else None}, the highest answered {max(versions, default=0)}")
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: run.py APPSHELL_BINARY")
-    topology = Topology(os.path.abspath(sys.argv[1]))
+def run_on(topology, scenarios):
+    """Starts `topology` (its Redis, both instances, nginx), runs `scenarios` on it in turn and
+    stops it, also when one raised; returns the checks that failed."""
     try:
         topology.start_redis()
         topology.start_instance(0)
         topology.start_instance(1)
         topology.start_nginx()
-        scenario_flow(topology)
-        scenario_events(topology)
-        scenario_kill(topology)
-        scenario_reminder(topology)
-        scenario_stream_cap(topology)
-        scenario_everywhere(topology)
-        scenario_redis(topology)
-        scenario_race(topology)
+        for scenario in scenarios:
+            scenario(topology)
     finally:
         topology.stop()
-    if FAILURES:
+    return FAILURES
+
+
+def main(make_topology, scenarios, usage):
+    """A script's `__main__` (this one's, cluster.py's): `scenarios` on `make_topology(binary)`,
+    the binary its one argument; exits 1 when a check failed."""
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {usage} APPSHELL_BINARY")
+    if run_on(make_topology(os.path.abspath(sys.argv[1])), scenarios):
         print(f"{len(FAILURES)} check(s) failed", flush=True)
         sys.exit(1)
     print("all checks passed", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(Topology, [scenario_flow, scenario_events, scenario_kill, scenario_reminder, scenario_stream_cap,
+                    scenario_everywhere, scenario_redis, scenario_race], "run.py")

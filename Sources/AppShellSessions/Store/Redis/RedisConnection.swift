@@ -7,52 +7,6 @@ import CHiredis
     import Musl
 #endif
 
-/// A reply of Redis, copied out of hiredis's reply object (which is freed at once).
-enum RedisReply: Equatable, Sendable {
-    /// A bulk string: bytes.
-    case bytes([UInt8])
-    /// A status such as `OK` or `QUEUED`.
-    case status(String)
-    /// An integer.
-    case integer(Int64)
-    /// An array of replies (`EXEC`, `HMGET`, `SCAN`).
-    case array([RedisReply])
-    /// Nothing (a missing key or field, an aborted transaction).
-    case null
-    /// An error the server answered (`ERR …`, `WRONGTYPE …`, `NOAUTH …`).
-    case error(String)
-
-    /// The bulk string's bytes, or `nil`.
-    var bytes: [UInt8]? {
-        if case .bytes(let bytes) = self { return bytes }
-        return nil
-    }
-
-    /// The bulk string or status as text, or `nil`.
-    var text: String? {
-        switch self {
-        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
-        case .status(let text): text
-        default: nil
-        }
-    }
-
-    /// The integer, or a bulk string holding one, or `nil`.
-    var integer: Int64? {
-        switch self {
-        case .integer(let number): number
-        case .bytes(let bytes): Int64(String(decoding: bytes, as: UTF8.self))
-        default: nil
-        }
-    }
-
-    /// Whether the server refused to run a script it does not have (`NOSCRIPT`).
-    var isMissingScript: Bool {
-        if case .error(let message) = self { return message.hasPrefix("NOSCRIPT") }
-        return false
-    }
-}
-
 /// A random name for this process among the instances sharing a Redis server (12 hex digits):
 /// what the relay marks its messages with and the stream ledger its places.
 func randomInstanceName() -> String {
@@ -80,11 +34,11 @@ final class RedisConnection {
     /// The scripts this connection's commands call (`EVALSHA`): loaded when it connects, and
     /// again when the server has lost them.
     let scripts: [RedisScript]
-    private var context: UnsafeMutablePointer<redisContext>?
+    private(set) var context: UnsafeMutablePointer<redisContext>?
     private var closed = false
     /// The socket, for `interrupt` from another thread (-1: none). Closed holding this lock, so
     /// that `interrupt` never shuts down a descriptor the system has given to another file since.
-    private let socket = Locked<Int32>(-1)
+    let socket = Locked<Int32>(-1)
 
     /// Connects to `url` (logging in and selecting its database); throws when that fails. A
     /// connection that `waitsForever` has no time limit on reads (`timeoutMilliseconds` still
@@ -99,26 +53,18 @@ final class RedisConnection {
         try connect()
     }
 
-    /// The next reply the server sends without being asked (a subscriber's messages): waits for
-    /// it; throws when the connection fails or is interrupted.
+    /// The next reply the server sends — to a command sent before (`send`, `sendWithoutWaiting`),
+    /// or without being asked (a subscriber's messages): waits for it; throws when the connection
+    /// fails or is interrupted.
     func receive() throws(StoreError) -> RedisReply {
         guard let context else { throw failure("not connected") }
         var raw: UnsafeMutableRawPointer?
         guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
-            let error = failure(RedisConnection.describe(context))
-            drop()
-            throw error
+            throw failed(context)
         }
         let reply = RedisConnection.copy(raw.assumingMemoryBound(to: redisReply.self))
         freeReplyObject(raw)
         return reply
-    }
-
-    /// Ends a `receive` another thread is waiting in (it throws): the socket is shut down.
-    func interrupt() {
-        socket.withLock { descriptor in
-            if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
-        }
     }
 
     deinit { close() }
@@ -160,17 +106,7 @@ final class RedisConnection {
         for arguments in commands { try append(arguments, to: context) }
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
-                let error = failure(RedisConnection.describe(context))
-                drop()
-                throw error
-            }
-            let reply = raw.assumingMemoryBound(to: redisReply.self)
-            replies.append(RedisConnection.copy(reply))
-            freeReplyObject(raw)
-        }
+        for _ in commands { replies.append(try receive()) }
         return replies
     }
 
@@ -182,49 +118,9 @@ final class RedisConnection {
         if context == nil { try connect() }
     }
 
-    /// The socket (-1: not connected), for a `poll` over several connections (a subscriber's).
-    var descriptor: Int32 { socket.withLock { $0 } }
-
-    /// Sends `commands` without waiting for their replies (a subscriber's `SSUBSCRIBE`s, whose
-    /// replies come among its messages); connects first when not connected.
-    func sendWithoutWaiting(_ commands: [[[UInt8]]]) throws(StoreError) {
-        if context == nil { try connect() }
-        guard let context else { throw failure("not connected") }
-        for arguments in commands { try append(arguments, to: context) }
-        var done: Int32 = 0
-        while done == 0 {
-            guard redisBufferWrite(context, &done) == REDIS_OK else {
-                let error = failure(RedisConnection.describe(context))
-                drop()
-                throw error
-            }
-        }
-    }
-
-    /// Reads what the socket holds — one read, which blocks when it holds nothing: call it once
-    /// `poll` found the socket readable — and returns the replies complete so far (maybe none).
-    func receiveAvailable() throws(StoreError) -> [RedisReply] {
-        guard let context else { throw failure("not connected") }
-        guard redisBufferRead(context) == REDIS_OK else {
-            let error = failure(RedisConnection.describe(context))
-            drop()
-            throw error
-        }
-        var replies: [RedisReply] = []
-        while true {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReplyFromReader(context, &raw) == REDIS_OK else {
-                let error = failure(RedisConnection.describe(context))
-                drop()
-                throw error
-            }
-            guard let raw else { return replies }
-            replies.append(RedisConnection.copy(raw.assumingMemoryBound(to: redisReply.self)))
-            freeReplyObject(raw)
-        }
-    }
-
-    private func append(_ arguments: [[UInt8]], to context: UnsafeMutablePointer<redisContext>) throws(StoreError) {
+    /// Puts `arguments`, one command, in `context`'s output buffer (sent by the next read or
+    /// write of replies); a failure drops the connection.
+    func append(_ arguments: [[UInt8]], to context: UnsafeMutablePointer<redisContext>) throws(StoreError) {
         // One buffer for all arguments, and their starts and lengths (binary-safe: no C strings).
         var buffer: [UInt8] = []
         buffer.reserveCapacity(arguments.reduce(0) { $0 + $1.count })
@@ -249,14 +145,11 @@ final class RedisConnection {
                 }
             }
         }
-        guard code == REDIS_OK else {
-            let error = failure(RedisConnection.describe(context))
-            drop()
-            throw error
-        }
+        guard code == REDIS_OK else { throw failed(context) }
     }
 
-    private func connect() throws(StoreError) {
+    /// Connects, logs in, selects the database and loads the scripts; throws when any fails.
+    func connect() throws(StoreError) {
         guard !closed else { throw failure("closed (the server is stopping)") }
         let timeout = timeval(
             tv_sec: timeoutMilliseconds / 1000, tv_usec: Int(timeoutMilliseconds % 1000) * 1000)
@@ -318,8 +211,17 @@ final class RedisConnection {
         context = nil
     }
 
-    private func failure(_ what: String) -> StoreError {
+    /// An error about this connection saying `what`, naming the server (without its password).
+    func failure(_ what: String) -> StoreError {
         StoreError("store \(url): \(what)")
+    }
+
+    /// What went wrong on `context`, as an error to throw; the connection is dropped first (the
+    /// next command connects again).
+    func failed(_ context: UnsafeMutablePointer<redisContext>) -> StoreError {
+        let error = failure(RedisConnection.describe(context))
+        drop()
+        return error
     }
 
     private static func describe(_ context: UnsafeMutablePointer<redisContext>) -> String {
@@ -335,7 +237,8 @@ final class RedisConnection {
         }
     }
 
-    private static func copy(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {
+    /// `reply` as a `RedisReply` (hiredis's object is the caller's to free).
+    static func copy(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {
         let value = reply.pointee
         switch value.type {
         case REDIS_REPLY_STRING:

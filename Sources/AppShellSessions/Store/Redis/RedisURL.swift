@@ -131,19 +131,9 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
                 "not a redis://, redis-cluster:// or unix:// URL (rediss://, Redis over TLS, is not supported)")
         }
         var rest = afterScheme.dropFirst("://".count)
-        username = nil
-        password = nil
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { throw refuse("credentials must be user:password or :password") }
-            guard let user = RedisURL.percentDecoded(parts[0]), let secret = RedisURL.percentDecoded(parts[1]) else {
-                throw refuse("a bad % escape in the credentials")
-            }
-            username = user.isEmpty ? nil : user
-            password = secret
-        }
+        let credentials = try RedisURL.credentials(takenFrom: &rest, refuse)
+        username = credentials?.username
+        password = credentials?.password
         var path: Substring = ""
         if let slash = rest.firstIndex(of: "/") {
             path = rest[rest.index(after: slash)...]
@@ -151,6 +141,23 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
         database = path.isEmpty ? 0 : try RedisURL.database(path, refuse)
         address = try RedisURL.hostAndPort(rest, refuse)
+    }
+
+    /// Takes `user:password@` or `:password@` off the front of `rest` (what follows the scheme's
+    /// `://`), decoded: the user (`nil` when empty: the default one) and the password; `nil` when
+    /// `rest` holds no `@`. The last `@` ends them: a password may hold one unescaped.
+    static func credentials(
+        takenFrom rest: inout Substring, _ refuse: (String) -> Refusal
+    ) throws(Refusal) -> (username: String?, password: String)? {
+        guard let at = rest.lastIndex(of: "@") else { return nil }
+        let credentials = rest[..<at]
+        rest = rest[rest.index(after: at)...]
+        let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw refuse("credentials must be user:password or :password") }
+        guard let user = RedisURL.percentDecoded(parts[0]), let secret = RedisURL.percentDecoded(parts[1]) else {
+            throw refuse("a bad % escape in the credentials")
+        }
+        return (user.isEmpty ? nil : user, secret)
     }
 
     /// `host`, `host:port` or `[v6]:port`, as a `.tcp` address.

@@ -24,16 +24,10 @@ extension RedisURL {
                 }
             }
         }
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { throw refuse("credentials must be user:password or :password") }
-            guard let user = RedisURL.percentDecoded(parts[0]), let secret = RedisURL.percentDecoded(parts[1]) else {
-                throw refuse("a bad % escape in the credentials")
-            }
-            username = username ?? (user.isEmpty ? nil : user)
-            password = password ?? secret
+        // The query's `user` and `password`, when given, win over the ones before `@`.
+        if let credentials = try RedisURL.credentials(takenFrom: &rest, refuse) {
+            username = username ?? credentials.username
+            password = password ?? credentials.password
         }
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
