@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if __name__ == "__main__":
     sys.modules.setdefault("redis_capacity", sys.modules[__name__])
 import run  # noqa: E402  (the helpers of make bench: servers, logins, wrk, CPU time)
-import redis_cost  # noqa: E402  (cpu_split, parse_info, spread)
+import redis_cost  # noqa: E402  (parse_info, spread)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "scaleout"))
 from topology import RedisCluster  # noqa: E402
@@ -250,11 +250,11 @@ def measure_topology(bench, primaries, share, round_number):
             "threads": bench.machine.wrk_threads} + run.REPORT_LUA)
         bench.wrk(port, "/api/actions", bench.warmup, [], script, connections=topology.sessions)
         nodes = [(p, topology.cluster.processes[p].pid, s) for p, s in zip(topology.cluster.ports, topology.shares)]
-        before = [(cpu_ns(pid), redis_cost.cpu_split(pid), s.stat(), topology.cluster.info(p)) for p, pid, s in nodes]
+        before = [(cpu_ns(pid), run.proc_cpu_split(pid), s.stat(), topology.cluster.info(p)) for p, pid, s in nodes]
         appshell_before, busy_before = run.proc_cpu_seconds(topology.server.pid), machine_busy()
         result = bench.wrk(port, "/api/actions", duration(bench), [], script, connections=topology.sessions)
         appshell_after, busy_after = run.proc_cpu_seconds(topology.server.pid), machine_busy()
-        after = [(cpu_ns(pid), redis_cost.cpu_split(pid), s.stat(), topology.cluster.info(p)) for p, pid, s in nodes]
+        after = [(cpu_ns(pid), run.proc_cpu_split(pid), s.stat(), topology.cluster.info(p)) for p, pid, s in nodes]
     finally:
         topology.stop()
     seconds = result["seconds"]
