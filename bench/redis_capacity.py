@@ -9,8 +9,7 @@ persistence (`CONFIG SET appendonly no` once made: an fsync per write would set 
 the CPU), and one AppShell release instance (THREADS event loops, pinned to the server's core as
 run.py pins it) on it (`redis-cluster://…`). SESSIONS sessions (BENCH_REDIS_SESSIONS) are
 logged in, as many on each primary (a login whose session lands on a primary already holding its
-share is left idle).
-Then each primary gets the same small CPU share, a cgroup v1 of its own
+share is left idle). Then each primary gets the same small CPU share, a cgroup v1 of its own
 (/sys/fs/cgroup/cpu: `cpu.cfs_quota_us` over `cpu.cfs_period_us`, QUOTA of a core unless
 BENCH_REDIS_QUOTA says, in percent), so that Redis is the bottleneck and AppShell and wrk are
 not, and wrk sends (e)'s actions (showList and pop alternating on each session, one keep-alive
@@ -22,11 +21,10 @@ Figures per topology: actions a second (wrk's requests answered 2xx); each prima
 share of its cgroup's periods it was throttled in, its commands and round trips per action
 (INFO stats); AppShell's CPU per action and share of its core, wrk's share of its, and the cores
 the machine's other processes used meanwhile (/proc/stat: on a shared machine, a round where they
-took AppShell's core shows primaries under their quota). Two
-predictions of the actions a second: from this run, QUOTA over the busiest primary's µs per
-action (all sessions move at one pace, so the busiest primary bounds them; measured over it is
-that primary's CPU over its quota); and from the article, ARTICLE_ACTIONS_PER_CORE times QUOTA
-times the primaries. Medians of the rounds with their spread (min-max), and the ratio three
+took AppShell's core shows primaries under their quota). Two predictions of the actions a
+second: from this run, QUOTA over the busiest primary's µs per action (all sessions move at one
+pace, so the busiest primary bounds them; measured over it is that primary's CPU over its
+quota); and from the article, ARTICLE_ACTIONS_PER_CORE times QUOTA times the primaries. Medians of the rounds with their spread (min-max), and the ratio three
 primaries over one (ideal 3), also per round.
 
 `python3 bench/redis_capacity.py` runs it alone (BENCH_APPSHELL_BINARY: a release build to
