@@ -25,6 +25,10 @@ server and wrk pinned to different cores:
       event streams open, on the SQLite store and on Redis, interleaved: AppShell's and
       redis-server's CPU per request, Redis's commands, round trips and bytes per request
       (bench/redis_cost.py)
+  (m) the actions a Redis Cluster serves (issue 36): one primary against three, each held to the
+      same small CPU share (a cgroup), AppShell and wrk beside them unsaturated: actions/s, each
+      primary's CPU per action and over its quota, three / one (bench/redis_capacity.py; with
+      BENCH_ONLY=m only: it needs root and cgroup v1's cpu controller)
   TLS (a) and (e) over HTTPS, keep-alive, beside the C reference serving HTTPS with the same
       libmicrohttpd, GnuTLS priorities and pinning; (a) with a new connection per request (wrk
       with `Connection: close`, NEW_CONNECTION_CLIENTS connections) over HTTPS and over HTTP: the
@@ -50,6 +54,8 @@ the TLS part, with (a) over plain HTTP beside it; writes latest.json with only t
 BENCH_ONLY=j or k (only scenario (j) or (k); BENCH_NOTES_BINARY: use this Notes binary, skip
 its build; BENCH_USER_CHANGES, default 200, the saves per round of (j)),
 BENCH_ONLY=l (only scenario (l); BENCH_REDIS_RELAY=1 adds two instances on one Redis),
+BENCH_ONLY=m (only scenario (m); BENCH_REDIS_QUOTA, default 5, each primary's share of a core in
+%; BENCH_REDIS_SESSIONS, default 240),
 BENCH_ONLY=f (only scenario (f) beside (a) alone, its medians; bench/machinery.py measures it
 unpinned, with the actions too, for variants of the server side by side), CC (the C
 compiler, default cc), SWIFT (the swift command).
@@ -84,6 +90,7 @@ import streams  # noqa: E402  (scenario (g), bench/streams.py)
 import scaleout  # noqa: E402  (scenario (h), bench/scaleout.py)
 import userpages  # noqa: E402  (scenarios (j) and (k), bench/userpages.py)
 import redis_cost  # noqa: E402  (scenario (l), bench/redis_cost.py)
+import redis_capacity  # noqa: E402  (scenario (m), bench/redis_capacity.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "bench", "out")
@@ -2004,6 +2011,11 @@ def main():
             costs = redis_cost.measure(bench)
             print(redis_cost.render(costs))
             print(f"written: {redis_cost.write(costs)}")
+            return
+        if os.environ.get("BENCH_ONLY", "") == "m":
+            capacity = redis_capacity.measure(bench)
+            print(redis_capacity.render(capacity))
+            print(f"written: {redis_capacity.write(capacity)}")
             return
         bench.throughput()
         log("the TLS part: (a) and (e) over HTTPS, new connections, idle connections")
