@@ -137,7 +137,7 @@ extension SessionRegistry {
                 state.persisted ? (state.user, state.storedVersion, state.asksLease || state.leaseUntil > 0) : nil
             }
             known.append(held?.1)
-            if let terms, terms.length > 0, let (user, version, asks) = held, asks || version == -1 {
+            if terms != nil, let (user, version, asks) = held, asks || version == -1 {
                 leasing[index] = LeaseRequest(id: id, user: user, asks: version != -1)
                 continue
             }
@@ -148,7 +148,8 @@ extension SessionRegistry {
         var versions: [Int: Int64?] = [:]
         var stores: [String: Int64] = [:]
         let sortedUsers = users.sorted()
-        if let read = try? backend.storedVersions(of: plain.map { ids[$0] }, userStoresOf: sortedUsers) {
+        if !plain.isEmpty, let read = try? backend.storedVersions(of: plain.map { ids[$0] }, userStoresOf: sortedUsers)
+        {
             for (index, version) in zip(plain, read.sessions) { versions[index] = version }
             stores = Dictionary(uniqueKeysWithValues: zip(sortedUsers, read.userStores))
         }
