@@ -524,34 +524,8 @@ def render(l):
     return "\n".join(lines)
 
 
-def write(l):
-    path = os.path.join(run.OUT, "redis_cost.json")
-    with open(path, "w") as f:
-        json.dump(dict(l, commit=run.git_commit(), binary=os.environ.get("BENCH_APPSHELL_BINARY")), f, indent=2)
-        f.write("\n")
-    return path
-
-
 def main():
-    os.makedirs(run.LOGS, exist_ok=True)
-    bench = run.Bench()
-    try:
-        bench.build()
-        if bench.machine.pinned:
-            os.sched_setaffinity(0, bench.machine.load_cpus)  # this script stays off the server's core
-        bench.report_lua = bench.lua("report.lua", run.REPORT_LUA)
-        figures = measure(bench)
-        path = write(figures)
-        print(render(figures))
-        print(f"written: {path}")
-    except run.BenchError as error:
-        print(f"bench: {error}", file=sys.stderr)
-        return 1
-    finally:
-        for server in list(run.RUNNING):
-            server.stop()
-        shutil.rmtree(bench.tmp, ignore_errors=True)
-    return 0
+    return run.run_scenario_alone("redis_cost.json", measure, render)
 
 
 # --- what Redis is sent, request by request (MONITOR) --------------------------------------------

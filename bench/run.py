@@ -1895,6 +1895,42 @@ def render_session_memory(i):
     ])
 
 
+def run_scenario_alone(json_name, measure, render):
+    """The `main` of a scenario script run alone (redis_cost.py, redis_capacity.py): builds (or
+    takes BENCH_APPSHELL_BINARY), keeps this process off the server's core when pinned, runs
+    `measure(bench)`, writes its figures to bench/out/<json_name> with the commit and binary, and
+    prints `render(figures)`. Returns the exit status."""
+    os.makedirs(LOGS, exist_ok=True)
+    bench = Bench()
+    try:
+        bench.build()
+        if bench.machine.pinned:
+            os.sched_setaffinity(0, bench.machine.load_cpus)  # this script stays off the server's core
+        bench.report_lua = bench.lua("report.lua", REPORT_LUA)
+        figures = measure(bench)
+        path = write_figures(json_name, figures)
+        print(render(figures))
+        print(f"written: {path}")
+    except BenchError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 1
+    finally:
+        for server in list(RUNNING):
+            server.stop()
+        shutil.rmtree(bench.tmp, ignore_errors=True)
+    return 0
+
+
+def write_figures(json_name, figures):
+    """Writes a scenario's figures to bench/out/<json_name>, with the commit and the binary
+    measured; returns the path."""
+    path = os.path.join(OUT, json_name)
+    with open(path, "w") as f:
+        json.dump(dict(figures, commit=git_commit(), binary=os.environ.get("BENCH_APPSHELL_BINARY")), f, indent=2)
+        f.write("\n")
+    return path
+
+
 def git_commit():
     try:
         return subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -2010,12 +2046,12 @@ def main():
         if os.environ.get("BENCH_ONLY", "") == "l":
             costs = redis_cost.measure(bench)
             print(redis_cost.render(costs))
-            print(f"written: {redis_cost.write(costs)}")
+            print(f"written: {write_figures('redis_cost.json', costs)}")
             return
         if os.environ.get("BENCH_ONLY", "") == "m":
             capacity = redis_capacity.measure(bench)
             print(redis_capacity.render(capacity))
-            print(f"written: {redis_capacity.write(capacity)}")
+            print(f"written: {write_figures('redis_capacity.json', capacity)}")
             return
         bench.throughput()
         log("the TLS part: (a) and (e) over HTTPS, new connections, idle connections")
