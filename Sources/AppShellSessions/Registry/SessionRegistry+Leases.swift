@@ -29,6 +29,14 @@ extension SessionRegistry {
     /// often, and never later than the lease's end.
     static func leaseWait(left: Int, waits: Int) -> Int { min(left, 2 << min(waits, 8)) }
 
+    /// Whether this instance trusts the lease of the session `id` names now (its requests are
+    /// answered from memory, with no check against the store), for tests and diagnostics: it
+    /// neither loads nor touches the session.
+    package func holdsLease(_ id: SessionID) -> Bool {
+        shard(for: id).heldSession(id)?.state.withLock { Session.trustsLease($0, at: TimerQueue.monotonicClock()) }
+            ?? false
+    }
+
     /// Blocks until no other instance holds the lease of the session `id` names, asking the holder
     /// to give it up as the loader does: for the blocking paths (`withLiveSession`), whose
     /// conflicts do not go through the loader. Returns at once in a store with no leases.
@@ -62,11 +70,15 @@ extension SessionRegistry {
 }
 
 /// The sessions in memory whose lease this instance was granted, by store key: those a request
-/// to give a lease up names. A session whose lease ended stays until the index is purged (each
-/// time it doubled).
+/// to give a lease up names. Held weakly (a session that left memory goes with it); the entries
+/// whose lease ended are purged each time the index doubled.
 final class LeaseIndex: Sendable {
+    private struct Entry {
+        weak var session: Session?
+    }
+
     private struct Entries {
-        var sessions: [SessionStoreKey: Session] = [:]
+        var sessions: [SessionStoreKey: Entry] = [:]
         var purgeAt = 1_024
     }
 
@@ -75,29 +87,33 @@ final class LeaseIndex: Sendable {
     /// `session` holds its lease under `key` now.
     func insert(_ session: Session, as key: SessionStoreKey) {
         entries.withLock { entries in
-            entries.sessions[key] = session
+            entries.sessions[key] = Entry(session: session)
             guard entries.sessions.count >= entries.purgeAt else { return }
             let now = TimerQueue.monotonicClock()
-            entries.sessions = entries.sessions.filter { $0.value.state.withLock { $0.leaseUntil > now } }
+            entries.sessions = entries.sessions.filter {
+                $0.value.session?.state.withLock { $0.leaseUntil > now } ?? false
+            }
             entries.purgeAt = max(1_024, 2 * entries.sessions.count)
         }
     }
 
-    /// Takes out, and returns, the sessions whose lease covers `target`.
+    /// Takes out, and returns, the sessions in memory whose lease covers `target`.
     func remove(_ target: LeaseTarget) -> [Session] {
         entries.withLock { entries in
+            let covered: [SessionStoreKey]
             switch target {
             case .session(let key):
-                if let session = entries.sessions.removeValue(forKey: key) { return [session] }
                 // Rotated since it was granted (the lease moved with the record): under its new id.
-                let rotated = entries.sessions.filter { $0.value.state.withLock { $0.id.storeKey == key } }
-                for old in rotated.keys { entries.sessions[old] = nil }
-                return Array(rotated.values)
+                covered =
+                    entries.sessions[key] != nil
+                    ? [key]
+                    : entries.sessions.filter { $0.value.session?.state.withLock { $0.id.storeKey == key } ?? false }
+                        .map(\.key)
             case .userStore(let user):
-                let covered = entries.sessions.filter { $0.value.state.withLock { $0.leaseUser == user } }
-                for key in covered.keys { entries.sessions[key] = nil }
-                return Array(covered.values)
+                covered = entries.sessions.filter { $0.value.session?.state.withLock { $0.leaseUser == user } ?? false }
+                    .map(\.key)
             }
+            return covered.compactMap { entries.sessions.removeValue(forKey: $0)?.session }
         }
     }
 }

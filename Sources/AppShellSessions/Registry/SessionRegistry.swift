@@ -108,14 +108,6 @@ package final class SessionRegistry: Sendable {
     /// neither loads nor touches the session).
     package func holdsInMemory(_ id: SessionID) -> Bool { shard(for: id).contains(id) }
 
-    /// Whether this instance trusts the lease of the session `id` names now (`LeaseTerms`: its
-    /// requests are answered from memory, with no check against the store), for tests and
-    /// diagnostics: it neither loads nor touches the session.
-    package func holdsLease(_ id: SessionID) -> Bool {
-        shard(for: id).heldSession(id)?.state.withLock { Session.trustsLease($0, at: TimerQueue.monotonicClock()) }
-            ?? false
-    }
-
     /// Registers fallback values for every session (volatile, never stored).
     package func register(defaults: [String: DefaultsValue]) { registration.register(defaults) }
 
