@@ -17,7 +17,8 @@ struct ShellMetrics: Sendable {
     }
 }
 
-/// The sessions held in memory and made since start.
+/// The sessions held in memory and made since start; with a store that grants leases, the
+/// leases granted to this instance and given up at another's request.
 struct SessionMetrics: MetricsSource {
     let sessions: SessionRegistry
 
@@ -26,6 +27,15 @@ struct SessionMetrics: MetricsSource {
         text.single(
             "appshell_sessions_created_total", .counter, "Sessions created since start.",
             sessions.createdCount.load(ordering: .relaxed))
+        guard sessions.backend.leaseTerms != nil else { return }
+        text.single(
+            "appshell_session_leases_granted_total", .counter,
+            "Session leases the store granted this instance since start (its requests then need no check).",
+            sessions.leasesGranted.load(ordering: .relaxed))
+        text.single(
+            "appshell_session_leases_released_total", .counter,
+            "Session leases this instance gave up since start because another instance waited to write.",
+            sessions.leasesReleased.load(ordering: .relaxed))
     }
 }
 

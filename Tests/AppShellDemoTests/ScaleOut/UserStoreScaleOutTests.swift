@@ -268,6 +268,34 @@ import Testing
         #expect(!relayed.contains { $0.contains("<") }, "HTML crossed Redis: \(relayed)")
     }
 
+    /// Leases in the app (`LeaseTerms`): requests in a row at one instance get the session's
+    /// lease, counted in its `/metrics`; an action through the other instance then asks for it
+    /// through the relay, the holder gives it up, and the holder's next answer shows the action.
+    /// (A machine too slow for the holder's 750 ms of trust tries again.)
+    @Test func theInstanceServingASessionGivesItsLeaseUpWhenTheOtherActs() throws {
+        let (redis, first, second) = try Self.twoInstances()
+        defer { Self.stop(redis, first, second) }
+        let here = try second.browser(loggedInAs: "ann")
+        let there = first.live.client()
+        there.cookies = here.cookies
+        func count(_ name: String) throws -> Double { try MetricsTests.scrape(second.live)[name] ?? -1 }
+        var released = false
+        for _ in 1...3 where !released {
+            let granted = try count("appshell_session_leases_granted_total")
+            #expect(granted >= 0, "no lease counters in /metrics")
+            for _ in 0..<20 where try count("appshell_session_leases_granted_total") == granted {
+                #expect(try here.get("/api/state").status == 200)
+            }
+            let before = try count("appshell_session_leases_released_total")
+            let presented = try there.act("account", [:])
+            #expect(presented.status == 200, "\(presented.text)")
+            let seen = try here.get("/api/state")
+            #expect(seen.json["version"] == presented.json["version"], "\(seen.text)")
+            released = try count("appshell_session_leases_released_total") > before
+        }
+        #expect(released, "the holder never gave its lease up")
+    }
+
     /// Redis sends a session's events only to the instance holding a page of it: its channel is
     /// subscribed there while the page's stream is open, and by nobody before or after (then what
     /// the other instance announces reaches no instance); the users' channel, by both.
