@@ -33,9 +33,14 @@ import Testing
         // Used through the first at 90 s (its access stored), then through the second at 150 s.
         firstTime.withLock { $0 = start + 90 }
         _ = try first.enterSession(presentedID: id) { _ = $0.defaults.integer(forKey: "count") }
+        // A read's access is written after its answer (queued for the store writer).
+        let sessionID = try #require(SessionID(id))
+        let deadline = Date().addingTimeInterval(10)
+        while try first.backend.load(sessionID)?.accessed != start + 90 && Date() < deadline { usleep(2_000) }
+        #expect(try first.backend.load(sessionID)?.accessed == start + 90)
         secondTime.withLock { $0 = start + 150 }
         let seen = try second.withSession(presentedID: id) { ($0.isNew, $0.defaults.integer(forKey: "count")) }
         #expect(seen.result == (false, 1), "the session ended at the instance that last saw it 150 s ago")
-        #expect(try second.backend.load(try #require(SessionID(id))) != nil)
+        #expect(try second.backend.load(sessionID) != nil)
     }
 }
