@@ -25,12 +25,11 @@ public final class RedisTestCluster: @unchecked Sendable {
         var servers: [RedisTestServer] = []
         var ports: [Int] = []
         for _ in 0..<6 {
-            // The cluster bus on a port of its own: port + 10000, the default, may be taken or > 65535.
             let server = try RedisTestServer(
-                tcp: true, persistent: false,
+                tcp: true, persistent: false, clusterBus: true,
                 extra: [
                     "--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-config-file", "nodes.conf",
-                    "--repl-diskless-sync-delay", "0", "--cluster-port", String(try RedisTestServer.freePort()),
+                    "--repl-diskless-sync-delay", "0",
                 ])
             RedisTestServer.removeAtExit(server.folder)
             guard case .tcp(_, let port) = server.url.address else { throw RedisTestServerError(message: "not TCP") }

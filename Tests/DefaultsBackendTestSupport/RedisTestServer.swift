@@ -26,34 +26,46 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     /// The URL of the server.
-    package let url: RedisURL
+    package private(set) var url: RedisURL
     /// Its folder (socket, log, append-only file).
     public let folder: String
-    private let arguments: [String]
+    private var arguments: [String] = []
     private var watchdog: Process?
 
     /// Starts a server: on a Unix socket, or on a free TCP port of 127.0.0.1 (`tcp`); with every
     /// write synced to its append-only file before it is acknowledged (`persistent`), or with no
-    /// persistence at all; `extra` goes last on its command line (a cluster node's settings).
-    public init(tcp: Bool, persistent: Bool, extra: [String] = []) throws {
+    /// persistence at all; `extra` goes last on its command line (a cluster node's settings), and
+    /// with `clusterBus` a free port of its own for the cluster bus (port + 10000, the default, may
+    /// be taken or past 65535). A port found free and taken by another process before the server
+    /// bound it (other tests run beside) makes it try again with others, up to 5 times.
+    public init(tcp: Bool, persistent: Bool, clusterBus: Bool = false, extra: [String] = []) throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory()
         folder = (base.hasSuffix("/") ? base : base + "/") + "appshell-redis-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var arguments = ["--dir", folder, "--logfile", folder + "/redis.log", "--daemonize", "no"]
-        arguments +=
+        var common = ["--dir", folder, "--logfile", folder + "/redis.log", "--daemonize", "no"]
+        common +=
             persistent
             ? ["--appendonly", "yes", "--appendfsync", "always", "--save", ""] : ["--appendonly", "no", "--save", ""]
-        if tcp {
-            let port = try RedisTestServer.freePort()
-            arguments += ["--port", String(port), "--bind", "127.0.0.1"]
-            url = RedisURL(address: .tcp(host: "127.0.0.1", port: port))
-        } else {
+        guard tcp else {
             let socket = folder + "/redis.sock"
-            arguments += ["--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"]
             url = RedisURL(address: .unix(path: socket))
+            arguments = common + ["--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"] + extra
+            try start()
+            return
         }
-        self.arguments = arguments + extra
-        try start()
+        url = RedisURL(address: .tcp(host: "127.0.0.1", port: 0))
+        for attempt in 1...5 {
+            let port = try RedisTestServer.freePort()
+            url = RedisURL(address: .tcp(host: "127.0.0.1", port: port))
+            let bus = clusterBus ? ["--cluster-port", String(try RedisTestServer.freePort())] : []
+            arguments = common + ["--port", String(port), "--bind", "127.0.0.1"] + extra + bus
+            do {
+                try start()
+                return
+            } catch let error as RedisTestServerError where attempt < 5 && error.message.contains("already in use") {
+                try? FileManager.default.removeItem(atPath: folder + "/redis.log")
+            }
+        }
     }
 
     /// Starts the server (again, after `kill`), with the same port and files; returns once it

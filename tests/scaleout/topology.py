@@ -111,9 +111,18 @@ class RedisCluster:
         return "redis-cluster://" + ",".join(f"127.0.0.1:{port}" for port in self.ports)
 
     def start(self):
-        """Starts every node and makes the cluster; returns once it is healthy."""
-        for port in self.ports:
-            self.start_node(port)
+        """Starts every node and makes the cluster; returns once it is healthy. A node whose port
+        (or bus port), free when picked, was taken before it bound it (other tests run beside)
+        starts again on others, up to 5 times."""
+        for index in range(self.count):
+            for attempt in range(5):
+                try:
+                    self.start_node(self.ports[index])
+                    break
+                except RuntimeError:
+                    if attempt == 4:
+                        raise
+                    self.ports[index], self.bus_ports[index] = free_port(), free_port()
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
         created = self.cli("--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas), "--cluster-yes")
         if "[OK] All 16384 slots covered" not in created:
