@@ -47,6 +47,10 @@ final class Session: Sendable {
         /// Whether the loader asks for the lease at its next check: the last one found the record
         /// as this instance knew it (nobody else wrote it meanwhile), or the lease is held.
         var asksLease = false
+        /// When this instance last gave the session's lease up at another's request (monotonic
+        /// milliseconds): a grant whose check was sent before then is not trusted (it crossed the
+        /// request).
+        var leaseReleasedAt: Int64 = 0
         /// How many times in a row the loader waited for another instance's lease of it.
         var leaseWaits = 0
         /// Set when the session left the registry (expired, evicted, or replaced): a request that

@@ -15,7 +15,10 @@ extension SessionRegistry {
     ) {
         state.userStoreCheck = request.user.map { ($0, answer.userStoreVersion) }
         state.leaseUser = request.user
-        state.leaseUntil = answer.granted ? sent + Int64(terms.length - terms.margin) : 0
+        // A grant that crossed a request to give the lease up (its check sent before this instance
+        // gave it up) is held in the store and not trusted here: the next request gives it up.
+        let trusted = answer.granted && state.leaseReleasedAt < sent
+        state.leaseUntil = trusted ? sent + Int64(terms.length - terms.margin) : 0
         state.leaseWaits = 0
         if answer.granted {
             leases.insert(session, as: state.id.storeKey)
@@ -58,14 +61,22 @@ extension SessionRegistry {
     package func releaseLease(requestedBy message: [UInt8]) {
         guard let target = backend.leaseTarget(requestedBy: message) else { return }
         let covered = leases.remove(target)
-        // None here trusts it (the session left memory, or it is another lease): the store's
-        // lease is left to end, as nothing here can tell whether a session trusts it.
+        // None here was granted it (the session left memory, or its grant is on its way back
+        // here, to be trusted once it comes): the store's lease is left to end.
         guard !covered.isEmpty else { return }
+        let now = TimerQueue.monotonicClock()
+        var targets = [target]
         for session in covered {
-            session.state.withLock { state in state.leaseUntil = 0 }
+            let key = session.state.withLock { state in
+                state.leaseUntil = 0
+                state.leaseReleasedAt = now
+                return state.id.storeKey
+            }
+            // A user's store's lease came with its sessions': they are given up too.
+            if target != .session(key) { targets.append(.session(key)) }
         }
         leasesReleased.add(1, ordering: .relaxed)
-        try? backend.releaseLease(of: target)
+        try? backend.releaseLeases(of: targets)
     }
 }
 

@@ -170,9 +170,10 @@ package protocol DefaultsBackend: Sendable {
     /// What a request to give a lease up (a message on `leaseChannel`) names, if it is one of
     /// this store's.
     func leaseTarget(requestedBy message: [UInt8]) -> LeaseTarget?
-    /// Gives up this instance's lease of `target`, if it holds it: another instance waits for it.
-    /// The sessions it covered must no longer be trusted before this is called.
-    func releaseLease(of target: LeaseTarget) throws(StoreError)
+    /// Gives up this instance's leases of `targets`, those it holds, in one round trip: another
+    /// instance waits for one of them. The sessions they covered must no longer be trusted before
+    /// this is called.
+    func releaseLeases(of targets: [LeaseTarget]) throws(StoreError)
 
     /// The account named `name`, or `nil` when there is none.
     func account(named name: String) throws(StoreError) -> Account?
@@ -224,7 +225,7 @@ extension DefaultsBackend {
     package func leaseTarget(requestedBy message: [UInt8]) -> LeaseTarget? { nil }
 
     /// Nothing to give up.
-    package func releaseLease(of target: LeaseTarget) throws(StoreError) {}
+    package func releaseLeases(of targets: [LeaseTarget]) throws(StoreError) {}
 
     /// No lease granted: the versions alone (`storedVersions`).
     package func checkLeases(_ requests: [LeaseRequest]) throws(StoreError) -> [LeaseAnswer] {

@@ -46,15 +46,19 @@ extension RedisDefaultsBackend {
         return .userStore(String(name.dropFirst(head.count).dropLast()))
     }
 
-    /// `RedisScript.releaseLease` of the target's key.
-    package func releaseLease(of target: LeaseTarget) throws(StoreError) {
-        let key: [UInt8] =
-            switch target {
-            case .session(let storeKey): bytes(storeKey.text(prefix: keyPrefix + "{", suffix: "}"))
-            case .userStore(let user): userStoreKey(user)
-            }
-        let reply = try reader.command(RedisScript.releaseLease.call([key], [leaseHolder]))
-        if case .error = reply { throw unexpected(reply, "giving a lease up") }
+    /// `RedisScript.releaseLease` of each target's key, pipelined.
+    package func releaseLeases(of targets: [LeaseTarget]) throws(StoreError) {
+        let commands = targets.map { target in
+            let key: [UInt8] =
+                switch target {
+                case .session(let storeKey): bytes(storeKey.text(prefix: keyPrefix + "{", suffix: "}"))
+                case .userStore(let user): userStoreKey(user)
+                }
+            return RedisScript.releaseLease.call([key], [leaseHolder])
+        }
+        for reply in try reader.pipeline(commands) {
+            if case .error = reply { throw unexpected(reply, "giving a lease up") }
+        }
     }
 
     /// One server grants leases on the standard terms; a cluster none (its writes that span slots
