@@ -33,17 +33,21 @@ def wait_for_port(port, process, seconds=30):
     raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
 
 
-def start_nginx(folder, upstream_ports, prefix=(), keepalive=16):
+def start_nginx(folder, upstream_ports, prefix=(), keepalive=16, sticky_cookie=None):
     """nginx on a free port of 127.0.0.1, round-robin over `upstream_ports` (one worker; each
     request goes to the next instance, a refused connection to the other; no buffering, so event
     streams flow), its files in `folder`, its command line after `prefix` (`taskset -c …`).
     `keepalive` idle connections to the instances are kept (upstream keep-alive, as the Deploying
-    article's example does: no new connection per request); 0 keeps none. Returns (process,
-    port)."""
+    article's example does: no new connection per request); 0 keeps none. With `sticky_cookie`
+    (a cookie's name) a session's requests all go to one instance, chosen by its cookie (`hash
+    ... consistent`, as the Deploying article suggests for leases), not round-robin. Returns
+    (process, port)."""
     temp = os.path.join(folder, "nginx")
     os.makedirs(temp, exist_ok=True)
     port = free_port()
     servers = "\n".join(f"    server 127.0.0.1:{upstream} max_fails=0;" for upstream in upstream_ports)
+    if sticky_cookie:
+        servers += f"\n    hash $cookie_{sticky_cookie} consistent;"
     if keepalive:
         servers += f"\n    keepalive {keepalive};"
     config = f"""
