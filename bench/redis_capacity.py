@@ -362,9 +362,7 @@ def measure(bench):
 def render(m):
     """The (m) lines of the report."""
     def fig(f, digits=0):
-        if not f:
-            return "-"
-        return f"{f['median']:.{digits}f} ({f['min']:.{digits}f}-{f['max']:.{digits}f})"
+        return redis_cost.shown(f, digits)
 
     lines = [f"(m) actions/s on a Redis Cluster, each primary held to {m['quota'] * 100:.0f} % of a core"
              f" (period {m['period_us'] // 1000} ms), {m['sessions']} sessions as many on each primary, AppShell"

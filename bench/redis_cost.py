@@ -474,12 +474,16 @@ def met(ok):
     return "met" if ok else "NOT MET"
 
 
+def shown(f, digits=1):
+    """A `spread` as the reports print it: `median (min-max)`, or `-` when there is none."""
+    if not f:
+        return "-"
+    return f"{f['median']:.{digits}f} ({f['min']:.{digits}f}-{f['max']:.{digits}f})"
+
+
 def render(l):
     """The (l) lines of the report."""
-    def fig(f, digits=1):
-        if not f:
-            return "-"
-        return f"{f['median']:.{digits}f} ({f['min']:.{digits}f}-{f['max']:.{digits}f})"
+    fig = shown
 
     lines = [f"(l) CPU per request of AppShell ({l['threads']} threads) and redis-server, SQLite store against Redis,"
              f" {l['sessions']} sessions, medians of {l['rounds']} round(s) (min-max):"]
