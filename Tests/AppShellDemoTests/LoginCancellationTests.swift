@@ -29,6 +29,8 @@ import Testing
         do {
             let connection = try Self.loginLeftWaiting(client, port: live.port)
             #expect(Pool.eventually { verifier.began == 1 })
+            // Its answer waits (the check may begin before the request is counted as waiting).
+            #expect(Pool.eventually { live.server.waitingDeferredResponses == 1 })
             withExtendedLifetime(connection) {}
         }  // the client goes away while its password is checked
         #expect(Pool.eventually { live.server.waitingDeferredResponses == 0 })
@@ -57,6 +59,9 @@ import Testing
         do {
             let connection = try Self.loginLeftWaiting(second, port: live.port)
             #expect(Pool.eventually { app.server.accounts.passwordChecks.queued == 1 })
+            // Its answer waits too (its place in the queue is taken before that): only then does
+            // the count going back to one say that its client's leaving was seen.
+            #expect(Pool.eventually { live.server.waitingDeferredResponses == 2 })
             withExtendedLifetime(connection) {}
         }  // the second client goes away while its check waits in the queue
         #expect(Pool.eventually { live.server.waitingDeferredResponses == 1 })

@@ -115,6 +115,29 @@ import Testing
         #expect(live.stop(timeoutSeconds: 2))
     }
 
+    /// Fails on the code before: the answer given for a client that left resumed its connection
+    /// first and told the work after, so the request could stop being counted as waiting while
+    /// its work was not told yet (a login's check, queued, was then taken and run). Here the
+    /// work's handler is slow to show it.
+    @Test func aClientThatLeavesHasItsWorkToldBeforeItsRequestStopsWaiting() throws {
+        let waiting = Locked<[PendingResponse]>([])
+        let live = try Self.start(waiting)
+        let told = Locked(false)
+        do {
+            let connection = try RawConnection(port: live.port)
+            try connection.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(Self.eventually { live.server.waitingDeferredResponses == 1 })
+            try #require(waiting.withLock { $0.first }).onCancel {
+                usleep(200_000)
+                told.withLock { $0 = true }
+            }
+            withExtendedLifetime(connection) {}
+        }
+        #expect(Self.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(told.withLock { $0 })
+        #expect(live.stop(timeoutSeconds: 2))
+    }
+
     /// While a request is parked the loop waits for events rather than for libmicrohttpd's zero
     /// timeout: a connection whose body is already in its socket beyond what one read takes is
     /// still read to its end, not left waiting for an event.

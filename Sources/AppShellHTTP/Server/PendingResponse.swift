@@ -132,7 +132,7 @@ public final class PendingResponse: Sendable {
     /// so that its connection is resumed and closed, and the work is told to stop — unless the
     /// work is finishing (its answer comes in a moment, and nowhere).
     func clientWentAway() {
-        if answer(Self.clientGone, unlessClaimed: false, unlessFinishing: true) { cancel() }
+        answer(Self.clientGone, unlessClaimed: false, unlessFinishing: true, cancelling: true)
     }
 
     /// What a request whose client went away is answered: nginx's 499, for the access log.
@@ -147,6 +147,10 @@ public final class PendingResponse: Sendable {
 
     /// Answers with `response` unless the work claimed the answer (`unlessClaimed`), is
     /// committing its outcome (`unlessFinishing`), or it was given; true when this answered.
+    /// With `cancelling`, an answer given also tells the work to stop (`cancel`), before the
+    /// connection is resumed: whoever sees the request answered (it leaves the server's waiting
+    /// requests once its connection is resumed) finds its work told already — a queued job is
+    /// then dropped unrun, not taken by a thread that found it not cancelled yet.
     ///
     /// The connection is resumed after the lock is let go: resuming wakes the server's thread,
     /// which on a busy core takes over at once and, finding the lock held, had to wait for this
@@ -156,17 +160,26 @@ public final class PendingResponse: Sendable {
     /// connection) until this resume, and `resuming` keeps `detach` and the server's shutdown
     /// waiting for it (`waitUntilResumed`).
     @discardableResult
-    func answer(_ response: Response, unlessClaimed: Bool, unlessFinishing: Bool = false) -> Bool {
+    func answer(
+        _ response: Response, unlessClaimed: Bool, unlessFinishing: Bool = false, cancelling: Bool = false
+    ) -> Bool {
         typealias Outcome = (
             answered: Bool, resume: LoopConnection?, wake: EventLoop?,
-            forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?
+            forward: (to: PendingResponse, headers: HTTPHeaders)?, waiter: Condition?,
+            cancelHandlers: [@Sendable () -> Void]
         )
-        let (answered, resume, wake, forward, waiter) = state.withLock { state -> Outcome in
+        let (answered, resume, wake, forward, waiter, cancelHandlers) = state.withLock { state -> Outcome in
             switch state.phase {
             case .waiting: break
-            case .claimed: if unlessClaimed { return (false, nil, nil, nil, nil) }
-            case .finishing: if unlessClaimed || unlessFinishing { return (false, nil, nil, nil, nil) }
-            case .answered, .taken: return (false, nil, nil, nil, nil)
+            case .claimed: if unlessClaimed { return (false, nil, nil, nil, nil, []) }
+            case .finishing: if unlessClaimed || unlessFinishing { return (false, nil, nil, nil, nil, []) }
+            case .answered, .taken: return (false, nil, nil, nil, nil, [])
+            }
+            var cancelHandlers: [@Sendable () -> Void] = []
+            if cancelling && !state.cancelled {
+                state.cancelled = true
+                cancelHandlers = state.onCancel
+                state.onCancel = []
             }
             state.phase = .answered(response)
             given.store(true, ordering: .releasing)
@@ -178,8 +191,9 @@ public final class PendingResponse: Sendable {
                 state.resuming = true
                 resume = connection
             }
-            return (true, resume, wake, state.forward, state.waiter)
+            return (true, resume, wake, state.forward, state.waiter, cancelHandlers)
         }
+        for handler in cancelHandlers { handler() }
         wake?.wakeForAnswer()
         if let resume {
             // In a batch (the store writer answering a transaction's requests) the connections are
