@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "AppShellAuthTests", dependencies: ["AppShellAuth"]),
         .testTarget(
             name: "AppShellSessionsTests",
-            dependencies: ["AppShellSessions", "AppShellConcurrency", "DefaultsBackendTestSupport"]),
+            dependencies: ["AppShellSessions", "AppShellConcurrency", "AppShellTesting", "DefaultsBackendTestSupport"]),
         .testTarget(
             name: "AppShellHTTPTests", dependencies: ["AppShellHTTP", "AppShellTesting", "AppShellConcurrency"]),
         // The testing kit's own: forms read, submitted and followed, logins, waiting for a state.

@@ -88,7 +88,7 @@ import Testing
         // raced the server's reading of it on a busy machine).
         let observer = TestClient(port: port)
         #expect(
-            ShutdownTests.eventually { (ShutdownTests.gauges(observer)["appshell_http_requests_in_flight"] ?? 0) >= 2 })
+            eventually { (ShutdownTests.gauges(observer)["appshell_http_requests_in_flight"] ?? 0) >= 2 })
         running.terminate()
         usleep(200_000)
         #expect(running.process.isRunning)

@@ -28,19 +28,19 @@ import Testing
         _ = try client.get("/api/state")
         do {
             let connection = try Self.loginLeftWaiting(client, port: live.port)
-            #expect(Pool.eventually { verifier.began == 1 })
+            #expect(eventually { verifier.began == 1 })
             // Its answer waits (the check may begin before the request is counted as waiting).
-            #expect(Pool.eventually { live.server.waitingDeferredResponses == 1 })
+            #expect(eventually { live.server.waitingDeferredResponses == 1 })
             withExtendedLifetime(connection) {}
         }  // the client goes away while its password is checked
-        #expect(Pool.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(eventually { live.server.waitingDeferredResponses == 0 })
         verifier.release()
         // Until then the check is under way (its thread, at a lower priority, may not have run
         // yet on a busy machine), and another login of the session is refused with 429.
-        #expect(Pool.eventually { app.server.accounts.passwordChecks.running == 0 })
+        #expect(eventually { app.server.accounts.passwordChecks.running == 0 })
         // Its check ran to its end, but nothing of it was applied: the session is still logged
         // out, and its next login is checked (not refused as "already being checked").
-        #expect(Pool.eventually { (try? client.get("/api/state"))?.json["screen"]?.stringValue == "login" })
+        #expect(eventually { (try? client.get("/api/state"))?.json["screen"]?.stringValue == "login" })
         let again = try client.postJSON(
             "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#)
         #expect(again.status == 200, "\(again.json["error"] ?? .null)")
@@ -53,22 +53,22 @@ import Testing
         let first = live.client()
         _ = try first.get("/api/state")
         let firstAnswer = Pool.loginInBackground(first)
-        #expect(Pool.eventually { verifier.began == 1 })
+        #expect(eventually { verifier.began == 1 })
         let second = live.client()
         _ = try second.get("/api/state")
         do {
             let connection = try Self.loginLeftWaiting(second, port: live.port)
-            #expect(Pool.eventually { app.server.accounts.passwordChecks.queued == 1 })
+            #expect(eventually { app.server.accounts.passwordChecks.queued == 1 })
             // Its answer waits too (its place in the queue is taken before that): only then does
             // the count going back to one say that its client's leaving was seen.
-            #expect(Pool.eventually { live.server.waitingDeferredResponses == 2 })
+            #expect(eventually { live.server.waitingDeferredResponses == 2 })
             withExtendedLifetime(connection) {}
         }  // the second client goes away while its check waits in the queue
-        #expect(Pool.eventually { live.server.waitingDeferredResponses == 1 })
+        #expect(eventually { live.server.waitingDeferredResponses == 1 })
         verifier.release()
-        #expect(Pool.eventually { firstAnswer.withLock { $0?.status } == 200 })
-        #expect(Pool.eventually { app.server.accounts.passwordChecks.queued == 0 })
-        #expect(Pool.eventually { app.server.accounts.passwordChecks.running == 0 })
+        #expect(eventually { firstAnswer.withLock { $0?.status } == 200 })
+        #expect(eventually { app.server.accounts.passwordChecks.queued == 0 })
+        #expect(eventually { app.server.accounts.passwordChecks.running == 0 })
         #expect(verifier.began == 1)
         #expect(try second.get("/api/state").json["screen"]?.stringValue == "login")
     }

@@ -134,7 +134,7 @@ import Testing
         #expect(held[queued] == 1)
         #expect(held["appshell_password_check_threads"] == 1)
         verifier.release()
-        #expect(PasswordCheckPoolTests.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        #expect(eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         let done = try Self.scrape(live) { $0[running] == 0 && $0[queued] == 0 }
         #expect(done[running] == 0)
         #expect(done[queued] == 0)

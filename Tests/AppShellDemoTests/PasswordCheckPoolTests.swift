@@ -60,9 +60,6 @@ import Testing
         return answer
     }
 
-    /// Polls `condition` for up to 60 seconds (a bound only).
-    static func eventually(_ condition: () -> Bool) -> Bool { ShutdownTests.eventually(condition) }
-
     @Test func aReadIsAnsweredWhileALoginIsCheckedOnTheOnlyEpollThread() throws {
         let verifier = HeldVerifier()
         defer { verifier.release() }
@@ -72,7 +69,7 @@ import Testing
         let cookie = try #require(client.cookies.first).value
         let name = try #require(client.cookies.first).key
         let answer = Self.loginInBackground(client)
-        #expect(Self.eventually { verifier.began == 1 })
+        #expect(eventually { verifier.began == 1 })
         // The only epoll thread is free: the same session's state and another visitor's are read.
         let reader = live.client()
         let same = try reader.get("/api/state", headers: [("Cookie", "\(name)=\(cookie)")])
@@ -81,7 +78,7 @@ import Testing
         #expect(try live.client().get("/api/state").status == 200)
         #expect(answer.withLock { $0 } == nil)
         verifier.release()
-        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        #expect(eventually { answer.withLock { $0 } != nil })
         let login = try #require(answer.withLock { $0 })
         #expect(login.status == 200)
         #expect(login.json["screen"] == "main")
@@ -102,11 +99,11 @@ import Testing
         let first = live.client()
         _ = try first.get("/api/state")
         let checked = Self.loginInBackground(first)
-        #expect(Self.eventually { verifier.began == 1 })
+        #expect(eventually { verifier.began == 1 })
         let second = live.client()
         _ = try second.get("/api/state")
         let queued = Self.loginInBackground(second)
-        #expect(Self.eventually { app.server.accounts.passwordChecks.queued == 1 })
+        #expect(eventually { app.server.accounts.passwordChecks.queued == 1 })
         let third = live.client()
         let before = try third.get("/api/state")
         let busy = try third.postJSON(
@@ -121,7 +118,7 @@ import Testing
         #expect(after.json["defaults"] == before.json["defaults"])
         #expect(after.json["screen"] == "login")
         verifier.release()
-        #expect(Self.eventually { checked.withLock { $0 } != nil && queued.withLock { $0 } != nil })
+        #expect(eventually { checked.withLock { $0 } != nil && queued.withLock { $0 } != nil })
         #expect(checked.withLock { $0?.status } == 200)
         #expect(queued.withLock { $0?.status } == 200)
         // Nothing was counted against the refused one: it logs in now.
@@ -139,14 +136,14 @@ import Testing
         _ = try client.get("/api/state")
         let cookie = try #require(client.cookies.first)
         let first = Self.loginInBackground(client, password: "wrong")
-        #expect(Self.eventually { verifier.began == 1 })
+        #expect(eventually { verifier.began == 1 })
         let again = try live.client().postJSON(
             "/api/actions", #"{"action": "login", "username": "demo", "password": "appshell"}"#,
             headers: [("Cookie", "\(cookie.key)=\(cookie.value)")])
         #expect(again.status == 429)
         #expect(verifier.began == 1)
         verifier.release()
-        #expect(Self.eventually { first.withLock { $0 } != nil })
+        #expect(eventually { first.withLock { $0 } != nil })
         #expect(first.withLock { $0?.status } == 401)
     }
 
@@ -163,18 +160,18 @@ import Testing
             _ = try client.get("/api/state")
             answers.append(Self.loginInBackground(client))
         }
-        #expect(Self.eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 2 })
+        #expect(eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 2 })
         // The running check (held) and the queued ones are waited for up to the timeout, then
         // answered 503.
         #expect(live.stop(timeoutSeconds: 1) == false)
-        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        #expect(eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         for answer in answers {
             #expect(answer.withLock { $0?.status } == 503)
         }
         // The queued checks never run.
         verifier.release()
-        #expect(Self.eventually { app.server.accounts.passwordChecks.queued == 0 })
-        #expect(Self.eventually { app.server.accounts.passwordChecks.running == 0 })
+        #expect(eventually { app.server.accounts.passwordChecks.queued == 0 })
+        #expect(eventually { app.server.accounts.passwordChecks.running == 0 })
         #expect(verifier.began == 1)
     }
 
@@ -190,14 +187,14 @@ import Testing
             _ = try client.get("/api/state")
             answers.append(Self.loginInBackground(client))
         }
-        #expect(Self.eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 1 })
+        #expect(eventually { verifier.began == 1 && app.server.accounts.passwordChecks.queued == 1 })
         Thread.detachNewThread {
             usleep(200_000)
             verifier.release()
         }
         #expect(live.stop(timeoutSeconds: 10))
         // The clients read their answers on their own threads.
-        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        #expect(eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         for answer in answers {
             #expect(answer.withLock { $0?.status } == 200)
         }
@@ -210,13 +207,13 @@ import Testing
         let client = live.client()
         _ = try client.get("/api/state")
         let answer = Self.loginInBackground(client)
-        #expect(Self.eventually { verifier.began == 1 })
+        #expect(eventually { verifier.began == 1 })
         Thread.detachNewThread {
             usleep(200_000)
             verifier.release()
         }
         #expect(live.stop(timeoutSeconds: 10))
-        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        #expect(eventually { answer.withLock { $0 } != nil })
         let login = try #require(answer.withLock { $0 })
         #expect(login.status == 200)
         #expect(login.json["screen"] == "main")
@@ -236,10 +233,10 @@ import Testing
             answers.append(Self.loginInBackground(client, password: "wrong"))
         }
         // Five are admitted and checked; the other three are refused at once, unchecked.
-        #expect(Self.eventually { answers.filter { $0.withLock { $0 }?.status == 429 }.count == 3 })
-        #expect(Self.eventually { verifier.began == 5 })
+        #expect(eventually { answers.filter { $0.withLock { $0 }?.status == 429 }.count == 3 })
+        #expect(eventually { verifier.began == 5 })
         verifier.release()
-        #expect(Self.eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
+        #expect(eventually { answers.allSatisfy { $0.withLock { $0 } != nil } })
         let statuses = answers.compactMap { $0.withLock { $0 }?.status }.sorted()
         #expect(statuses == [401, 401, 401, 401, 401, 429, 429, 429])
         #expect(verifier.began == 5)

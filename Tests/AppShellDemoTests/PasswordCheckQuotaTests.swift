@@ -45,7 +45,7 @@ import Testing
         let quota = app.server.accounts.checkQuota
         let first = try Self.login(live, from: "203.0.113.1")
         let second = try Self.login(live, from: "203.0.113.2")
-        #expect(PasswordCheckPoolTests.eventually { quota.checks(for: "203.0.113.77") == 2 })
+        #expect(eventually { quota.checks(for: "203.0.113.77") == 2 })
         // The same /24 again: refused at once, with the words the form shows.
         let third = try LoginLimitTests.right(
             try LoginLimitTests.visitor(live, from: "203.0.113.3"), from: "203.0.113.3")
@@ -55,15 +55,15 @@ import Testing
         // Another network (and an IPv6 one) is queued as usual.
         let other = try Self.login(live, from: "198.51.100.7")
         let ipv6 = try Self.login(live, from: "2001:db8:1:2::5")
-        #expect(PasswordCheckPoolTests.eventually { quota.checks(for: "198.51.100.1") == 1 })
-        #expect(PasswordCheckPoolTests.eventually { quota.checks(for: "2001:db8:1:2:ffff::1") == 1 })
+        #expect(eventually { quota.checks(for: "198.51.100.1") == 1 })
+        #expect(eventually { quota.checks(for: "2001:db8:1:2:ffff::1") == 1 })
         verifier.release()
         for answer in [first, second, other, ipv6] {
-            #expect(PasswordCheckPoolTests.eventually { answer.withLock { $0 } != nil })
+            #expect(eventually { answer.withLock { $0 } != nil })
             #expect(answer.withLock { $0?.status } == 200)
         }
         // Every place was given back.
-        #expect(PasswordCheckPoolTests.eventually { quota.checks(for: "203.0.113.1") == 0 })
+        #expect(eventually { quota.checks(for: "203.0.113.1") == 0 })
         #expect(quota.checks(for: "198.51.100.7") == 0)
         #expect(quota.checks(for: "2001:db8:1:2::5") == 0)
     }
@@ -119,13 +119,13 @@ import Testing
             }
             answers.append(answer)
             #expect(
-                PasswordCheckPoolTests.eventually {
+                eventually {
                     number == 0 ? verifier.passwords == ["held"] : pool.locked { $0.waiting } == number
                 })
         }
         verifier.release()
         for answer in answers {
-            #expect(PasswordCheckPoolTests.eventually { answer.withLock { $0 } != nil })
+            #expect(eventually { answer.withLock { $0 } != nil })
             #expect(answer.withLock { $0?.status } == 401)
         }
         #expect(verifier.passwords == ["held", "a2", "b1", "a3"])

@@ -39,7 +39,7 @@ import Testing
                 }
             }
         }
-        #expect(Self.eventually { opened.withLock { $0 } >= 6 })
+        #expect(eventually { opened.withLock { $0 } >= 6 })
 
         running.terminate()
         let status = running.waitForExit()
@@ -85,7 +85,7 @@ import Testing
         // SIGTERM once every login is being checked, queued or answered, with some still queued (a
         // fixed pause raced the threads' start on a busy machine: fewer than all had been sent).
         let observer = TestClient(port: port)
-        let held = Self.eventually {
+        let held = eventually {
             let gauges = Self.gauges(observer)
             let running = gauges["appshell_password_checks_running"] ?? 0
             let queued = gauges["appshell_password_checks_queued"] ?? 0
@@ -117,13 +117,4 @@ import Testing
         return gauges
     }
 
-    /// Polls `condition` until it holds or 60 s pass (an upper bound a working server never nears).
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5_000)
-        }
-        return condition()
-    }
 }

@@ -130,7 +130,7 @@ import Testing
                 return false
             }
         }
-        #expect(ShutdownTests.eventually { opened.withLock { $0 } >= 6 })
+        #expect(eventually { opened.withLock { $0 } >= 6 })
         usleep(500_000)
 
         running.terminate()

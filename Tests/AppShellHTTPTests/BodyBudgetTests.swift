@@ -39,7 +39,7 @@ import Testing
         let live = try Self.server { $0.maxBufferedBodyBytes = 4096 }
         var first: RawConnection? = try RawConnection(port: live.port, timeoutSeconds: 30)
         try first?.send("POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3000\r\n\r\nabcdefghij")
-        #expect(EventStreamTests.waitFor { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 3000 })
+        #expect(eventually { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 3000 })
         let second = try RawConnection(port: live.port, timeoutSeconds: 30)
         let refused = try second.finish("POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3000\r\n\r\n")
         #expect(refused.hasPrefix("HTTP/1.1 503"))
@@ -52,10 +52,10 @@ import Testing
         #expect(try grown.finish(chunked).hasPrefix("HTTP/1.1 503"))
         first = nil  // the client leaves: its connection closes
         #expect(first == nil)
-        #expect(EventStreamTests.waitFor { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 0 })
+        #expect(eventually { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 0 })
         let third = try live.client().send("POST", "/upload", body: [UInt8](repeating: 66, count: 3000))
         #expect(third.text == "received 3000")
         // Given back when the request completes (just after its answer was sent).
-        #expect(EventStreamTests.waitFor { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 0 })
+        #expect(eventually { live.server.bufferedBodyBytes.load(ordering: .relaxed) == 0 })
     }
 }

@@ -22,14 +22,6 @@ import Testing
         return try LiveServer(configuration: configuration, responder: router)
     }
 
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<1000 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test(arguments: [false, true])
     func theOnlyThreadServesOthersWhileAnAnswerIsAwaitedAndTheAnswerComesFromAnyThread(brief: Bool) throws {
         let waiting = Locked<[PendingResponse]>([])
@@ -40,7 +32,7 @@ import Testing
             let response = try? client.get("/later")
             answer.withLock { $0 = response }
         }
-        #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+        #expect(eventually { waiting.withLock { $0.count } == 1 })
         #expect(try live.client().get("/now").text == "now")
         #expect(answer.withLock { $0 } == nil)
         let pending = try #require(waiting.withLock { $0.first })
@@ -49,7 +41,7 @@ import Testing
             response.headers.add(name: "X-Both", value: "answer")
             pending.fulfil(response)
         }
-        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        #expect(eventually { answer.withLock { $0 } != nil })
         let response = try #require(answer.withLock { $0 })
         #expect(response.text == "later")
         // The deferred response's fields reach the answer unless it has its own.
@@ -83,12 +75,12 @@ import Testing
                 if let response = try? client.get("/later") { answers.withLock { $0.append(response) } }
             }
         }
-        #expect(Self.eventually { waiting.withLock { $0.count } == 3 })
+        #expect(eventually { waiting.withLock { $0.count } == 3 })
         // One's work has begun: it is waited for until the timeout, then answered 503 too.
         let claimed = try #require(waiting.withLock { $0.first })
         #expect(claimed.claim())
         #expect(live.stop(timeoutSeconds: 1) == false)
-        #expect(Self.eventually { answers.withLock { $0.count } == 3 })
+        #expect(eventually { answers.withLock { $0.count } == 3 })
         for response in answers.withLock({ $0 }) {
             #expect(response.status == 503)
             #expect(response.headers["Retry-After"] == "5")
@@ -105,12 +97,12 @@ import Testing
         do {
             let connection = try RawConnection(port: live.port)
             try connection.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+            #expect(eventually { waiting.withLock { $0.count } == 1 })
         }
         // The client's socket is closed; the answer comes later and goes nowhere.
         usleep(50_000)
         try #require(waiting.withLock { $0.first }).fulfil(.text("nobody listens"))
-        #expect(Self.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(eventually { live.server.waitingDeferredResponses == 0 })
         #expect(try live.client().get("/now").text == "now")
         #expect(live.stop(timeoutSeconds: 2))
     }
@@ -126,14 +118,14 @@ import Testing
         do {
             let connection = try RawConnection(port: live.port)
             try connection.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(Self.eventually { live.server.waitingDeferredResponses == 1 })
+            #expect(eventually { live.server.waitingDeferredResponses == 1 })
             try #require(waiting.withLock { $0.first }).onCancel {
                 usleep(200_000)
                 told.withLock { $0 = true }
             }
             withExtendedLifetime(connection) {}
         }
-        #expect(Self.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(eventually { live.server.waitingDeferredResponses == 0 })
         #expect(told.withLock { $0 })
         #expect(live.stop(timeoutSeconds: 2))
     }
@@ -155,7 +147,7 @@ import Testing
         let live = try LiveServer(configuration: configuration, responder: router)
         let parked = try RawConnection(port: live.port)
         try parked.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        #expect(Self.eventually { waiting.withLock { $0.count } == 1 })
+        #expect(eventually { waiting.withLock { $0.count } == 1 })
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 900_000)
         #expect(try live.client().send("POST", "/size", body: body).text == "900000")
         try #require(waiting.withLock { $0.first }).fulfil(.text("later"))
@@ -181,9 +173,9 @@ import Testing
         let answer = Locked<TestResponse?>(nil)
         let client = live.client()
         Thread.detachNewThread { answer.withLock { $0 = try? client.get("/chain") } }
-        #expect(Self.eventually { inner.withLock { $0.count } == 1 })
+        #expect(eventually { inner.withLock { $0.count } == 1 })
         try #require(inner.withLock { $0.first }).fulfil(.text("chained"))
-        #expect(Self.eventually { answer.withLock { $0 } != nil })
+        #expect(eventually { answer.withLock { $0 } != nil })
         #expect(answer.withLock { $0 }?.text == "chained")
         #expect(answer.withLock { $0 }?.headers["X-Chain"] == "yes")
     }
@@ -204,7 +196,7 @@ import Testing
             let connection = try RawConnection(port: live.port)
             try connection.send("GET /later HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             connections.append(connection)
-            #expect(DeferredResponseTests.eventually { waiting.withLock { $0.count } == index + 1 })
+            #expect(eventually { waiting.withLock { $0.count } == index + 1 })
         }
         // The connection resumed first is one whose client is gone: the others must not wait for it.
         if firstClientLeaves { connections[0] = nil }
@@ -219,6 +211,6 @@ import Testing
             #expect(text.hasPrefix("HTTP/1.1 200"))
             #expect(text.hasSuffix("answer \(index)"))
         }
-        #expect(DeferredResponseTests.eventually { live.server.waitingDeferredResponses == 0 })
+        #expect(eventually { live.server.waitingDeferredResponses == 0 })
     }
 }

@@ -8,14 +8,6 @@ import Testing
 /// What event streams may cost: their backlog, their number, their connections once the client
 /// left, and the server's shutdown while clients keep reconnecting.
 @Suite struct EventStreamLimitsTests {
-    /// Waits up to `seconds` (5 s: a third of the default heartbeat) for `condition`.
-    static func waitFor(seconds: Int = 5, _ condition: () -> Bool) -> Bool {
-        for _ in 0..<(seconds * 100) {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
 
     /// Opens a stream on `connection` and returns the answer's header block.
     static func openStream(_ connection: RawConnection, path: String = "/events") throws -> String {
@@ -31,7 +23,7 @@ import Testing
         }
         let connection = try RawConnection(port: live.port)
         #expect(try Self.openStream(connection).hasPrefix("HTTP/1.1 200"))
-        #expect(EventStreamTests.waitFor { live.server.openEventStreams == 1 })
+        #expect(eventually { live.server.openEventStreams == 1 })
         let stream = try #require(opened.withLock { $0.first })
         let ended = Locked(false)
         stream.onClose { ended.withLock { $0 = true } }
@@ -45,10 +37,10 @@ import Testing
         }
         #expect(largestBacklog <= backlog)
         // The client fell behind: the stream is ended (it would reconnect and get the state).
-        #expect(Self.waitFor { ended.withLock { $0 } })
+        #expect(eventually { ended.withLock { $0 } })
         #expect(!stream.isOpen)
         #expect(stream.queuedBytes == 0)
-        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+        #expect(eventually { live.server.openEventStreams == 0 })
         withExtendedLifetime(connection) {}
     }
 
@@ -64,7 +56,7 @@ import Testing
             #expect(try Self.openStream(connection).hasPrefix("HTTP/1.1 200"))
             connections.append(connection)
         }
-        #expect(EventStreamTests.waitFor { live.server.openEventStreams == 4 })
+        #expect(eventually { live.server.openEventStreams == 4 })
         // The fifth is refused with a clear answer, not suspended, and its stream is ended.
         let refused = try RawConnection(port: live.port)
         let head = try Self.openStream(refused)
@@ -83,7 +75,7 @@ import Testing
         for _ in 0..<10 { #expect(try client.get("/ok").text == "ok") }
         // The clients go away: their streams end without waiting for a heartbeat.
         connections = []
-        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+        #expect(eventually { live.server.openEventStreams == 0 })
         #expect(opened.withLock { $0.allSatisfy { !$0.isOpen } })
         // And there is room for new streams again.
         for _ in 0..<4 {
@@ -91,7 +83,7 @@ import Testing
             #expect(try Self.openStream(connection).hasPrefix("HTTP/1.1 200"))
             connections.append(connection)
         }
-        #expect(EventStreamTests.waitFor { live.server.openEventStreams == 4 })
+        #expect(eventually { live.server.openEventStreams == 4 })
     }
 
     @Test func streamsBeyondTheLimitPerAddressAreRefused() throws {
@@ -113,7 +105,7 @@ import Testing
         #expect(live.server.openEventStreams == 3)
         // One closes: its place is free again at once.
         connections.removeFirst()
-        #expect(Self.waitFor { live.server.openEventStreams == 2 })
+        #expect(eventually { live.server.openEventStreams == 2 })
         let again = try RawConnection(port: live.port)
         #expect(try Self.openStream(again).hasPrefix("HTTP/1.1 200"))
         withExtendedLifetime(connections) {}
@@ -172,12 +164,12 @@ import Testing
                 }
             }
         }
-        #expect(EventStreamTests.waitFor { live.server.openEventStreams == 8 })
+        #expect(eventually { live.server.openEventStreams == 8 })
         // A request still in flight (half its body sent) keeps the shutdown waiting while the
         // streams' clients reopen them.
         let held = try RawConnection(port: port)
         try held.send("POST /ok HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\n\r\nab")
-        #expect(EventStreamTests.waitFor { live.server.statistics.inFlight == 9 })
+        #expect(eventually { live.server.statistics.inFlight == 9 })
         let finished = Locked<Bool?>(nil)
         Thread.detachNewThread {
             let result = live.stop(timeoutSeconds: 5)
@@ -185,13 +177,13 @@ import Testing
         }
         // The streams end and their connections close; the clients' new connections are refused
         // while the server drains, so none is open again while the request is still in flight.
-        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+        #expect(eventually { live.server.openEventStreams == 0 })
         #expect(finished.withLock { $0 } == nil)
         try held.send("cd")
         #expect(try held.read(through: "\r\n\r\n").hasPrefix("HTTP/1.1 405"))
         // True only when every request, streams included, ended within the timeout; a stream left
         // suspended would make libmicrohttpd abort the process when it stops.
-        #expect(Self.waitFor(seconds: 10) { finished.withLock { $0 } != nil })
+        #expect(eventually(within: 10) { finished.withLock { $0 } != nil })
         #expect(finished.withLock { $0 } == true)
         #expect(live.server.openEventStreams == 0)
         stop.withLock { $0 = true }

@@ -25,14 +25,6 @@ import Testing
         return (try LiveServer(configuration: configuration, responder: router), opened)
     }
 
-    static func waitFor(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<200 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func eventsArriveAsTheyAreSent() throws {
         let (live, opened) = try Self.start()
         let connection = try RawConnection(port: live.port)
@@ -40,7 +32,7 @@ import Testing
         let head = try connection.read(through: "\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200"))
         #expect(head.contains("Content-Type: text/event-stream; charset=utf-8"))
-        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(eventually { opened.withLock { $0.count } == 1 })
         let stream = try #require(opened.withLock { $0.first })
         stream.send(event: "state", id: "7", data: "{\"a\":1}\nsecond line")
         let event = try connection.read(through: "second line\n\n")
@@ -53,7 +45,7 @@ import Testing
         stream.close()
         // The last chunk ends the response; the connection itself stays open for the next request.
         #expect(try connection.read(through: "\r\n0\r\n\r\n").hasSuffix("0\r\n\r\n"))
-        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+        #expect(eventually { live.server.openEventStreams == 0 })
     }
 
     /// An event's `data` becomes one `data:` line per line of it, at every break a client reads
@@ -79,7 +71,7 @@ import Testing
         let closed = Locked(false)
         stream.onClose { closed.withLock { $0 = true } }
         connection = nil  // the client goes away
-        #expect(Self.waitFor { closed.withLock { $0 } })
+        #expect(eventually { closed.withLock { $0 } })
         #expect(!stream.isOpen)
         #expect(live.server.openEventStreams == 0)
     }
@@ -96,7 +88,7 @@ import Testing
             _ = try connection.read(through: "\r\n\r\n")
             connections.append(connection)
         }
-        #expect(Self.waitFor { opened.withLock { $0.count } == connections.count })
+        #expect(eventually { opened.withLock { $0.count } == connections.count })
         for connection in connections {
             // Two in a row: the stream stays in its round after its first.
             #expect(try connection.read(through: ": heartbeat\n\n").hasSuffix(": heartbeat\n\n"))
@@ -132,16 +124,16 @@ import Testing
         let connection = try RawConnection(port: live.port)
         try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         _ = try connection.read(through: "\r\n\r\n")
-        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(eventually { opened.withLock { $0.count } == 1 })
         let stream = try #require(opened.withLock { $0.first })
         stream.send(event: "state", id: "1", data: String(repeating: "a", count: 1500) + "end1")
         #expect(try connection.read(through: "end1\n\n").contains("event: state\nid: 1\ndata: aaaa"))
-        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        #expect(eventually { stream.bufferCapacity == 0 })
         stream.send(event: "state", id: "2", data: String(repeating: "b", count: 3000) + "end2")
         #expect(try connection.read(through: "end2\n\n").contains("event: state\nid: 2\ndata: bbbb"))
-        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        #expect(eventually { stream.bufferCapacity == 0 })
         #expect(try connection.read(through: ": heartbeat\n\n").hasSuffix(": heartbeat\n\n"))
-        #expect(Self.waitFor { stream.bufferCapacity == 0 })
+        #expect(eventually { stream.bufferCapacity == 0 })
         #expect(stream.isOpen && live.server.openEventStreams == 1)
     }
 
@@ -154,7 +146,7 @@ import Testing
         try connection.send("GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
         let head = try connection.read(through: "\r\n\r\n")
         #expect(head.contains(" 200 OK\r\n") && !head.contains("chunked"))
-        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(eventually { opened.withLock { $0.count } == 1 })
         let stream = try #require(opened.withLock { $0.first })
         let lines = (0..<40).map { "line \($0) " + String(repeating: "x", count: 60) }
         #expect(lines.joined(separator: "\n").utf8.count > 8 * HTTPServer.streamBlockBytes)
@@ -165,7 +157,7 @@ import Testing
         #expect(try connection.read(through: "data: after\n\n") == expected)
         stream.close()
         #expect(try connection.readToEnd() == "")
-        #expect(Self.waitFor { live.server.openEventStreams == 0 })
+        #expect(eventually { live.server.openEventStreams == 0 })
     }
 
     @Test func shutdownEndsOpenStreams() throws {
@@ -173,7 +165,7 @@ import Testing
         let connection = try RawConnection(port: live.port)
         try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         _ = try connection.read(through: "\r\n\r\n")
-        #expect(Self.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(eventually { opened.withLock { $0.count } == 1 })
         #expect(live.stop(timeoutSeconds: 5))
         #expect(try connection.readToEnd().hasSuffix("0\r\n\r\n"))
     }
@@ -199,7 +191,7 @@ import Testing
             connections.append(connection)
         }
         for connection in connections { _ = try connection.read(through: "\r\n\r\n") }
-        #expect(Self.waitFor { live.server.openEventStreams == 1000 })
+        #expect(eventually { live.server.openEventStreams == 1000 })
         // Every event loop is free: ordinary requests are answered while the streams stay open.
         let client = live.client()
         for _ in 0..<100 { #expect(try client.get("/ok").text == "ok") }

@@ -18,14 +18,6 @@ import Testing
         .count
     }
 
-    static func waitUntil(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<500 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func aFileResponseThatCannotBeMadeClosesItsDescriptor() throws {
         let path = NSTemporaryDirectory() + "appshell-fd-" + UUID().uuidString
         try "content".write(toFile: path, atomically: true, encoding: .utf8)
@@ -39,7 +31,7 @@ import Testing
         router.get("/ok") { _ in .text("ok") }
         let live = try LiveServer(responder: router)
         for _ in 0..<3 { _ = try? live.client().get("/file") }
-        #expect(Self.waitUntil { Self.openDescriptors(on: path) == 0 }, "\(Self.openDescriptors(on: path)) left open")
+        #expect(eventually { Self.openDescriptors(on: path) == 0 }, "\(Self.openDescriptors(on: path)) left open")
         #expect(try live.client().get("/ok").status == 200)
     }
 
@@ -55,6 +47,6 @@ import Testing
         let live = try LiveServer(responder: router)
         #expect(try live.client().get("/file").text == "content")
         #expect(try live.client().send("HEAD", "/file").headers["Content-Length"] == "7")
-        #expect(Self.waitUntil { Self.openDescriptors(on: path) == 0 })
+        #expect(eventually { Self.openDescriptors(on: path) == 0 })
     }
 }

@@ -198,7 +198,7 @@ import Testing
         try stream.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         #expect(try stream.read(through: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
         #expect(stream.peerSerialNumber == first.serialNumber)
-        #expect(EventStreamTests.waitFor { opened.withLock { $0.count } == 1 })
+        #expect(eventually { opened.withLock { $0.count } == 1 })
 
         // Unchanged files: nothing to do.
         #expect(live.server.reloadCertificate() == .unchanged)

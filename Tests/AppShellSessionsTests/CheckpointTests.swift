@@ -1,3 +1,4 @@
+import AppShellTesting
 import Foundation
 import Testing
 
@@ -16,16 +17,6 @@ import Testing
 
     static func size(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-    }
-
-    /// Waits (at most `seconds`) until `condition` holds; returns whether it did.
-    static func eventually(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(2_000)
-        }
-        return true
     }
 
     /// Writes batches of `perBatch` records until the log has held `frames` frames in all.
@@ -57,8 +48,8 @@ import Testing
                 #expect(Self.size(path + "-wal") > SQLiteCheckpointer.defaultThreshold * 4096)
                 #expect(Self.size(path) == before, "a commit copied the log into the file (a checkpoint)")
             }
-            #expect(Self.eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
-            #expect(Self.eventually { Self.size(path) > before + records * 4096 }, "the checkpointer copied the log")
+            #expect(eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
+            #expect(eventually { Self.size(path) > before + records * 4096 }, "the checkpointer copied the log")
             #expect(backend.checkpointer.failures.load(ordering: .relaxed) == 0)
         }
     }
@@ -79,7 +70,7 @@ import Testing
             // No batch ends (no `afterBatch`) while the reader holds the old part of the log.
             let end = 8 + Self.pastThreshold
             try Self.write(backend, records: 8..<end, upkeep: false)
-            #expect(Self.eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
+            #expect(eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
             try backend.checkpointer.withCheckpointsHeld {
                 try reader.execute("COMMIT")
                 reader.close()
@@ -107,7 +98,7 @@ import Testing
             try Self.write(backend, records: 0..<3, upkeep: false)
             #expect(Self.size(path + "-wal") < SQLiteCheckpointer.defaultThreshold * 4096 / 100)
             // Within a second; `eventually` allows a loaded machine twenty.
-            #expect(Self.eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
+            #expect(eventually { backend.checkpointer.checkpoints.load(ordering: .relaxed) > 0 })
             #expect(Self.size(path) > before + 3 * 4096, "the checkpoint copied the three records into the file")
             #expect(backend.checkpointer.failures.load(ordering: .relaxed) == 0)
         }

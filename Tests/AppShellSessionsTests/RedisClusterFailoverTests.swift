@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -30,13 +31,13 @@ import Testing
         subscriber.start { _, message in received.withLock { $0.append(String(decoding: message, as: UTF8.self)) } }
         defer { subscriber.stop() }
         subscriber.subscribe(channel)
-        #expect(RedisClusterTests.eventually { subscriber.isSubscribed(channel) })
+        #expect(eventually { subscriber.isSubscribed(channel) })
 
         testCluster.server(victim).kill()
         let killed = Date()
         var failures = 0
         var longest = 0.0
-        let recovered = RedisClusterTests.eventually(seconds: 30) {
+        let recovered = eventually(within: 30) {
             let started = Date()
             defer { longest = max(longest, Date().timeIntervalSince(started)) }
             do {
@@ -57,14 +58,14 @@ import Testing
         // The other nodes may say CLUSTERDOWN a moment longer, until they learn of the promotion.
         var read: [RedisReply] = []
         #expect(
-            RedisClusterTests.eventually {
+            eventually {
                 read = (try? cluster.pipeline(keys.map { ($0, [RedisClusterTests.bytes("GET"), $0]) })) ?? []
                 return !read.isEmpty
             })
         #expect(read == keys.map { .bytes($0) })
         var sent = 0
         #expect(
-            RedisClusterTests.eventually {
+            eventually {
                 sent += 1
                 _ = try? cluster.publish([(channel, RedisClusterTests.bytes("after \(sent)"))])
                 return !received.withLock { $0.isEmpty }

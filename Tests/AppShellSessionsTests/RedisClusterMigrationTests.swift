@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -9,15 +10,6 @@ import Testing
 /// moved, `ASK` during a migration, `NOSCRIPT` after `SCRIPT FLUSH`, sharded pub/sub across nodes
 /// and after its slot moved.
 extension RedisClusterTests {
-    /// Returns once `condition` holds (checked every 5 ms), or after `seconds`: whether it held.
-    static func eventually(seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(5_000)
-        }
-        return try condition()
-    }
 
     /// The port of a node of the map named `name` (`127.0.0.1:port`).
     static func port(_ name: String) -> Int { Int(name.split(separator: ":").last!)! }
@@ -71,7 +63,7 @@ extension RedisClusterTests {
         subscriber.start { _, message in received.withLock { $0.append(String(decoding: message, as: UTF8.self)) } }
         defer { subscriber.stop() }
         subscriber.subscribe(key)
-        #expect(Self.eventually { subscriber.isSubscribed(key) })
+        #expect(eventually { subscriber.isSubscribed(key) })
 
         let (slot, source, target) = try Self.beginMigration(of: key, in: testCluster, cluster: cluster)
         try Self.migrate([key], from: source, to: target)
@@ -83,7 +75,7 @@ extension RedisClusterTests {
         // the target, where a message published now arrives.
         var sent = 0
         #expect(
-            Self.eventually {
+            eventually {
                 sent += 1
                 _ = try? cluster.publish([(key, Self.bytes("after \(sent)"))])
                 return received.withLock { $0.contains { $0.hasPrefix("after") } }
@@ -162,10 +154,10 @@ extension RedisClusterTests {
         defer { subscriber.stop() }
         for channel in channels { subscriber.subscribe(channel) }
         subscriber.subscribe(channels[0])
-        #expect(Self.eventually { channels.allSatisfy(subscriber.isSubscribed) })
+        #expect(eventually { channels.allSatisfy(subscriber.isSubscribed) })
         let messages = (0..<30).map { (channels[$0 % 3], Self.bytes("m\($0)")) }
         #expect(try cluster.publish(messages) == Array(repeating: 1, count: 30))
-        #expect(Self.eventually { received.withLock { $0.count } == 30 })
+        #expect(eventually { received.withLock { $0.count } == 30 })
         for (index, channel) in channels.enumerated() {
             let texts = received.withLock { $0.filter { $0.0 == channel }.map(\.1) }
             #expect(texts == stride(from: index, to: 30, by: 3).map { "m\($0)" })
@@ -173,10 +165,10 @@ extension RedisClusterTests {
         // Subscribed twice: the first unsubscribe keeps it, the second ends it.
         subscriber.unsubscribe(channels[0])
         subscriber.unsubscribe(channels[1])
-        #expect(Self.eventually { !subscriber.isSubscribed(channels[1]) })
+        #expect(eventually { !subscriber.isSubscribed(channels[1]) })
         #expect(subscriber.isSubscribed(channels[0]))
         #expect(try cluster.publish([(channels[0], Self.bytes("x")), (channels[1], Self.bytes("y"))]) == [1, 0])
         subscriber.unsubscribe(channels[0])
-        #expect(Self.eventually { !subscriber.isSubscribed(channels[0]) })
+        #expect(eventually { !subscriber.isSubscribed(channels[0]) })
     }
 }

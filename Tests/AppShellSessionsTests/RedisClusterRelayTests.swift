@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -24,7 +25,7 @@ import Testing
         // Channels on different slots, so on different primaries.
         let channels = (0..<6).map { "session-\($0)" }
         for channel in channels { receiver.listen(to: channel) }
-        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(eventually { channels.allSatisfy(receiver.isListening(to:)) })
         #expect(Set(confirmed.withLock { $0 }) == Set(channels))
         for channel in channels { sender.send(Array("to \(channel)".utf8), on: channel) }
         let received = inbox.wait(for: channels.count)
@@ -39,7 +40,7 @@ import Testing
         }
         // No longer listened to: Redis sends it to nobody.
         receiver.stopListening(to: channels[0])
-        #expect(RelayInbox.eventually { !receiver.isListening(to: channels[0]) })
+        #expect(eventually { !receiver.isListening(to: channels[0]) })
         let after = try RedisTestCluster.cli(port: owner, ["PUBSUB SHARDNUMSUB \(name)"])
         #expect(after.split(whereSeparator: \.isNewline).last == "0", "\(after)")
     }

@@ -1,3 +1,4 @@
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -53,7 +54,7 @@ import Testing
         next.expectedVersion = 1
         #expect(throws: StoreError.self) { try backend.save(id, next) }
         #expect(try backend.storedVersion(of: id) == -1)
-        #expect(RedisClusterTests.eventually(seconds: 5) { (try? backend.load(id))?.version == 1 })
+        #expect(eventually(within: 5) { (try? backend.load(id))?.version == 1 })
         #expect(try backend.load(id)?.values == ["step": .integer(1)])
         #expect(try backend.userStore(of: "ann").version == 0)
         try backend.save(id, next)
@@ -84,7 +85,7 @@ import Testing
         }
         #expect(try writeStore("token-2", over: 0) == .integer(1))
 
-        #expect(RedisClusterTests.eventually(seconds: 5) { (try? backend.load(id))?.version == 2 })
+        #expect(eventually(within: 5) { (try? backend.load(id))?.version == 2 })
         #expect(try backend.load(id)?.values == ["step": .integer(2)])
         #expect(try backend.load(id)?.user == "bo")
         #expect(try backend.userStore(of: "bo") == UserRecord(values: ["seen": .bool(true)], version: 1))
@@ -198,7 +199,7 @@ import Testing
         testCluster.server(victim).kill()
 
         var failures = 0
-        let recovered = RedisClusterTests.eventually(seconds: 30) {
+        let recovered = eventually(within: 30) {
             var record = Self.record("user0", 100)
             record.expectedVersion = (try? backend.storedVersion(of: ids[0])) ?? 1
             do {
@@ -213,7 +214,7 @@ import Testing
         #expect(failures > 0, "the session's primary was gone a while")
         #expect(try backend.load(ids[0])?.values == ["step": .integer(100)])
         #expect(
-            RedisClusterTests.eventually(seconds: 10) {
+            eventually(within: 10) {
                 (try? ids.dropFirst().enumerated().allSatisfy { offset, id in
                     try backend.load(id)?.values == ["step": .integer(offset + 1)]
                 }) == true

@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -47,7 +48,7 @@ import Testing
             other.stop()
         }
         #expect(
-            RelayInbox.eventually { channels.allSatisfy { first.isListening(to: $0) && other.isListening(to: $0) } })
+            eventually { channels.allSatisfy { first.isListening(to: $0) && other.isListening(to: $0) } })
         Self.waitUntilSubscribed(first, secondInbox)
         firstInbox.messages.withLock { $0.removeAll() }
         for number in 0..<100 { first.send(Array("message \(number)".utf8), on: "channel.\(number % 3)") }
@@ -79,9 +80,9 @@ import Testing
         receiver.listen(to: "marker")
         receiver.listen(to: "session")
         receiver.listen(to: "session")
-        #expect(RelayInbox.eventually { receiver.isListening(to: "session") && receiver.isListening(to: "marker") })
+        #expect(eventually { receiver.isListening(to: "session") && receiver.isListening(to: "marker") })
         // Redis's confirmations come on the subscriber's thread, maybe after `isListening` says so.
-        #expect(RelayInbox.eventually { confirmed.withLock { Set($0) } == ["marker", "session"] })
+        #expect(eventually { confirmed.withLock { Set($0) } == ["marker", "session"] })
         #expect(try Self.subscribers(server.url, [redisName("session")]) == [1])
         sender.send(Array("heard".utf8), on: "session")
         #expect(inbox.wait(for: 1).map(\.1) == ["heard"])
@@ -94,14 +95,14 @@ import Testing
         receiver.stopListening(to: "session")
         receiver.stopListening(to: "session")
         #expect(receiver.listeners(of: "session") == 0)
-        #expect(RelayInbox.eventually { !receiver.isListening(to: "session") })
+        #expect(eventually { !receiver.isListening(to: "session") })
         #expect(try Self.subscribers(server.url, [redisName("session")]) == [0])
         sender.send(Array("not heard".utf8), on: "session")
         sender.send(Array("marker".utf8), on: "marker")
         #expect(inbox.wait(for: 3).map(\.1) == ["heard", "still heard", "marker"])
         // Listened to again: what is sent from then on.
         receiver.listen(to: "session")
-        #expect(RelayInbox.eventually { receiver.isListening(to: "session") })
+        #expect(eventually { receiver.isListening(to: "session") })
         sender.send(Array("heard again".utf8), on: "session")
         #expect(inbox.wait(for: 4).map(\.1) == ["heard", "still heard", "marker", "heard again"])
     }
@@ -124,13 +125,13 @@ import Testing
         for channel in channels + ["dropped"] { receiver.listen(to: channel) }
         receiver.stopListening(to: "dropped")
         Self.waitUntilSubscribed(sender, inbox)
-        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
-        #expect(RelayInbox.eventually { !receiver.isListening(to: "dropped") })
+        #expect(eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(eventually { !receiver.isListening(to: "dropped") })
         confirmed.withLock { $0.removeAll() }
         server.kill()
         try server.start()
-        #expect(RelayInbox.eventually { confirmed.withLock { $0.count } >= channels.count })
-        #expect(RelayInbox.eventually { channels.allSatisfy(receiver.isListening(to:)) })
+        #expect(eventually { confirmed.withLock { $0.count } >= channels.count })
+        #expect(eventually { channels.allSatisfy(receiver.isListening(to:)) })
         #expect(Set(confirmed.withLock { $0 }) == Set(channels))
         let names = (channels + ["dropped"]).map { "appshell:events:" + $0 }
         #expect(try Self.subscribers(server.url, names) == [1, 1, 1, 0])

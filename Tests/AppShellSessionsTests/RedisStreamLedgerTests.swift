@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -36,16 +37,6 @@ import Testing
         return members.compactMap(\.text)
     }
 
-    /// Polls `condition` for up to 10 s.
-    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     /// Two started ledgers on one store, as two instances keep them.
     static func twoInstances() throws -> (RedisStreamLedger, RedisStreamLedger) {
         let server = try RedisTestServer.shared()
@@ -75,7 +66,7 @@ import Testing
         #expect(try Self.members(first, "channel").count == 3)
         // A stream that ends gives its place back: the other instance's next stream gets it.
         first.release("1", of: "channel")
-        #expect(try Self.eventually { try Self.members(first, "channel").count == 2 })
+        #expect(try eventually { try Self.members(first, "channel").count == 2 })
         #expect(Self.admit(second, "4", of: "channel") == true)
         #expect(Self.admit(second, "5", of: "channel") == false)
     }
@@ -123,9 +114,9 @@ import Testing
             try connection.command([Array("ZSCORE".utf8), ledger.key("channel"), Array(member.utf8)]).integer
         }
         let first = try #require(try deadline())
-        #expect(try Self.eventually { (try deadline() ?? 0) > first }, "renewed")
+        #expect(try eventually { (try deadline() ?? 0) > first }, "renewed")
         open.withLock { $0 = false }
-        #expect(try Self.eventually { try Self.members(ledger, "channel").isEmpty }, "given back once ended")
+        #expect(try eventually { try Self.members(ledger, "channel").isEmpty }, "given back once ended")
     }
 
     /// Without Redis the cap holds at each instance only: a stream is let in, not refused.

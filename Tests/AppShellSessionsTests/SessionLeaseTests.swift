@@ -1,4 +1,5 @@
 import AppShellConcurrency
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -116,7 +117,7 @@ import Testing
             first.stopWriter()
             second.stopWriter()
         }
-        #expect(RelayInbox.eventually { relay.isListening(to: channel) })
+        #expect(eventually { relay.isListening(to: channel) })
         let (id, _) = try Self.contestedWrite(first, second)
         #expect(first.leasesReleased.load(ordering: .relaxed) == 1)
         #expect(!first.holdsLease(try #require(SessionID(id))))

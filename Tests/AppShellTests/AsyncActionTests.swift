@@ -133,7 +133,7 @@ struct AwaitApp: ShellApplication {
         let setup = try Setup()
         defer { setup.stop() }
         let answer = setup.fetchInBackground(setup.client)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
         // The session's lock is free while the action waits: another tab reads the state.
         let other = try setup.sameSession()
         let meanwhile = try other.get("/api/state")
@@ -147,14 +147,14 @@ struct AwaitApp: ShellApplication {
         #expect(response.json["defaults"]?["fetched"]?.stringValue == "sunny")
         #expect(setup.app.log.finished.withLock { $0 } == 1)
         #expect(setup.app.log.applied.withLock { $0 } == 1)
-        #expect(ShutdownPolling.eventually { setup.shell.runningAsyncActions == 0 })
+        #expect(eventually { setup.shell.runningAsyncActions == 0 })
     }
 
     @Test func aRotatedIdCancelsTheTaskAt409WithNothingApplied() throws {
         let setup = try Setup()
         defer { setup.stop() }
         let answer = setup.fetchInBackground(setup.client)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
 
         // A login or logout in another tab rotates the id: the waiting action is answered at once.
         let other = try setup.sameSession()
@@ -163,9 +163,9 @@ struct AwaitApp: ShellApplication {
         #expect(response.status == 409)
         #expect(response.json["error"]?.stringValue?.contains("this session changed") == true)
         // Its task was cancelled: its request to the service was given up, before any answer.
-        #expect(ShutdownPolling.eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.service.abandoned.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.shell.runningAsyncActions == 0 })
+        #expect(eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
+        #expect(eventually { setup.service.abandoned.withLock { $0 } == 1 })
+        #expect(eventually { setup.shell.runningAsyncActions == 0 })
         #expect(setup.app.log.applied.withLock { $0 } == 0)
         #expect(try other.get("/api/state").json["defaults"]?["fetched"] == nil)
     }
@@ -180,11 +180,11 @@ struct AwaitApp: ShellApplication {
             try connection.send(
                 "POST /api/actions HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+            #expect(eventually { setup.service.waitingCount == 1 })
         }  // the client closes its connection
-        #expect(ShutdownPolling.eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.service.abandoned.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.shell.runningAsyncActions == 0 })
+        #expect(eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
+        #expect(eventually { setup.service.abandoned.withLock { $0 } == 1 })
+        #expect(eventually { setup.shell.runningAsyncActions == 0 })
         #expect(setup.app.log.applied.withLock { $0 } == 0)
         #expect(try setup.client.get("/api/state").json["defaults"]?["fetched"] == nil)
     }
@@ -193,7 +193,7 @@ struct AwaitApp: ShellApplication {
         let setup = try Setup(maxAsyncActions: 1)
         defer { setup.stop() }
         let answer = setup.fetchInBackground(setup.client)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
 
         // Another session's fetch finds the one slot taken.
         let second = try #require(setup.server.client() as? TestClient)
@@ -206,10 +206,10 @@ struct AwaitApp: ShellApplication {
 
         setup.service.answer(with: "first")
         #expect(answer.wait()?.status == 200)
-        #expect(ShutdownPolling.eventually { setup.shell.runningAsyncActions == 0 })
+        #expect(eventually { setup.shell.runningAsyncActions == 0 })
         // The slot is free again.
         let again = setup.fetchInBackground(second)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
         setup.service.answer(with: "second")
         #expect(again.wait()?.json["defaults"]?["fetched"]?.stringValue == "second")
     }
@@ -218,7 +218,7 @@ struct AwaitApp: ShellApplication {
         let setup = try Setup()
         defer { setup.service.stop() }
         let answer = setup.fetchInBackground(setup.client)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
 
         let stopped = Answer()
         let finished = Locked(false)
@@ -227,7 +227,7 @@ struct AwaitApp: ShellApplication {
             stopped.done.signal()
         }
         // The shutdown began: new connections are closed as soon as they are accepted.
-        #expect(ShutdownPolling.eventually { (try? setup.server.client().get("/healthz")) == nil })
+        #expect(eventually { (try? setup.server.client().get("/healthz")) == nil })
         setup.service.answer(with: "last")
         let response = try #require(answer.wait())
         #expect(response.status == 200)
@@ -241,29 +241,16 @@ struct AwaitApp: ShellApplication {
         let setup = try Setup()
         defer { setup.service.stop() }
         let answer = setup.fetchInBackground(setup.client)
-        #expect(ShutdownPolling.eventually { setup.service.waitingCount == 1 })
+        #expect(eventually { setup.service.waitingCount == 1 })
 
         #expect(setup.server.stop(timeoutSeconds: 0) == false)
         let response = try #require(answer.wait())
         #expect(response.status == 503)
         #expect(response.headers["Retry-After"] != nil)
-        #expect(ShutdownPolling.eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.service.abandoned.withLock { $0 } == 1 })
-        #expect(ShutdownPolling.eventually { setup.shell.runningAsyncActions == 0 })
+        #expect(eventually { setup.app.log.cancelled.withLock { $0 } == 1 })
+        #expect(eventually { setup.service.abandoned.withLock { $0 } == 1 })
+        #expect(eventually { setup.shell.runningAsyncActions == 0 })
         #expect(setup.app.log.applied.withLock { $0 } == 0)
-    }
-}
-
-/// Polling for a condition another thread makes true.
-enum ShutdownPolling {
-    /// Polls `condition` until it holds or 60 s pass (an upper bound a working server never nears).
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(2_000)
-        }
-        return condition()
     }
 }
 

@@ -1,5 +1,6 @@
 import AppShellConcurrency
 import AppShellHTTP
+import AppShellTesting
 import DefaultsBackendTestSupport
 import Foundation
 import Testing
@@ -43,7 +44,7 @@ import Testing
         events.subscribe(second!, to: "a", openedWith: SessionID.random(), count: count)
         // One listen per channel, however many streams.
         #expect(relay.listeners(of: "a") == 1)
-        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "a") == 1 })
+        #expect(try eventually { try Self.subscribers(url, prefix, "a") == 1 })
         // A stream closed (the client left): released, it leaves.
         first?.close()
         first = nil
@@ -51,7 +52,7 @@ import Testing
         second?.close()
         second = nil
         #expect(relay.listeners(of: "a") == 0)
-        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "a") == 0 })
+        #expect(try eventually { try Self.subscribers(url, prefix, "a") == 0 })
         #expect(try Self.subscribers(url, prefix, ShellEvents.usersChannel) == 1)
     }
 
@@ -107,9 +108,9 @@ import Testing
         #expect(relay.listeners(of: "refused") == 1)
         #expect(relay.listeners(of: ShellEvents.usersChannel) == 1)
         for channel in ["rotation", "ended", "user", "unsent", "closed"] {
-            #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, channel) == 0 }, "\(channel)")
+            #expect(try eventually { try Self.subscribers(url, prefix, channel) == 0 }, "\(channel)")
         }
-        #expect(try RelayInbox.eventually { try Self.subscribers(url, prefix, "refused") == 1 })
+        #expect(try eventually { try Self.subscribers(url, prefix, "refused") == 1 })
         later.close()
         events.endStreams(of: "refused")
         #expect(relay.listeners(of: "refused") == 0)
@@ -135,11 +136,11 @@ import Testing
         let streams = [EventStream(), EventStream()]
         events.subscribe(streams[0], to: "session", openedWith: newer, version: 7, count: StreamCount())
         events.subscribe(streams[1], to: "session", openedWith: older, version: 5, count: StreamCount())
-        #expect(RelayInbox.eventually { reads.withLock { $0.count } == 1 })
+        #expect(eventually { reads.withLock { $0.count } == 1 })
         #expect(reads.withLock { $0.first.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
         server.kill()
         try server.start()
-        #expect(RelayInbox.eventually { reads.withLock { $0.count } == 2 })
+        #expect(eventually { reads.withLock { $0.count } == 2 })
         #expect(reads.withLock { $0.last.map { [$0.0, $0.1.text, String($0.2)] } } == ["session", older.text, "6"])
         // The users' channel has no stream: nothing to read.
         #expect(reads.withLock { $0.allSatisfy { $0.0 == "session" } })

@@ -30,15 +30,4 @@ package final class RelayInbox: Sendable {
         }
         return messages.withLock { $0 }
     }
-
-    /// Whether `condition` holds within 10 seconds (checked every 2 ms): a relay's subscriptions
-    /// are made on its own thread, some time after the call that asks for them.
-    package static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(2_000)
-        }
-        return try condition()
-    }
 }

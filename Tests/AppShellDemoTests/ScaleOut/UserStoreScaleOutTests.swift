@@ -114,16 +114,6 @@ import Testing
         return Set(names.compactMap { $0.text.map { String($0.dropFirst("appshell:events:".count)) } })
     }
 
-    /// Whether `condition` holds within 10 seconds.
-    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        return try condition()
-    }
-
     static func stop(_ redis: RedisTestServer, _ instances: Instance...) {
         for instance in instances { instance.stop() }
         redis.remove()
@@ -280,17 +270,18 @@ import Testing
         there.cookies = here.cookies
         func count(_ name: String) throws -> Double { try MetricsTests.scrape(second.live)[name] ?? -1 }
         var released = false
-        for _ in 1...3 where !released {
+        // The account screen, presented and closed in turns: each is an action of that screen.
+        for action in ["account", "close", "account"] where !released {
             let granted = try count("appshell_session_leases_granted_total")
             #expect(granted >= 0, "no lease counters in /metrics")
             for _ in 0..<20 where try count("appshell_session_leases_granted_total") == granted {
                 #expect(try here.get("/api/state").status == 200)
             }
             let before = try count("appshell_session_leases_released_total")
-            let presented = try there.act("account", [:])
-            #expect(presented.status == 200, "\(presented.text)")
+            let acted = try there.act(action, [:])
+            #expect(acted.status == 200, "\(action): \(acted.text)")
             let seen = try here.get("/api/state")
-            #expect(seen.json["version"] == presented.json["version"], "\(seen.text)")
+            #expect(seen.json["version"] == acted.json["version"], "\(seen.text)")
             released = try count("appshell_session_leases_released_total") > before
         }
         #expect(released, "the holder never gave its lease up")
@@ -321,7 +312,7 @@ import Testing
         let id = try #require(opened.split(separator: "\n").first { $0.hasPrefix("id: ") }?.dropFirst(4))
         let dot = try #require(id.lastIndex(of: "."))
         let channel = String(id[..<dot])
-        #expect(try Self.eventually { try Self.subscribers(redis, channel) == 1 })
+        #expect(try eventually { try Self.subscribers(redis, channel) == 1 })
         #expect(try Self.relayedChannels(redis) == ["users", channel])
         // Heard there: an action at the first reaches the page.
         let presented = try there.act("account", [:])
@@ -331,7 +322,7 @@ import Testing
 
         // The page leaves: its connection closes.
         stream = nil
-        #expect(try Self.eventually { try Self.subscribers(redis, channel) == 0 })
+        #expect(try eventually { try Self.subscribers(redis, channel) == 0 })
         #expect(try Self.relayedChannels(redis) == ["users"])
     }
 
