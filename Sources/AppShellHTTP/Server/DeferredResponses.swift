@@ -37,11 +37,11 @@ final class DeferredResponses: Sendable {
             state.closing = true
             return Array(state.waiting.values)
         }
-        // Each answered here is told to stop its work: its own answer will not be used.
+        // Each answered here is told to stop its work (its own answer will not be used) before
+        // its connection is resumed.
         let answered = all.filter {
-            $0.answer(response, unlessClaimed: !evenIfClaimed, unlessFinishing: !evenIfFinishing)
+            $0.answer(response, unlessClaimed: !evenIfClaimed, unlessFinishing: !evenIfFinishing, cancelling: true)
         }
-        for pending in answered { pending.cancel() }
         // An answer given just before may still be resuming its connection, outside its lock.
         for pending in all { pending.waitUntilResumed() }
         return answered.count
