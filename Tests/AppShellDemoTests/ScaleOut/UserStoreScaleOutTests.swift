@@ -46,6 +46,14 @@ import Testing
             return client
         }
 
+        /// A client of this instance that sends `browser`'s cookies: the same session, served
+        /// here.
+        func client(sharing browser: TestClient) -> TestClient {
+            let client = live.client()
+            client.cookies = browser.cookies
+            return client
+        }
+
         /// Stops as `run()` does after its HTTP server.
         func stop() {
             live.stop()
@@ -223,8 +231,7 @@ import Testing
         let (redis, first, second) = try Self.twoInstances()
         defer { Self.stop(redis, first, second) }
         let here = try second.browser(loggedInAs: "ann")
-        let there = first.live.client()
-        there.cookies = here.cookies
+        let there = first.client(sharing: here)
         let observer = try RedisConnection(url: redis.url)
         defer { observer.close() }
         #expect(try observer.command([Array("PSUBSCRIBE".utf8), Array("appshell:events:*".utf8)]) != nil)
@@ -266,8 +273,7 @@ import Testing
         let (redis, first, second) = try Self.twoInstances()
         defer { Self.stop(redis, first, second) }
         let here = try second.browser(loggedInAs: "ann")
-        let there = first.live.client()
-        there.cookies = here.cookies
+        let there = first.client(sharing: here)
         func count(_ name: String) throws -> Double { try MetricsTests.scrape(second.live)[name] ?? -1 }
         var released = false
         // The account screen, presented and closed in turns: each is an action of that screen.
@@ -294,8 +300,7 @@ import Testing
         let (redis, first, second) = try Self.twoInstances()
         defer { Self.stop(redis, first, second) }
         let here = try second.browser(loggedInAs: "ann")
-        let there = first.live.client()
-        there.cookies = here.cookies
+        let there = first.client(sharing: here)
         // The login announced the session's state; nobody listened.
         #expect(try Self.relayedChannels(redis) == ["users"])
         #expect(try Self.subscribers(redis, "users") == 2)
