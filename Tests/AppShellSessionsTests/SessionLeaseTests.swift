@@ -33,10 +33,7 @@ import Testing
 
     @Test func requestsInARowAreAnsweredFromMemoryUnderTheLease() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
         let sessionID = try #require(SessionID(id))
         // Changed behind the store's back (no instance would write so, past the lease): the
@@ -64,10 +61,7 @@ import Testing
 
     @Test func anotherInstancesWriteWaitsTheLeaseOutAndIsSeenEverywhere() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         // The second's write meets the lease (a machine too slow to, past the first's 750 ms of
         // trust, tries again with a new session).
         let (id, contested) = try Self.contestedWrite(first, second)
@@ -114,8 +108,7 @@ import Testing
         }
         defer {
             relay.stop()
-            first.stopWriter()
-            second.stopWriter()
+            SharedStoreTests.stop(first, second)
         }
         #expect(eventually { relay.isListening(to: channel) })
         let (id, _) = try Self.contestedWrite(first, second)
@@ -131,10 +124,7 @@ import Testing
 
     @Test func aWriteOfTheStoreByAnotherInstanceIsRefusedWhileTheLeaseHolds() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let context = try first.enterSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }
         let backend = try #require(second.backend as? RedisDefaultsBackend)
         var record = try #require(try backend.load(context.id))
@@ -166,10 +156,7 @@ import Testing
     /// neither asks for the lease, and no write ever waits for one.
     @Test func actionsTakenInTurnByTwoInstancesAskForNoLease() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let context = try first.enterSession(presentedID: nil) { $0.defaults.set(0, forKey: "count") }
         for round in 1...10 {
             let instance = round.isMultiple(of: 2) ? first : second
@@ -187,10 +174,7 @@ import Testing
     /// the lease as a request does: it waits it out, then writes, and the holder sees it.
     @Test func serverWorkAtAnotherInstanceWaitsTheLeaseOut() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id
         try Self.leased(first, id.text)
         #expect(try second.withLiveSession(id) { $0.defaults.set(9, forKey: "count") } != nil)
@@ -199,10 +183,7 @@ import Testing
 
     @Test func loggingOutEverywhereEndsALeasedSessionBeforeItReturns() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let user = "lease-\(UUID().uuidString.prefix(8))"
         let id = try first.enterSession(presentedID: nil) {
             $0.user = user
@@ -218,10 +199,7 @@ import Testing
 
     @Test func aUsersStoreWrittenAtAnotherInstanceIsSeenByTheLeaseHolder() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let user = "lease-\(UUID().uuidString.prefix(8))"
         func logIn(_ registry: SessionRegistry) throws -> String {
             try registry.enterSession(presentedID: nil) {

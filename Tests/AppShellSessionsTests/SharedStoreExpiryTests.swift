@@ -24,10 +24,7 @@ import Testing
         }
         let (firstTime, secondTime) = (Locked(start), Locked(start))
         let (first, second) = (try instance(firstTime), try instance(secondTime))
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
         #expect(try second.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 1)
         // Used through the first at 90 s (its access stored), then through the second at 150 s.

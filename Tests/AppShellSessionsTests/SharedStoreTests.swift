@@ -28,15 +28,17 @@ import Testing
         return (try instance(), try instance())
     }
 
+    /// Stops the instances' store writers (at the end of a test of `instances()`).
+    static func stop(_ instances: SessionRegistry...) {
+        for instance in instances { instance.stopWriter() }
+    }
+
     /// Issue 31 (4): a cookieless request wrote its new session to a shared store (for another
     /// instance to find its splash under way), so a flood of them filled Redis. Now a session that
     /// holds nothing is written nowhere: its cookie carries what another instance needs, sealed.
     @Test func cookielessRequestsStoreNothingAndTheOtherInstanceTakesTheSessionUp() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         var cookies: [String] = []
         for _ in 0..<500 {
             // As the app shell does: the splash's start noted in the memo, nothing else kept.
@@ -64,10 +66,7 @@ import Testing
 
     @Test func aSealThatIsNotTheInstancesIsANewSession() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let cookie = try first.enterSession(presentedID: nil) { $0.memo = 1_234 }.cookieValue
         let id = String(cookie.prefix(SessionID.textLength))
         let seal = cookie.dropFirst(SessionID.textLength + 1)
@@ -93,10 +92,7 @@ import Testing
 
     @Test func eachInstanceSeesWhatTheOtherCommitted() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id.text
         #expect(try second.withSession(presentedID: id) { $0.defaults.integer(forKey: "count") }.result == 1)
         // Both hold it in memory now; each change shows on the other.
@@ -114,10 +110,7 @@ import Testing
     /// does not know names nothing.
     @Test func theLoadersBatchSeesEachChangeOfTheOtherInstance() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let ids = try (0..<3).map { _ in
             try first.withSession(presentedID: nil) { $0.defaults.set(1, forKey: "count") }.context.id
         }
@@ -158,10 +151,7 @@ import Testing
                 groupCommitQueue: 64, sealKey: Self.sharedKey)
         }
         let (first, second) = (try instance(), try instance())
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { context in
             context.user = "ann"
             context.userDefaults?.set(1, forKey: "n")
@@ -193,10 +183,7 @@ import Testing
 
     @Test func concurrentChangesThroughBothInstancesLoseNothing() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(0, forKey: "count") }.context.id.text
         let perThread = 40
         let failures = Locked<[String]>([])
@@ -227,10 +214,7 @@ import Testing
 
     @Test func aRotationThroughOneInstanceRetiresTheIDOnTheOther() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let old = try first.withSession(presentedID: nil) { $0.defaults.set(true, forKey: "isLogin") }.context.id.text
         #expect(try second.withSession(presentedID: old) { $0.defaults.bool(forKey: "isLogin") }.result)
         let rotated = try first.withSession(presentedID: old) { session in
@@ -253,10 +237,7 @@ import Testing
     /// neither change is lost, and the work is not refused.
     @Test func serverWorkThatMeetsAChangeFromTheOtherInstanceRunsAgain() throws {
         let (first, second) = try Self.instances()
-        defer {
-            first.stopWriter()
-            second.stopWriter()
-        }
+        defer { SharedStoreTests.stop(first, second) }
         let id = try first.withSession(presentedID: nil) { $0.defaults.set(0, forKey: "count") }.context.id
         var runs = 0
         let seen = try first.withLiveSession(id) { session -> Int in
